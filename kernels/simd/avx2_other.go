@@ -1,0 +1,28 @@
+package simd
+
+// The fast entry points are the generic code where no assembly exists
+// (hasFast is false there, so these are never selected; they keep the
+// dispatchers platform-independent).
+
+func dotF32AVX2(a, b []float32) float32                  { return dotF32Generic(a, b) }
+func dotF16AVX2(a, b []uint16) float32                   { return dotF16Generic(a, b) }
+func dotBF16AVX2(a, b []uint16) float32                  { return dotBF16Generic(a, b) }
+func dotF32F16AVX2(a []float32, b []uint16) float32      { return dotF32F16Generic(a, b) }
+func axpyAVX2(alpha float32, x, y []float32)             { axpyGeneric(alpha, x, y) }
+func axpyF16AVX2(alpha float32, x []uint16, y []float32) { axpyF16Generic(alpha, x, y) }
+func scaleAVX2(alpha float32, x []float32)               { scaleGeneric(alpha, x) }
+func addAVX2(dst, a, b []float32)                        { addGeneric(dst, a, b) }
+func mulAVX2(dst, a, b []float32)                        { mulGeneric(dst, a, b) }
+func sumSquaresAVX2(x []float32) float32                 { return sumSquaresGeneric(x) }
+func maxAVX2(x []float32) float32                        { return maxGeneric(x) }
+func f16ToF32RowAVX2(src []uint16, dst []float32)        { f16ToF32RowGeneric(src, dst) }
+func f32ToF16RowAVX2(src []float32, dst []uint16)        { f32ToF16RowGeneric(src, dst) }
+
+func dotQ8_0Q8_0AVX2(nb int, w, x []byte) float32 { return dotQ8_0Q8_0Generic(nb, w, x) }
+func dotQ4_0Q8_0AVX2(nb int, w, x []byte) float32 { return dotQ4_0Q8_0Generic(nb, w, x) }
+func dotQ4_1Q8_1AVX2(nb int, w, x []byte) float32 { return dotQ4_1Q8_1Generic(nb, w, x) }
+func dotQ5_0Q8_0AVX2(nb int, w, x []byte) float32 { return dotQ5_0Q8_0Generic(nb, w, x) }
+func dotQ5_1Q8_1AVX2(nb int, w, x []byte) float32 { return dotQ5_1Q8_1Generic(nb, w, x) }
+func dotQ4_KQ8_KAVX2(nb int, w, x []byte) float32 { return dotQ4_KQ8_KGeneric(nb, w, x) }
+func dotQ5_KQ8_KAVX2(nb int, w, x []byte) float32 { return dotQ5_KQ8_KGeneric(nb, w, x) }
+func dotQ6_KQ8_KAVX2(nb int, w, x []byte) float32 { return dotQ6_KQ8_KGeneric(nb, w, x) }

@@ -1,0 +1,67 @@
+// Package simd owns kiln's innermost vector primitives: dot products of one
+// quantized weight row against one quantized activation row (ggml block
+// layouts), float32/float16/bfloat16 dots, and the small float helpers that
+// norms, softmax, attention and residuals are built from.
+//
+// Every primitive has a portable Go version (the reference, and the path on
+// CPUs without the fast one) and, on amd64 with AVX2+FMA+F16C, an assembly
+// version chosen once at start-up. Impl reports which one is active;
+// ForceGeneric lets tests and benchmarks pin the portable one so that each
+// fast kernel is checked against it.
+//
+// # Semantics
+//
+// The quantized dots follow ggml's CPU backend: per block an exact integer
+// dot of the quants, then float accumulation with the block scales
+// (ggml-cpu/quants.c ggml_vec_dot_*_generic). The assembly versions follow
+// ggml-cpu/arch/x86/quants.c. Results of the two may differ only by the
+// order of float32 additions (and FMA contraction), never in the integer
+// part; the tests bound that difference by 1e-5 times the sum of the
+// absolute values of the summed terms.
+//
+// # Preconditions
+//
+// n is a number of elements. For the quantized dots n must be a multiple of
+// the weight's block size (32 or 256) and w, x must hold at least n/block
+// whole blocks (extra bytes are ignored). Float slices passed together must
+// have equal lengths. These are hot-path calls without an error result:
+// callers check shapes once, when weights are loaded, and a violated
+// precondition panics with a "simd: ..." message before any memory is read,
+// so assembly never reads out of bounds and a bad shape is never a silent
+// wrong answer.
+//
+// # Block layouts (little-endian, ggml-common.h)
+//
+//	Q8_0  34 B / 32:  | d f16 | qs int8[32]                       |  x = d*q
+//	Q8_1  36 B / 32:  | d f16 | s f16 | qs int8[32]               |  s = d*sum(q)
+//	Q4_0  18 B / 32:  | d f16 | qs u8[16]                         |  x = d*(nib-8)
+//	Q4_1  20 B / 32:  | d f16 | m f16 | qs u8[16]                 |  x = d*nib + m
+//	Q5_0  22 B / 32:  | d f16 | qh u8[4] | qs u8[16]              |  x = d*(q5-16)
+//	Q5_1  24 B / 32:  | d f16 | m f16 | qh u8[4] | qs u8[16]      |  x = d*q5 + m
+//	Q4_K 144 B / 256: | d f16 | dmin f16 | scales u8[12] | qs u8[128]
+//	Q5_K 176 B / 256: | d f16 | dmin f16 | scales u8[12] | qh u8[32] | qs u8[128]
+//	Q6_K 210 B / 256: | ql u8[128] | qh u8[64] | scales int8[16] | d f16
+//	Q8_K 292 B / 256: | d f32 | qs int8[256] | bsums int16[16]   |  bsums[j] = sum qs[16j:16j+16]
+//
+// In 32-element blocks with 4-bit quants, byte j holds element j in its low
+// nibble and element j+16 in its high nibble:
+//
+//	qs[j] = (q[j+16] << 4) | q[j]      j = 0..15
+//	Q5: bit j of qh (little-endian u32) is bit 4 of q[j], j = 0..31
+//
+// In Q4_K/Q5_K a 256-element super-block is 8 sub-blocks of 32; each group
+// of 64 elements uses 32 qs bytes, low nibbles first:
+//
+//	elements 64g+l    = qs[32g+l] & 15     (sub-block 2g)
+//	elements 64g+32+l = qs[32g+l] >> 4     (sub-block 2g+1)
+//	Q5_K: bit 2g of qh[l] is bit 4 of element 64g+l, bit 2g+1 of element 64g+32+l
+//	value = d*scale[s]*q - dmin*min[s], 6-bit scale/min packed in scales[12]
+//
+// In Q6_K each half of 128 elements uses 64 ql bytes and 32 qh bytes:
+//
+//	q[128h+l]    = ql[64h+l]    & 15 | (qh[32h+l]>>0 & 3) << 4
+//	q[128h+l+32] = ql[64h+l+32] & 15 | (qh[32h+l]>>2 & 3) << 4
+//	q[128h+l+64] = ql[64h+l]    >> 4 | (qh[32h+l]>>4 & 3) << 4
+//	q[128h+l+96] = ql[64h+l+32] >> 4 | (qh[32h+l]>>6 & 3) << 4
+//	value = d*scales[i/16]*(q-32)
+package simd

@@ -1,0 +1,28 @@
+package simd
+
+// DotQ4_1Q8_1 returns the dot product of n elements of a Q4_1 weight row w
+// and a Q8_1 activation row x: sum over blocks of
+// (d_w*d_x) * sum_j nib_j*qx[j] + m_w*s_x, where s_x = d_x*sum_j qx[j].
+func DotQ4_1Q8_1(n int, w, x []byte) float32 {
+	nb := checkBlocks("DotQ4_1Q8_1", n, qk, w, bytesQ4_1, x, bytesQ8_1)
+	if fast.Load() && nb > 0 {
+		return dotQ4_1Q8_1AVX2(nb, w, x)
+	}
+	return dotQ4_1Q8_1Generic(nb, w, x)
+}
+
+// dotQ4_1Q8_1Generic follows ggml_vec_dot_q4_1_q8_1_generic.
+func dotQ4_1Q8_1Generic(nb int, w, x []byte) float32 {
+	var sumf float32
+	for ib := 0; ib < nb; ib++ {
+		bw := w[ib*bytesQ4_1 : (ib+1)*bytesQ4_1]
+		bx := x[ib*bytesQ8_1 : (ib+1)*bytesQ8_1]
+		qs, qx := bw[4:20], bx[4:36]
+		var sumi int32
+		for j := range 16 {
+			sumi += int32(qs[j]&0x0f)*int32(int8(qx[j])) + int32(qs[j]>>4)*int32(int8(qx[j+16]))
+		}
+		sumf += (f16At(bw, 0)*f16At(bx, 0))*float32(sumi) + f16At(bw, 2)*f16At(bx, 2)
+	}
+	return sumf
+}
