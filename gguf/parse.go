@@ -101,10 +101,10 @@ func Parse(data []byte) (*File, error) {
 	}
 	// Bound both counts by the bytes left before allocating for them.
 	if nKV > uint64(d.left())/minKVBytes {
-		return nil, d.invalid("header says %d metadata entries, but %d bytes cannot hold more than %d (corrupt header)", nKV, d.left(), d.left()/minKVBytes)
+		return nil, d.fail(ErrTruncated, "header says %d metadata entries, but the %d bytes left can hold at most %d (truncated file or corrupt header)", nKV, d.left(), d.left()/minKVBytes)
 	}
 	if nTensors > uint64(d.left())/minTensorBytes {
-		return nil, d.invalid("header says %d tensors, but %d bytes cannot hold more than %d (corrupt header)", nTensors, d.left(), d.left()/minTensorBytes)
+		return nil, d.fail(ErrTruncated, "header says %d tensors, but the %d bytes left can hold at most %d (truncated file or corrupt header)", nTensors, d.left(), d.left()/minTensorBytes)
 	}
 	if err := d.metadata(f, int(nKV)); err != nil {
 		return nil, err
@@ -237,8 +237,8 @@ func (d *decoder) array(depth int) (Value, error) {
 	if err != nil {
 		return Value{}, err
 	}
-	if min := uint64(elem.minSize()); n64 > uint64(d.left())/min {
-		return Value{}, d.fail(ErrTruncated, "array of %d %s elements needs at least %d bytes, %d left (truncated or corrupt file)", n64, elem, n64*min, d.left())
+	if least := uint64(elem.minSize()); n64 > uint64(d.left())/least {
+		return Value{}, d.fail(ErrTruncated, "array of %d %s elements needs at least %d bytes each, but only %d bytes are left (truncated or corrupt file)", n64, elem, least, d.left())
 	}
 	n := int(n64)
 	a := &array{elem: elem, n: n}
@@ -375,7 +375,7 @@ func (d *decoder) layout(f *File) error {
 			return d.invalid("data offset %d is not a multiple of the alignment %d", t.Offset, f.Alignment)
 		}
 		if t.Offset > dataLen || t.Size > dataLen-t.Offset {
-			return d.fail(ErrTruncated, "data [%d, %d) of the data section runs past its end %d (file %d bytes; incomplete download?)", t.Offset, t.Offset+t.Size, dataLen, len(d.b))
+			return d.fail(ErrTruncated, "data at offset %d, %d bytes long, runs past the end of the %d-byte data section (file %d bytes; incomplete download?)", t.Offset, t.Size, dataLen, len(d.b))
 		}
 	}
 	d.ctxKind, d.ctxName = "", ""
