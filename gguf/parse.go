@@ -161,10 +161,10 @@ func (d *decoder) metadata(f *File, n int) error {
 		if err != nil {
 			return err
 		}
-		d.ctxKind, d.ctxName = "metadata key", key
 		if key == "" {
 			return d.invalid("metadata key #%d is empty", i)
 		}
+		d.ctxKind, d.ctxName = "metadata key", key
 		if j, dup := f.kvIndex[key]; dup {
 			return d.invalid("appears twice (entries #%d and #%d)", j, i)
 		}
@@ -312,11 +312,11 @@ func (d *decoder) tensors(f *File, n int) error {
 		if err != nil {
 			return err
 		}
-		d.ctxKind, d.ctxName = "tensor", name
-		switch {
-		case name == "":
+		if name == "" {
 			return d.invalid("tensor #%d has an empty name", i)
-		case len(name) > maxNameLen:
+		}
+		d.ctxKind, d.ctxName = "tensor", name
+		if len(name) > maxNameLen {
 			return d.invalid("name is %d bytes, llama.cpp allows at most %d", len(name), maxNameLen)
 		}
 		if j, dup := f.tensorIndex[name]; dup {
