@@ -1,0 +1,153 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+
+	"kiln/convert"
+	"kiln/synth"
+)
+
+func init() {
+	register("synth", "make a random-weight GGUF of a real architecture", runSynth)
+}
+
+func runSynth(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("synth", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	shape := fs.String("shape", "", "named real-model shape: "+strings.Join(synth.ShapeNames(), ", "))
+	typ := fs.String("type", "F32", "tensor type (pure: F32 F16 BF16 Q8_0 Q4_0 Q4_1 Q5_0 Q5_1 Q4_K Q5_K Q6_K) or a llama-quantize mix (Q4_K_M Q4_K_S Q5_K_M ...)")
+	seed := fs.Uint64("seed", 1, "random seed: same seed, same bytes")
+	vocab := fs.String("vocab", "", "vocabulary: a .gguf (its tokenizer.* keys), a SentencePiece or tiktoken .model, or vocab.json (merges.txt beside it, or vocab.json,merges.txt); default: a synthetic SentencePiece vocab of --vocab-size tokens")
+	var sp synth.Spec
+	fs.StringVar(&sp.Arch, "arch", "", "architecture: "+strings.Join(synth.Architectures, ", "))
+	fs.StringVar(&sp.Name, "name", "", "general.name (default: the shape's name)")
+	fs.IntVar(&sp.Dim, "dim", 0, "embedding length")
+	fs.IntVar(&sp.Layers, "layers", 0, "number of blocks")
+	fs.IntVar(&sp.Heads, "heads", 0, "attention heads")
+	fs.IntVar(&sp.KVHeads, "kv-heads", 0, "KV heads (default: heads)")
+	fs.IntVar(&sp.HeadDim, "head-dim", 0, "width of one head (default: dim/heads)")
+	fs.IntVar(&sp.FFN, "ffn", 0, "feed-forward length")
+	fs.IntVar(&sp.VocabSize, "vocab-size", 0, "tokens (default: the vocabulary's size; larger pads it with [PAD] tokens)")
+	fs.IntVar(&sp.Ctx, "ctx", 0, "context length (default 2048)")
+	fs.Float64Var(&sp.RopeTheta, "rope-theta", 0, "RoPE base (default 10000)")
+	fs.Float64Var(&sp.NormEps, "norm-eps", 0, "RMSNorm epsilon (default 1e-5)")
+	fs.BoolVar(&sp.Tied, "tied", false, "tie the output projection to token_embd (no output.weight)")
+	llama3 := fs.String("llama3-rope", "", "Llama 3 rope scaling FACTOR,LOW,HIGH,ORIGCTX (e.g. 32,1,4,8192): writes rope_freqs.weight")
+	fs.Usage = func() {
+		io.WriteString(stderr, "usage: kiln synth OUT.gguf (--shape NAME | --arch A --dim N --layers N --heads N --ffn N ...) [--type TYPE] [--seed N] [--vocab SOURCE]\n")
+		fs.PrintDefaults()
+	}
+	pos, err := interspersed(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usageErrorf("want one OUT.gguf argument, got %d", len(pos))
+	}
+	scheme, err := convert.ParseScheme(*typ)
+	if err != nil {
+		return usageErrorf("--type: %v", err)
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+
+	spec := sp
+	if *shape != "" {
+		base, ok := synth.Shape(*shape)
+		if !ok {
+			return usageErrorf("unknown --shape %q (want one of %s)", *shape, strings.Join(synth.ShapeNames(), ", "))
+		}
+		spec = overrideSpec(base, sp, set)
+	}
+	if *llama3 != "" {
+		r, err := parseLlama3Rope(*llama3)
+		if err != nil {
+			return usageErrorf("--llama3-rope: %v", err)
+		}
+		spec.RopeScaling = r
+	}
+	var v *synth.Vocab
+	if *vocab != "" {
+		if v, err = synth.LoadVocab(*vocab); err != nil {
+			return err
+		}
+		if !set["vocab-size"] {
+			spec.VocabSize = 0 // the vocabulary's own size
+		}
+	}
+	if err := spec.Validate(); err != nil {
+		return usageErrorf("%v", err)
+	}
+	m, err := synth.Plan(spec, v, scheme, *seed)
+	if err != nil {
+		return err
+	}
+	if err := m.WriteFile(pos[0]); err != nil {
+		return err
+	}
+	st, err := os.Stat(pos[0])
+	if err != nil {
+		return err
+	}
+	s := m.Spec
+	fmt.Fprintf(stdout, "wrote %s: %s %q, dim %d, %d layers, %d heads (%d kv, head dim %d), ffn %d, vocab %d (%s), tied %v, %s, seed %d, %d tensors, %d bytes\n",
+		pos[0], s.Arch, s.Name, s.Dim, s.Layers, s.Heads, s.KVHeads, s.HeadDim, s.FFN, s.VocabSize, m.Vocab.Source,
+		s.Tied, scheme, m.Seed, len(m.Tensors), st.Size())
+	return nil
+}
+
+// overrideSpec returns base with the fields whose flags were set taken from sp.
+func overrideSpec(base, sp synth.Spec, set map[string]bool) synth.Spec {
+	if set["arch"] {
+		base.Arch = sp.Arch
+	}
+	if set["name"] {
+		base.Name = sp.Name
+	}
+	ints := map[string][2]*int{
+		"dim": {&base.Dim, &sp.Dim}, "layers": {&base.Layers, &sp.Layers}, "heads": {&base.Heads, &sp.Heads},
+		"kv-heads": {&base.KVHeads, &sp.KVHeads}, "head-dim": {&base.HeadDim, &sp.HeadDim}, "ffn": {&base.FFN, &sp.FFN},
+		"vocab-size": {&base.VocabSize, &sp.VocabSize}, "ctx": {&base.Ctx, &sp.Ctx},
+	}
+	for name, p := range ints {
+		if set[name] {
+			*p[0] = *p[1]
+		}
+	}
+	if set["rope-theta"] {
+		base.RopeTheta = sp.RopeTheta
+	}
+	if set["norm-eps"] {
+		base.NormEps = sp.NormEps
+	}
+	if set["tied"] {
+		base.Tied = sp.Tied
+	}
+	return base
+}
+
+// parseLlama3Rope reads FACTOR,LOW,HIGH,ORIGCTX.
+func parseLlama3Rope(s string) (*synth.Llama3Rope, error) {
+	parts := strings.Split(s, ",")
+	if len(parts) != 4 {
+		return nil, fmt.Errorf("want FACTOR,LOW,HIGH,ORIGCTX, got %q", s)
+	}
+	var f [3]float64
+	for i := range f {
+		x, err := strconv.ParseFloat(strings.TrimSpace(parts[i]), 64)
+		if err != nil {
+			return nil, fmt.Errorf("%q is not a number", parts[i])
+		}
+		f[i] = x
+	}
+	ctx, err := strconv.Atoi(strings.TrimSpace(parts[3]))
+	if err != nil {
+		return nil, fmt.Errorf("%q is not an integer", parts[3])
+	}
+	return &synth.Llama3Rope{Factor: f[0], LowFreqFactor: f[1], HighFreqFactor: f[2], OriginalContext: ctx}, nil
+}

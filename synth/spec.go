@@ -1,0 +1,130 @@
+package synth
+
+import (
+	"errors"
+	"fmt"
+	"math"
+)
+
+// Spec is an architecture and its hyperparameters. Zero values of the
+// optional fields take the defaults documented on each; Validate reports
+// every problem at once.
+type Spec struct {
+	Arch      string  // "llama", "qwen2" (QKV biases) or "qwen3" (per-head q/k RMSNorm)
+	Name      string  // general.name; "" gives "kiln-synth-<arch>"
+	Dim       int     // embedding_length (hidden size)
+	Layers    int     // block_count
+	Heads     int     // attention.head_count
+	KVHeads   int     // attention.head_count_kv; 0 means Heads (no GQA)
+	HeadDim   int     // width of one head, even; 0 means Dim/Heads
+	FFN       int     // feed_forward_length (intermediate size)
+	VocabSize int     // rows of token_embd; 0 means the vocabulary's size
+	Ctx       int     // context_length; 0 means 2048
+	RopeTheta float64 // rope.freq_base; 0 means 10000
+	NormEps   float64 // attention.layer_norm_rms_epsilon; 0 means 1e-5
+	Tied      bool    // no output.weight: the output projection is token_embd
+
+	// RopeScaling, when set (llama only), is Llama 3's frequency scaling,
+	// written as the rope_freqs.weight tensor as convert_hf_to_gguf.py does.
+	RopeScaling *Llama3Rope
+}
+
+// Llama3Rope is HF's rope_scaling {"rope_type": "llama3", ...}.
+type Llama3Rope struct {
+	Factor          float64 // factor (32 for Llama 3.2 1B)
+	LowFreqFactor   float64 // low_freq_factor (1)
+	HighFreqFactor  float64 // high_freq_factor (4)
+	OriginalContext int     // original_max_position_embeddings (8192)
+}
+
+// Architectures lists the values Spec.Arch accepts.
+var Architectures = []string{"llama", "qwen2", "qwen3"}
+
+// limits keep every derived size far from int overflow and from files no
+// test wants: a dimension above 1<<20 is a typo, not a model.
+const maxDim = 1 << 20
+
+// withDefaults returns s with its zero-valued optional fields filled in.
+func (s Spec) withDefaults() Spec {
+	if s.Name == "" {
+		s.Name = "kiln-synth-" + s.Arch
+	}
+	if s.KVHeads == 0 {
+		s.KVHeads = s.Heads
+	}
+	if s.HeadDim == 0 && s.Heads > 0 {
+		s.HeadDim = s.Dim / s.Heads
+	}
+	if s.Ctx == 0 {
+		s.Ctx = 2048
+	}
+	if s.RopeTheta == 0 {
+		s.RopeTheta = 10000
+	}
+	if s.NormEps == 0 {
+		s.NormEps = 1e-5
+	}
+	return s
+}
+
+// Validate reports what is wrong with s (after defaults), naming each field.
+// A VocabSize of 0 is accepted here (Write fills it from the vocabulary).
+func (s Spec) Validate() error {
+	d := s.withDefaults()
+	var errs []error
+	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf("synth: "+format, a...)) }
+	switch d.Arch {
+	case "llama", "qwen2", "qwen3":
+	case "":
+		bad("no architecture (want one of %v)", Architectures)
+	default:
+		bad("architecture %q is not one of %v", d.Arch, Architectures)
+	}
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"dim", d.Dim}, {"layers", d.Layers}, {"heads", d.Heads}, {"ffn", d.FFN}, {"ctx", d.Ctx}} {
+		if f.v <= 0 || f.v > maxDim {
+			bad("%s is %d, want 1..%d", f.name, f.v, maxDim)
+		}
+	}
+	if d.KVHeads <= 0 || d.KVHeads > maxDim {
+		bad("kv-heads is %d, want 1..%d", s.KVHeads, maxDim)
+	} else if d.Heads > 0 && d.Heads%d.KVHeads != 0 {
+		bad("heads %d is not a multiple of kv-heads %d (each KV head serves a whole group of query heads)", d.Heads, d.KVHeads)
+	}
+	switch {
+	case s.HeadDim == 0 && d.Heads > 0 && d.Dim%d.Heads != 0:
+		bad("dim %d is not a multiple of heads %d: set head-dim explicitly", d.Dim, d.Heads)
+	case d.HeadDim <= 0 || d.HeadDim > maxDim:
+		bad("head-dim is %d, want 1..%d", d.HeadDim, maxDim)
+	case d.HeadDim%2 != 0:
+		bad("head-dim %d is odd; RoPE rotates pairs of dimensions", d.HeadDim)
+	case d.Heads > 0 && d.Heads*d.HeadDim > maxDim:
+		bad("heads*head-dim = %d, more than %d", d.Heads*d.HeadDim, maxDim)
+	}
+	if d.VocabSize < 0 || d.VocabSize > 1<<24 {
+		bad("vocab size is %d, want 1..%d (or 0: the vocabulary's size)", d.VocabSize, 1<<24)
+	}
+	if !(d.RopeTheta > 0) || math.IsInf(d.RopeTheta, 0) {
+		bad("rope theta %v is not a positive number", d.RopeTheta)
+	}
+	if !(d.NormEps > 0 && d.NormEps < 1) {
+		bad("norm epsilon %v is not in (0, 1)", d.NormEps)
+	}
+	if r := d.RopeScaling; r != nil {
+		if d.Arch != "llama" {
+			bad("llama3 rope scaling needs arch llama: llama.cpp reads rope_freqs.weight only there, not for %s", d.Arch)
+		}
+		if !(r.Factor > 0) || math.IsInf(r.Factor, 0) {
+			bad("rope scaling factor %v is not a positive number", r.Factor)
+		}
+		if !(r.LowFreqFactor > 0) || !(r.HighFreqFactor > r.LowFreqFactor) || math.IsInf(r.HighFreqFactor, 0) {
+			bad("rope scaling wants 0 < low-freq-factor < high-freq-factor, got %v and %v", r.LowFreqFactor, r.HighFreqFactor)
+		}
+		if r.OriginalContext <= 0 {
+			bad("rope scaling original context %d is not positive", r.OriginalContext)
+		}
+	}
+	return errors.Join(errs...)
+}

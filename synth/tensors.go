@@ -1,0 +1,110 @@
+package synth
+
+import (
+	"fmt"
+	"math"
+)
+
+// Tensor is one entry of a synthetic model's tensor directory and the rule
+// that fills it.
+type Tensor struct {
+	Name  string
+	Shape []uint64 // ggml order: Shape[0] is the row length (input dimension)
+
+	// Values drawn i.i.d. from N(Mean, Std^2), unless Fixed is set.
+	Mean, Std float64
+	Fixed     []float32 // exact contents (rope_freqs), len = product of Shape
+}
+
+// Rows is the number of rows (product of Shape[1:]).
+func (t *Tensor) Rows() int {
+	n := 1
+	for _, d := range t.Shape[1:] {
+		n *= int(d)
+	}
+	return n
+}
+
+// Tensors is the tensor directory of s (after defaults): names and ggml
+// shapes as llama.cpp's converters write them for s.Arch, and the
+// distribution each is drawn from (see the package doc for the scales).
+// s.VocabSize must be set.
+//
+//	rope_freqs.weight            [headDim/2]            llama with RopeScaling
+//	token_embd.weight            [dim, vocab]
+//	blk.N.attn_norm.weight       [dim]
+//	blk.N.attn_q.weight          [dim, heads*headDim]   (+ .bias [heads*headDim] for qwen2)
+//	blk.N.attn_k.weight          [dim, kvHeads*headDim] (+ .bias for qwen2)
+//	blk.N.attn_v.weight          [dim, kvHeads*headDim] (+ .bias for qwen2)
+//	blk.N.attn_q_norm.weight     [headDim]              qwen3
+//	blk.N.attn_k_norm.weight     [headDim]              qwen3
+//	blk.N.attn_output.weight     [heads*headDim, dim]
+//	blk.N.ffn_norm.weight        [dim]
+//	blk.N.ffn_gate.weight        [dim, ffn]
+//	blk.N.ffn_up.weight          [dim, ffn]
+//	blk.N.ffn_down.weight        [ffn, dim]
+//	output_norm.weight           [dim]
+//	output.weight                [dim, vocab]           unless Tied
+func (s Spec) Tensors() ([]Tensor, error) {
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	s = s.withDefaults()
+	if s.VocabSize <= 0 {
+		return nil, fmt.Errorf("synth: vocab size not set")
+	}
+	dim, vocab := uint64(s.Dim), uint64(s.VocabSize)
+	qDim := uint64(s.Heads * s.HeadDim)
+	kvDim := uint64(s.KVHeads * s.HeadDim)
+	ffn, hd := uint64(s.FFN), uint64(s.HeadDim)
+
+	proj := func(fanIn uint64) float64 { return 1 / math.Sqrt(float64(fanIn)) }
+	const normStd, biasStd, logitStd = 0.1, 0.5, 2.0
+	norm := func(name string, n uint64) Tensor {
+		return Tensor{Name: name, Shape: []uint64{n}, Mean: 1, Std: normStd}
+	}
+	mat := func(name string, in, out uint64, std float64) Tensor {
+		return Tensor{Name: name, Shape: []uint64{in, out}, Std: std}
+	}
+
+	var ts []Tensor
+	if s.RopeScaling != nil {
+		ts = append(ts, Tensor{Name: "rope_freqs.weight", Shape: []uint64{hd / 2},
+			Fixed: llama3RopeFactors(s.HeadDim, s.RopeTheta, *s.RopeScaling)})
+	}
+	embStd := 1.0
+	if s.Tied {
+		// token_embd is also the output matrix: size it for the logits.
+		embStd = logitStd / math.Sqrt(float64(dim))
+	}
+	ts = append(ts, mat("token_embd.weight", dim, vocab, embStd))
+	for l := 0; l < s.Layers; l++ {
+		p := fmt.Sprintf("blk.%d.", l)
+		ts = append(ts, norm(p+"attn_norm.weight", dim))
+		ts = append(ts, mat(p+"attn_q.weight", dim, qDim, proj(dim)))
+		if s.Arch == "qwen2" {
+			ts = append(ts, Tensor{Name: p + "attn_q.bias", Shape: []uint64{qDim}, Std: biasStd})
+		}
+		ts = append(ts, mat(p+"attn_k.weight", dim, kvDim, proj(dim)))
+		if s.Arch == "qwen2" {
+			ts = append(ts, Tensor{Name: p + "attn_k.bias", Shape: []uint64{kvDim}, Std: biasStd})
+		}
+		ts = append(ts, mat(p+"attn_v.weight", dim, kvDim, proj(dim)))
+		if s.Arch == "qwen2" {
+			ts = append(ts, Tensor{Name: p + "attn_v.bias", Shape: []uint64{kvDim}, Std: biasStd})
+		}
+		if s.Arch == "qwen3" {
+			ts = append(ts, norm(p+"attn_q_norm.weight", hd), norm(p+"attn_k_norm.weight", hd))
+		}
+		ts = append(ts, mat(p+"attn_output.weight", qDim, dim, proj(qDim)))
+		ts = append(ts, norm(p+"ffn_norm.weight", dim))
+		ts = append(ts, mat(p+"ffn_gate.weight", dim, ffn, proj(dim)))
+		ts = append(ts, mat(p+"ffn_up.weight", dim, ffn, proj(dim)))
+		ts = append(ts, mat(p+"ffn_down.weight", ffn, dim, proj(ffn)))
+	}
+	ts = append(ts, norm("output_norm.weight", dim))
+	if !s.Tied {
+		ts = append(ts, mat("output.weight", dim, vocab, logitStd/math.Sqrt(float64(dim))))
+	}
+	return ts, nil
+}

@@ -1,0 +1,161 @@
+package synth
+
+import (
+	"fmt"
+	"io"
+	"runtime"
+	"sync"
+
+	"kiln/convert"
+	"kiln/gguf"
+)
+
+// Model is a planned synthetic model: everything about the file except
+// the tensor data, which WriteTo and WriteFile generate as they stream.
+type Model struct {
+	Spec    Spec   // with defaults filled in and VocabSize set
+	Vocab   *Vocab // padded to Spec.VocabSize
+	Scheme  convert.Scheme
+	Seed    uint64
+	KV      []gguf.KV   // metadata in file order: general.*, {arch}.*, tokenizer.*
+	Tensors []Tensor    // directory in file order
+	Types   []gguf.Type // Types[i] is the ggml type of Tensors[i]
+}
+
+// Plan validates spec and works out the file: the vocabulary (vocab, or a
+// SyntheticVocab of spec.VocabSize tokens when vocab is nil; a VocabSize of
+// 0 takes the vocabulary's size, a larger one pads it), the metadata, the
+// tensor directory and each tensor's type under scheme.
+func Plan(spec Spec, vocab *Vocab, scheme convert.Scheme, seed uint64) (*Model, error) {
+	if err := spec.Validate(); err != nil {
+		return nil, err
+	}
+	spec = spec.withDefaults()
+	var err error
+	switch {
+	case vocab == nil && spec.VocabSize == 0:
+		return nil, fmt.Errorf("synth: no vocabulary and no vocab size")
+	case vocab == nil:
+		if vocab, err = SyntheticVocab(spec.VocabSize); err != nil {
+			return nil, err
+		}
+	case spec.VocabSize == 0:
+		spec.VocabSize = vocab.Size
+	default:
+		if vocab, err = vocab.Padded(spec.VocabSize); err != nil {
+			return nil, err
+		}
+	}
+	tensors, err := spec.Tensors()
+	if err != nil {
+		return nil, err
+	}
+	infos := make([]gguf.TensorInfo, len(tensors))
+	for i, t := range tensors {
+		infos[i] = gguf.TensorInfo{Name: t.Name, Shape: t.Shape, Type: gguf.TypeF32}
+	}
+	info := convert.ModelInfo{Arch: spec.Arch, Layers: spec.Layers, Heads: spec.Heads, KVHeads: spec.KVHeads}
+	types, err := convert.ChooseTypes(info, infos, scheme)
+	if err != nil {
+		return nil, fmt.Errorf("synth: %w", err)
+	}
+	kv := append(spec.Metadata(scheme.FileType), vocab.KV...)
+	return &Model{Spec: spec, Vocab: vocab, Scheme: scheme, Seed: seed, KV: kv, Tensors: tensors, Types: types}, nil
+}
+
+// Write plans the model and writes it to path (atomically, via a
+// temporary file): the one call `kiln synth` makes.
+func Write(path string, spec Spec, vocab *Vocab, scheme convert.Scheme, seed uint64) error {
+	m, err := Plan(spec, vocab, scheme, seed)
+	if err != nil {
+		return err
+	}
+	return m.WriteFile(path)
+}
+
+// writer sets up a gguf.Writer whose tensors generate their data on demand.
+func (m *Model) writer() (*gguf.Writer, error) {
+	w := gguf.NewWriter()
+	for _, kv := range m.KV {
+		w.Add(kv.Key, kv.Value)
+	}
+	for i := range m.Tensors {
+		t, typ := &m.Tensors[i], m.Types[i]
+		err := w.AddTensorFunc(t.Name, typ, t.Shape, func(out io.Writer) error {
+			return m.writeTensor(out, t, typ)
+		})
+		if err != nil {
+			return nil, fmt.Errorf("synth: %w", err)
+		}
+	}
+	return w, w.Err()
+}
+
+// WriteTo streams the model to out.
+func (m *Model) WriteTo(out io.Writer) (int64, error) {
+	w, err := m.writer()
+	if err != nil {
+		return 0, err
+	}
+	return w.WriteTo(out)
+}
+
+// WriteFile writes the model to path atomically.
+func (m *Model) WriteFile(path string) error {
+	w, err := m.writer()
+	if err != nil {
+		return err
+	}
+	return w.WriteFile(path)
+}
+
+// batchElems bounds the float32 values generated per batch (4 MiB of them):
+// memory stays flat whatever the model's size.
+const batchElems = 1 << 20
+
+// writeTensor generates t row by row, encodes each row as typ and writes
+// the rows in order. Rows of a batch are split across GOMAXPROCS workers;
+// each row has its own random stream, so the bytes do not depend on the
+// split.
+func (m *Model) writeTensor(out io.Writer, t *Tensor, typ gguf.Type) error {
+	ne0 := int(t.Shape[0])
+	rowBytes, err := typ.RowBytes(ne0)
+	if err != nil {
+		return err
+	}
+	rows := t.Rows()
+	perBatch := max(1, batchElems/ne0)
+	key := tensorKey(m.Seed, t.Name)
+	buf := make([]byte, min(perBatch, rows)*rowBytes)
+	workers := max(1, runtime.GOMAXPROCS(0))
+	for first := 0; first < rows; first += perBatch {
+		n := min(perBatch, rows-first)
+		batch := buf[:n*rowBytes]
+		errs := make([]error, workers)
+		var wg sync.WaitGroup
+		for w := 0; w < workers; w++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				row := make([]float32, ne0)
+				for r := w; r < n; r += workers {
+					t.fillRow(key, first+r, row)
+					if err := convert.Encode(typ, row, batch[r*rowBytes:(r+1)*rowBytes]); err != nil {
+						errs[w] = err
+						return
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		for _, err := range errs {
+			if err != nil {
+				return err
+			}
+		}
+		if _, err := out.Write(batch); err != nil {
+			return err
+		}
+	}
+	return nil
+}
