@@ -1,3 +1,5 @@
+//go:build !amd64 || purego
+
 package simd
 
 // The fast entry points are the generic code where no assembly exists

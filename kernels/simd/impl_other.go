@@ -1,7 +1,9 @@
+//go:build !amd64 || purego
+
 package simd
 
-// Until the amd64 assembly lands, the generic Go code is the only
-// implementation on every platform.
+// No assembly on this platform (or with the purego tag): the generic Go
+// code is the only implementation.
 const (
 	hasFast  = false
 	fastName = "generic"
