@@ -1,0 +1,30 @@
+//go:build amd64 && !purego
+
+package simd
+
+// Quantized dots in quant_amd64.s. nb > 0 blocks; w and x hold at least
+// nb blocks each (checked by the dispatchers).
+
+//go:noescape
+func dotQ8_0Q8_0AVX2(nb int, w, x []byte) float32
+
+//go:noescape
+func dotQ4_0Q8_0AVX2(nb int, w, x []byte) float32
+
+//go:noescape
+func dotQ4_1Q8_1AVX2(nb int, w, x []byte) float32
+
+//go:noescape
+func dotQ5_0Q8_0AVX2(nb int, w, x []byte) float32
+
+//go:noescape
+func dotQ5_1Q8_1AVX2(nb int, w, x []byte) float32
+
+//go:noescape
+func dotQ4_KQ8_KAVX2(nb int, w, x []byte) float32
+
+//go:noescape
+func dotQ5_KQ8_KAVX2(nb int, w, x []byte) float32
+
+//go:noescape
+func dotQ6_KQ8_KAVX2(nb int, w, x []byte) float32
