@@ -280,8 +280,8 @@ func (d *decoder) strings(n int) ([]string, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := d.need(l, fmt.Sprintf("string element %d", i)); err != nil {
-			return nil, err
+		if l > uint64(d.left()) { // d.need, without formatting a name per element
+			return nil, d.fail(ErrTruncated, "file ends inside string element %d: need %d bytes, %d left (incomplete download or copy? fetch the file again)", i, l, d.left())
 		}
 		d.off += int(l)
 		total += int(l)
