@@ -86,8 +86,8 @@ func TestF32ToF16Cases(t *testing.T) {
 		{"overflow", 1e6, 0x7c00},
 		{"inf", float32(math.Inf(1)), 0x7c00},
 		{"-inf", float32(math.Inf(-1)), 0xfc00},
-		{"tie to even down", 1 + 1.0/2048, 0x3c00},          // halfway 1 and 1+2^-10
-		{"tie to even up", 1 + 3.0/2048, 0x3c02},            // halfway 1+2^-10 and 1+2^-9
+		{"tie to even down", 1 + 1.0/2048, 0x3c00}, // halfway 1 and 1+2^-10
+		{"tie to even up", 1 + 3.0/2048, 0x3c02},   // halfway 1+2^-10 and 1+2^-9
 		{"above tie", math.Nextafter32(1+1.0/2048, 2), 0x3c01},
 		{"smallest subnormal", 0x1p-24, 0x0001},
 		{"half of smallest subnormal ties to zero", 0x1p-25, 0x0000},
