@@ -23,7 +23,7 @@ func Encode(t gguf.Type, src []float32, dst []byte) error {
 
 // Decode expands src, holding len(dst) values of type t, into dst.
 func Decode(t gguf.Type, src []byte, dst []float32) error {
-	if !quant.CanDequantize(t) {
+	if !CanDecode(t) {
 		return fmt.Errorf("convert: cannot read tensors of type %s", t)
 	}
 	if err := quant.Dequantize(t, src, dst); err != nil {
@@ -31,3 +31,6 @@ func Decode(t gguf.Type, src []byte, dst []float32) error {
 	}
 	return nil
 }
+
+// CanDecode reports whether tensors of type t can be read as float32.
+func CanDecode(t gguf.Type) bool { return quant.CanDequantize(t) }

@@ -3,8 +3,6 @@ package synth
 import (
 	"fmt"
 	"io"
-	"runtime"
-	"sync"
 
 	"kiln/convert"
 	"kiln/gguf"
@@ -109,53 +107,12 @@ func (m *Model) WriteFile(path string) error {
 	return w.WriteFile(path)
 }
 
-// batchElems bounds the float32 values generated per batch (4 MiB of them):
-// memory stays flat whatever the model's size.
-const batchElems = 1 << 20
-
-// writeTensor generates t row by row, encodes each row as typ and writes
-// the rows in order. Rows of a batch are split across GOMAXPROCS workers;
-// each row has its own random stream, so the bytes do not depend on the
-// split.
+// writeTensor generates t row by row and writes it encoded as typ. Each
+// row has its own random stream, so rows are generated in parallel.
 func (m *Model) writeTensor(out io.Writer, t *Tensor, typ gguf.Type) error {
-	ne0 := int(t.Shape[0])
-	rowBytes, err := typ.RowBytes(ne0)
-	if err != nil {
-		return err
-	}
-	rows := t.Rows()
-	perBatch := max(1, batchElems/ne0)
 	key := tensorKey(m.Seed, t.Name)
-	buf := make([]byte, min(perBatch, rows)*rowBytes)
-	workers := max(1, runtime.GOMAXPROCS(0))
-	for first := 0; first < rows; first += perBatch {
-		n := min(perBatch, rows-first)
-		batch := buf[:n*rowBytes]
-		errs := make([]error, workers)
-		var wg sync.WaitGroup
-		for w := 0; w < workers; w++ {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				row := make([]float32, ne0)
-				for r := w; r < n; r += workers {
-					t.fillRow(key, first+r, row)
-					if err := convert.Encode(typ, row, batch[r*rowBytes:(r+1)*rowBytes]); err != nil {
-						errs[w] = err
-						return
-					}
-				}
-			}()
-		}
-		wg.Wait()
-		for _, err := range errs {
-			if err != nil {
-				return err
-			}
-		}
-		if _, err := out.Write(batch); err != nil {
-			return err
-		}
-	}
-	return nil
+	return convert.WriteRows(out, typ, int(t.Shape[0]), t.Rows(), func(r int, dst []float32) error {
+		t.fillRow(key, r, dst)
+		return nil
+	})
 }

@@ -1,0 +1,72 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"kiln/convert"
+	"kiln/gguf"
+)
+
+func init() {
+	register("quantize", "convert a GGUF's tensors to another type (as llama-quantize)", runQuantize)
+}
+
+func runQuantize(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("quantize", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	pure := fs.Bool("pure", false, "give every quantizable tensor the type's base type (no mix rules), as llama-quantize --pure")
+	requant := fs.Bool("allow-requantize", false, "allow quantized input tensors to be quantized again (loses precision)")
+	verbose := fs.Bool("v", false, "list every tensor's conversion")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: kiln quantize IN.gguf OUT.gguf TYPE [--pure] [--allow-requantize] [-v]\n\nTYPE: %s\n(as llama-quantize: Q4_K means Q4_K_M, Q5_K means Q5_K_M; Q4_0 and friends keep output.weight in Q6_K unless --pure)\n\n",
+			strings.Join(convert.FileTypeNames(), " "))
+		fs.PrintDefaults()
+	}
+	pos, err := interspersed(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 3 {
+		return usageErrorf("want IN OUT TYPE, got %d arguments", len(pos))
+	}
+	ft, err := convert.ParseFileType(pos[2])
+	if err != nil {
+		return usageErrorf("%v", err)
+	}
+	rep, err := convert.Convert(pos[0], pos[1], convert.Options{
+		Scheme:          convert.Scheme{FileType: ft, Pure: *pure},
+		AllowRequantize: *requant,
+	})
+	if err != nil {
+		return err
+	}
+	counts := map[gguf.Type]int{}
+	for _, t := range rep.Tensors {
+		counts[t.To]++
+		if *verbose {
+			fmt.Fprintf(stdout, "%-36s %-16s %6s -> %-6s %10d bytes\n", t.Name, fmt.Sprint(t.Shape), t.From, t.To, t.Bytes)
+		}
+	}
+	var parts []string
+	for t, n := range counts {
+		parts = append(parts, fmt.Sprintf("%d %s", n, t))
+	}
+	sortStrings(parts)
+	scheme := convert.Scheme{FileType: ft, Pure: *pure}
+	fmt.Fprintf(stdout, "wrote %s: %s, %d tensors (%s), tensor data %.2f MiB -> %.2f MiB\n",
+		pos[1], scheme, len(rep.Tensors), strings.Join(parts, ", "),
+		float64(rep.BytesIn)/(1<<20), float64(rep.BytesOut)/(1<<20))
+	return nil
+}
+
+// sortStrings sorts in place (insertion sort: a handful of entries).
+func sortStrings(s []string) {
+	for i := 1; i < len(s); i++ {
+		for j := i; j > 0 && s[j] < s[j-1]; j-- {
+			s[j], s[j-1] = s[j-1], s[j]
+		}
+	}
+}
