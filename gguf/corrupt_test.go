@@ -243,3 +243,29 @@ func TestOpenErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestDataOutOfRange: Data checks a TensorInfo it did not hand out.
+func TestDataOutOfRange(t *testing.T) {
+	f, err := gguf.Parse(smallFile(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ti := range []*gguf.TensorInfo{
+		nil,
+		{Name: "far", Offset: 1 << 62, Size: 4},
+		{Name: "huge", Offset: 0, Size: math.MaxUint64},
+		{Name: "wraps", Offset: math.MaxUint64 - 1, Size: 4},
+	} {
+		if d := f.Data(ti); d != nil {
+			t.Errorf("Data(%+v) returned %d bytes", ti, len(d))
+		}
+	}
+	last := f.Tensors[len(f.Tensors)-1]
+	if d := f.Data(&last); len(d) != int(last.Size) || cap(d) != len(d) {
+		t.Errorf("Data(last) len %d cap %d, want %d", len(d), cap(d), last.Size)
+	}
+	f.DataOffset = 1 << 40
+	if d := f.Data(&f.Tensors[0]); d != nil {
+		t.Errorf("Data with DataOffset past the end returned %d bytes", len(d))
+	}
+}

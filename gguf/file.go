@@ -42,7 +42,7 @@ func (f *File) Close() error {
 // next one). It returns nil after Close or when t does not lie inside this
 // file's data section.
 func (f *File) Data(t *TensorInfo) []byte {
-	if f.data == nil || t == nil {
+	if f.data == nil || t == nil || f.DataOffset > uint64(len(f.data)) {
 		return nil
 	}
 	dataLen := uint64(len(f.data)) - f.DataOffset
