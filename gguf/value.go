@@ -321,20 +321,42 @@ func (v Value) Equal(w Value) bool {
 	return true
 }
 
-// Scalar constructors.
+// Scalar constructors, one per value type.
 
-func Uint8Value(x uint8) Value     { return Value{typ: TypeUint8, num: uint64(x)} }
-func Int8Value(x int8) Value       { return Value{typ: TypeInt8, num: uint64(int64(x))} }
-func Uint16Value(x uint16) Value   { return Value{typ: TypeUint16, num: uint64(x)} }
-func Int16Value(x int16) Value     { return Value{typ: TypeInt16, num: uint64(int64(x))} }
-func Uint32Value(x uint32) Value   { return Value{typ: TypeUint32, num: uint64(x)} }
-func Int32Value(x int32) Value     { return Value{typ: TypeInt32, num: uint64(int64(x))} }
-func Uint64Value(x uint64) Value   { return Value{typ: TypeUint64, num: x} }
-func Int64Value(x int64) Value     { return Value{typ: TypeInt64, num: uint64(x)} }
+// Uint8Value is a uint8 value.
+func Uint8Value(x uint8) Value { return Value{typ: TypeUint8, num: uint64(x)} }
+
+// Int8Value is a int8 value.
+func Int8Value(x int8) Value { return Value{typ: TypeInt8, num: uint64(int64(x))} }
+
+// Uint16Value is a uint16 value.
+func Uint16Value(x uint16) Value { return Value{typ: TypeUint16, num: uint64(x)} }
+
+// Int16Value is a int16 value.
+func Int16Value(x int16) Value { return Value{typ: TypeInt16, num: uint64(int64(x))} }
+
+// Uint32Value is a uint32 value.
+func Uint32Value(x uint32) Value { return Value{typ: TypeUint32, num: uint64(x)} }
+
+// Int32Value is a int32 value.
+func Int32Value(x int32) Value { return Value{typ: TypeInt32, num: uint64(int64(x))} }
+
+// Uint64Value is a uint64 value.
+func Uint64Value(x uint64) Value { return Value{typ: TypeUint64, num: x} }
+
+// Int64Value is a int64 value.
+func Int64Value(x int64) Value { return Value{typ: TypeInt64, num: uint64(x)} }
+
+// Float32Value is a float32 value.
 func Float32Value(x float32) Value { return Value{typ: TypeFloat32, num: uint64(math.Float32bits(x))} }
-func Float64Value(x float64) Value { return Value{typ: TypeFloat64, num: math.Float64bits(x)} }
-func StringValue(s string) Value   { return Value{typ: TypeString, str: s} }
 
+// Float64Value is a float64 value.
+func Float64Value(x float64) Value { return Value{typ: TypeFloat64, num: math.Float64bits(x)} }
+
+// StringValue is a string value.
+func StringValue(s string) Value { return Value{typ: TypeString, str: s} }
+
+// BoolValue is a bool value.
 func BoolValue(b bool) Value {
 	if b {
 		return Value{typ: TypeBool, num: 1}
