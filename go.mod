@@ -2,4 +2,7 @@ module kiln
 
 go 1.26.8
 
-require golang.org/x/sys v0.50.0
+require (
+	github.com/ardanlabs/jinja v1.8.0
+	golang.org/x/sys v0.50.0
+)
