@@ -1,0 +1,161 @@
+package model
+
+import (
+	"fmt"
+	"unsafe"
+
+	"kiln/gguf"
+	"kiln/kernels"
+	"kiln/quant"
+)
+
+// Layer holds one transformer block's weights. Matrices are views into the
+// mapped file; 1-D tensors are F32 views (or dequantized copies when a file
+// stores them in another type).
+type Layer struct {
+	AttnNorm            []float32      // [Dim]
+	Q                   kernels.Matrix // [QDim rows][Dim cols]
+	K, V                kernels.Matrix // [KVDim][Dim]
+	O                   kernels.Matrix // [Dim][QDim]
+	QBias, KBias, VBias []float32      // [QDim], [KVDim], [KVDim]; qwen2 only
+	QNorm, KNorm        []float32      // [HeadDim]; qwen3 only
+	FFNNorm             []float32      // [Dim]
+	Gate, Up            kernels.Matrix // [FFN][Dim]
+	Down                kernels.Matrix // [Dim][FFN]
+}
+
+// Weights are all of a model's tensors.
+type Weights struct {
+	Embed     kernels.Matrix // token_embd.weight: [Vocab][Dim]
+	Layers    []Layer
+	OutNorm   []float32      // output_norm.weight: [Dim]
+	Output    kernels.Matrix // output.weight, or Embed when tied: [Vocab][Dim]
+	RopeFreqs []float32      // rope_freqs.weight: [HeadDim/2] divisors of each frequency (llama3 scaling); nil = none
+}
+
+// matmulTypes are the weight types Forward multiplies directly.
+var matmulTypes = map[gguf.Type]bool{
+	gguf.TypeF32: true, gguf.TypeF16: true, gguf.TypeBF16: true,
+	gguf.TypeQ8_0: true, gguf.TypeQ4_0: true, gguf.TypeQ4_1: true, gguf.TypeQ5_0: true, gguf.TypeQ5_1: true,
+	gguf.TypeQ4_K: true, gguf.TypeQ5_K: true, gguf.TypeQ6_K: true,
+}
+
+// loader resolves tensors by name and checks their shapes.
+type loader struct {
+	f   *gguf.File
+	err error
+}
+
+func (l *loader) tensor(name string, shape ...int) *gguf.TensorInfo {
+	if l.err != nil {
+		return nil
+	}
+	t, ok := l.f.Tensor(name)
+	if !ok {
+		l.err = fmt.Errorf("model: tensor %s is missing from the file", name)
+		return nil
+	}
+	if len(t.Shape) != len(shape) {
+		l.err = fmt.Errorf("model: tensor %s has shape %v, want %v", name, t.Shape, shape)
+		return nil
+	}
+	for i, d := range shape {
+		if t.Shape[i] != uint64(d) {
+			l.err = fmt.Errorf("model: tensor %s has shape %v, want %v", name, t.Shape, shape)
+			return nil
+		}
+	}
+	return t
+}
+
+// has reports whether the file holds a tensor of that name.
+func (l *loader) has(name string) bool { _, ok := l.f.Tensor(name); return ok }
+
+// matrix returns a [rows][cols] weight; GGUF stores it as shape [cols, rows].
+func (l *loader) matrix(name string, rows, cols int) kernels.Matrix {
+	t := l.tensor(name, cols, rows)
+	if t == nil {
+		return kernels.Matrix{}
+	}
+	if !matmulTypes[t.Type] {
+		l.err = fmt.Errorf("model: tensor %s has type %s, which kiln cannot multiply yet (supported: F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K)", name, t.Type)
+		return kernels.Matrix{}
+	}
+	return kernels.Matrix{Type: t.Type, Rows: rows, Cols: cols, Data: l.f.Data(t)}
+}
+
+// vector returns a 1-D tensor as float32: a view when it is stored as F32.
+func (l *loader) vector(name string, n int) []float32 {
+	t := l.tensor(name, n)
+	if t == nil {
+		return nil
+	}
+	data := l.f.Data(t)
+	if t.Type == gguf.TypeF32 {
+		return unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(data))), n)
+	}
+	out := make([]float32, n)
+	if err := quant.Dequantize(t.Type, data, out); err != nil {
+		l.err = fmt.Errorf("model: tensor %s: %w", name, err)
+		return nil
+	}
+	return out
+}
+
+// loadWeights maps every tensor c needs from f.
+func loadWeights(f *gguf.File, c *Config) (*Weights, error) {
+	l := &loader{f: f}
+	w := &Weights{}
+	emb, ok := f.Tensor("token_embd.weight")
+	if !ok {
+		return nil, fmt.Errorf("model: tensor token_embd.weight is missing from the file")
+	}
+	if len(emb.Shape) != 2 || emb.Shape[0] != uint64(c.Dim) || emb.Shape[1] == 0 || emb.Shape[1] > 1<<24 {
+		return nil, fmt.Errorf("model: tensor token_embd.weight has shape %v, want [%d, vocab]", emb.Shape, c.Dim)
+	}
+	if !quant.CanDequantize(emb.Type) {
+		return nil, fmt.Errorf("model: token_embd.weight has type %s, which kiln cannot read", emb.Type)
+	}
+	c.Vocab = int(emb.Shape[1])
+	w.Embed = kernels.Matrix{Type: emb.Type, Rows: c.Vocab, Cols: c.Dim, Data: f.Data(emb)}
+	w.OutNorm = l.vector("output_norm.weight", c.Dim)
+	if l.has("output.weight") {
+		w.Output = l.matrix("output.weight", c.Vocab, c.Dim)
+	} else {
+		c.Tied = true
+		if !matmulTypes[emb.Type] {
+			return nil, fmt.Errorf("model: tied output uses token_embd.weight of type %s, which kiln cannot multiply yet", emb.Type)
+		}
+		w.Output = w.Embed
+	}
+	if l.has("rope_freqs.weight") {
+		w.RopeFreqs = l.vector("rope_freqs.weight", c.HeadDim/2)
+	}
+	w.Layers = make([]Layer, c.Layers)
+	for i := range w.Layers {
+		p := fmt.Sprintf("blk.%d.", i)
+		ly := &w.Layers[i]
+		ly.AttnNorm = l.vector(p+"attn_norm.weight", c.Dim)
+		ly.Q = l.matrix(p+"attn_q.weight", c.QDim(), c.Dim)
+		ly.K = l.matrix(p+"attn_k.weight", c.KVDim(), c.Dim)
+		ly.V = l.matrix(p+"attn_v.weight", c.KVDim(), c.Dim)
+		ly.O = l.matrix(p+"attn_output.weight", c.Dim, c.QDim())
+		if c.QKVBias {
+			ly.QBias = l.vector(p+"attn_q.bias", c.QDim())
+			ly.KBias = l.vector(p+"attn_k.bias", c.KVDim())
+			ly.VBias = l.vector(p+"attn_v.bias", c.KVDim())
+		}
+		if c.QKNorm {
+			ly.QNorm = l.vector(p+"attn_q_norm.weight", c.HeadDim)
+			ly.KNorm = l.vector(p+"attn_k_norm.weight", c.HeadDim)
+		}
+		ly.FFNNorm = l.vector(p+"ffn_norm.weight", c.Dim)
+		ly.Gate = l.matrix(p+"ffn_gate.weight", c.FFN, c.Dim)
+		ly.Up = l.matrix(p+"ffn_up.weight", c.FFN, c.Dim)
+		ly.Down = l.matrix(p+"ffn_down.weight", c.Dim, c.FFN)
+	}
+	if l.err != nil {
+		return nil, l.err
+	}
+	return w, nil
+}
