@@ -47,7 +47,33 @@ def render(template, case):
     )
 
 
+FEATURE_MESSAGES = [
+    {"role": "system", "content": "S"},
+    {"role": "user", "content": "Hello"},
+    {"role": "assistant", "content": " A "},
+    {"role": "user", "content": "Q"},
+]
+
+
+def features():
+    """golden/features.json: each snippet of features.json rendered with
+    FEATURE_MESSAGES, as {"src", "out"} or {"src", "err"}."""
+    snippets = json.load(open("features.json", encoding="utf-8"))
+    out = []
+    for key in ("snippets", "known_deviations"):
+        for src in snippets[key]:
+            case = {"messages": FEATURE_MESSAGES}
+            try:
+                out.append({"src": src, "out": render(src, case), "known_deviation": key != "snippets"})
+            except Exception as e:  # any failure: the Go side must fail too
+                out.append({"src": src, "err": type(e).__name__ + ": " + str(e), "known_deviation": key != "snippets"})
+    with open(os.path.join("golden", "features.json"), "w", encoding="utf-8", newline="") as f:
+        json.dump(out, f, ensure_ascii=False, indent=1)
+        f.write("\n")
+
+
 def main():
+    features()
     cases = json.load(open("cases.json", encoding="utf-8"))
     convs = cases["conversations"]
     for case in cases["cases"]:
