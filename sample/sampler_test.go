@@ -396,3 +396,24 @@ func ExampleSampler() {
 	fmt.Println(tok.ID)
 	// Output: 1
 }
+
+// BenchmarkNucleus128k compares the quickselect nucleus with sorting all
+// candidates first (what a straightforward top-p does), on the same row.
+func BenchmarkNucleus128k(b *testing.B) {
+	logits := benchLogits(128256)
+	base := candidatesOf(logits)
+	total := weigh(base, 1)
+	c := make([]candidate, len(base))
+	for _, bc := range []struct {
+		name string
+		f    func([]candidate, float32, float64) int
+	}{{"quickselect", topP}, {"full_sort", topPBySort}} {
+		b.Run(bc.name, func(b *testing.B) {
+			for b.Loop() {
+				copy(c, base)
+				bc.f(c, 0.95, total)
+			}
+			b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N), "µs/op")
+		})
+	}
+}
