@@ -8,33 +8,34 @@ import (
 
 // Spec is an architecture and its hyperparameters. Zero values of the
 // optional fields take the defaults documented on each; Validate reports
-// every problem at once.
+// every problem at once. The JSON form is what testdata/oracle goldens
+// record (and `kiln synth --spec` reads).
 type Spec struct {
-	Arch      string  // "llama", "qwen2" (QKV biases) or "qwen3" (per-head q/k RMSNorm)
-	Name      string  // general.name; "" gives "kiln-synth-<arch>"
-	Dim       int     // embedding_length (hidden size)
-	Layers    int     // block_count
-	Heads     int     // attention.head_count
-	KVHeads   int     // attention.head_count_kv; 0 means Heads (no GQA)
-	HeadDim   int     // width of one head, even; 0 means Dim/Heads
-	FFN       int     // feed_forward_length (intermediate size)
-	VocabSize int     // rows of token_embd; 0 means the vocabulary's size
-	Ctx       int     // context_length; 0 means 2048
-	RopeTheta float64 // rope.freq_base; 0 means 10000
-	NormEps   float64 // attention.layer_norm_rms_epsilon; 0 means 1e-5
-	Tied      bool    // no output.weight: the output projection is token_embd
+	Arch      string  `json:"arch"`           // "llama", "qwen2" (QKV biases) or "qwen3" (per-head q/k RMSNorm)
+	Name      string  `json:"name,omitempty"` // general.name; "" gives "kiln-synth-<arch>"
+	Dim       int     `json:"dim"`            // embedding_length (hidden size)
+	Layers    int     `json:"layers"`         // block_count
+	Heads     int     `json:"heads"`          // attention.head_count
+	KVHeads   int     `json:"kv_heads"`       // attention.head_count_kv; 0 means Heads (no GQA)
+	HeadDim   int     `json:"head_dim"`       // width of one head, even; 0 means Dim/Heads
+	FFN       int     `json:"ffn"`            // feed_forward_length (intermediate size)
+	VocabSize int     `json:"vocab_size"`     // rows of token_embd; 0 means the vocabulary's size
+	Ctx       int     `json:"ctx"`            // context_length; 0 means 2048
+	RopeTheta float64 `json:"rope_theta"`     // rope.freq_base; 0 means 10000
+	NormEps   float64 `json:"norm_eps"`       // attention.layer_norm_rms_epsilon; 0 means 1e-5
+	Tied      bool    `json:"tied"`           // no output.weight: the output projection is token_embd
 
 	// RopeScaling, when set (llama only), is Llama 3's frequency scaling,
 	// written as the rope_freqs.weight tensor as convert_hf_to_gguf.py does.
-	RopeScaling *Llama3Rope
+	RopeScaling *Llama3Rope `json:"llama3_rope,omitempty"`
 }
 
 // Llama3Rope is HF's rope_scaling {"rope_type": "llama3", ...}.
 type Llama3Rope struct {
-	Factor          float64 // factor (32 for Llama 3.2 1B)
-	LowFreqFactor   float64 // low_freq_factor (1)
-	HighFreqFactor  float64 // high_freq_factor (4)
-	OriginalContext int     // original_max_position_embeddings (8192)
+	Factor          float64 `json:"factor"`           // factor (32 for Llama 3.2 1B)
+	LowFreqFactor   float64 `json:"low_freq_factor"`  // low_freq_factor (1)
+	HighFreqFactor  float64 `json:"high_freq_factor"` // high_freq_factor (4)
+	OriginalContext int     `json:"original_context"` // original_max_position_embeddings (8192)
 }
 
 // Architectures lists the values Spec.Arch accepts.

@@ -1,6 +1,9 @@
 package main
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -37,6 +40,8 @@ func runSynth(args []string, stdout, stderr io.Writer) error {
 	fs.Float64Var(&sp.RopeTheta, "rope-theta", 0, "RoPE base (default 10000)")
 	fs.Float64Var(&sp.NormEps, "norm-eps", 0, "RMSNorm epsilon (default 1e-5)")
 	fs.BoolVar(&sp.Tied, "tied", false, "tie the output projection to token_embd (no output.weight)")
+	specFile := fs.String("spec", "", "read the spec from a JSON file (the \"spec\" of a --json record, or of testdata/oracle/*.json's \"synth\"); flags override it")
+	asJSON := fs.Bool("json", false, "print a JSON record of what was written (resolved spec, type, seed, vocab, sha256) instead of a summary line")
 	llama3 := fs.String("llama3-rope", "", "Llama 3 rope scaling FACTOR,LOW,HIGH,ORIGCTX (e.g. 32,1,4,8192): writes rope_freqs.weight")
 	fs.Usage = func() {
 		io.WriteString(stderr, "usage: kiln synth OUT.gguf (--shape NAME | --arch A --dim N --layers N --heads N --ffn N ...) [--type TYPE] [--seed N] [--vocab SOURCE]\n")
@@ -57,6 +62,20 @@ func runSynth(args []string, stdout, stderr io.Writer) error {
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 
 	spec := sp
+	if *specFile != "" && *shape != "" {
+		return usageErrorf("--spec and --shape both name a base spec: use one")
+	}
+	if *specFile != "" {
+		data, err := os.ReadFile(*specFile)
+		if err != nil {
+			return err
+		}
+		var base synth.Spec
+		if err := json.Unmarshal(data, &base); err != nil {
+			return usageErrorf("--spec %s: %v", *specFile, err)
+		}
+		spec = overrideSpec(base, sp, set)
+	}
 	if *shape != "" {
 		base, ok := synth.Shape(*shape)
 		if !ok {
@@ -94,11 +113,47 @@ func runSynth(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if *asJSON {
+		return printSynthJSON(stdout, pos[0], m, *typ)
+	}
 	s := m.Spec
 	fmt.Fprintf(stdout, "wrote %s: %s %q, dim %d, %d layers, %d heads (%d kv, head dim %d), ffn %d, vocab %d (%s), tied %v, %s, seed %d, %d tensors, %d bytes\n",
 		pos[0], s.Arch, s.Name, s.Dim, s.Layers, s.Heads, s.KVHeads, s.HeadDim, s.FFN, s.VocabSize, m.Vocab.Source,
 		s.Tied, scheme, m.Seed, len(m.Tensors), st.Size())
 	return nil
+}
+
+// synthRecord is the --json output of kiln synth: enough to make the same
+// file again (synth.Plan(Spec, LoadVocab(Vocab), ParseScheme(Type), Seed))
+// and to check that it is the same (SHA256).
+type synthRecord struct {
+	File   string     `json:"file"`
+	Spec   synth.Spec `json:"spec"`
+	Type   string     `json:"type"`
+	Seed   uint64     `json:"seed"`
+	Vocab  string     `json:"vocab"` // the --vocab source as given, or "synthetic"
+	Bytes  int64      `json:"bytes"`
+	SHA256 string     `json:"sha256"`
+}
+
+func printSynthJSON(stdout io.Writer, path string, m *synth.Model, typ string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	h := sha256.New()
+	n, err := io.Copy(h, f)
+	if err != nil {
+		return err
+	}
+	rec := synthRecord{File: path, Spec: m.Spec, Type: typ, Seed: m.Seed, Vocab: m.Vocab.Source, Bytes: n, SHA256: hex.EncodeToString(h.Sum(nil))}
+	out, err := json.Marshal(rec)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(stdout, "%s\n", out)
+	return err
 }
 
 // overrideSpec returns base with the fields whose flags were set taken from sp.

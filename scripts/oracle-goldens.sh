@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# oracle-goldens.sh: record llama.cpp's next-token distributions on small
+# synthetic models (and on stories260K) as golden files for kiln's
+# forward-pass tests: testdata/oracle/*.json.
+#
+# For each architecture {llama, qwen2, qwen3} x type {F32 F16 BF16 Q8_0 Q4_0
+# Q4_K Q6_K} it makes a small random-weight model with `kiln synth` (dim 256,
+# 2 layers, 4 heads, 2 KV heads, ffn 512: every row a multiple of 256 so the
+# K types apply everywhere), runs the llama.cpp oracle's `probs` over 64
+# fixed token ids at every position (top 20), and writes
+#
+#   testdata/oracle/<arch>-<type>.json = {
+#     "command": the oracle command line,
+#     "synth":   kiln synth's --json record: spec, type, seed, sha256, and
+#                vocab: the vocabulary's path relative to shared/models,
+#     "oracle":  the oracle's output }
+#
+# A test regenerates the model with synth.Plan(spec, vocab, type, seed),
+# checks the sha256 (a changed generator makes stale goldens fail loudly,
+# not silently), runs kiln on "ids" and compares distributions.
+# Also: llama3rope-F32 (Llama 3 rope_freqs), llama-Q4_K_M (an F32 synth model
+# put through `kiln quantize ... Q4_K_M`), and stories260K (a trained model):
+# greedy from "Once upon a time", probs on a prompt, and its F16 conversion.
+#
+# Vocabularies: llama uses stories260K.gguf's (the tok512 SentencePiece
+# model, 512 tokens); qwen2/qwen3 use llama.cpp's GPT-2 vocab GGUF (50257
+# byte-level BPE tokens; the 151k Qwen2 vocab would make each model 3x
+# larger for no gain: these tests feed token ids, not text). qwen2/qwen3 are
+# tied, as Qwen2.5-0.5B and Qwen3-0.6B are; qwen3 has head_dim 128, so
+# heads*head_dim (512) != dim (256), as in Qwen3.
+#
+# Needs: go, node and the oracle (default /tmp/oracle/llamacpp.mjs; set
+# ORACLE), ../shared/models (set SHARED). Not run in CI (no npm there).
+# Usage: scripts/oracle-goldens.sh   (from anywhere; writes into the repo)
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+SHARED="${SHARED:-$ROOT/../shared/models}"
+ORACLE="${ORACLE:-/tmp/oracle/llamacpp.mjs}"
+OUT="$ROOT/testdata/oracle"
+WORK="$(mktemp -d)"
+trap 'rm -rf "$WORK"' EXIT
+
+if [[ -z "${KILN:-}" ]]; then
+  (cd "$ROOT" && go build -o "$WORK/kiln" ./cmd/kiln)
+  KILN="$WORK/kiln"
+fi
+[[ -f "$ORACLE" ]] || { echo "oracle not found at $ORACLE (see shared/oracle/README.md)" >&2; exit 1; }
+[[ -d "$SHARED" ]] || { echo "shared models not found at $SHARED" >&2; exit 1; }
+mkdir -p "$OUT"
+
+SEED=42
+# 64 fixed token ids in [3, 500): below every vocabulary's size, clear of
+# <unk>/<s>/</s>. A 31-bit LCG, so the list is reproducible anywhere.
+IDS=""
+x=12345
+for _ in $(seq 64); do
+  x=$(( (x * 1103515245 + 12345) % 2147483648 ))
+  IDS="${IDS:+$IDS,}$(( 3 + (x >> 8) % 497 ))"
+done
+
+# record NAME VOCAB_FILE SYNTH_JSON QUANT_JSON ORACLE_ARGS...: runs the
+# oracle and writes testdata/oracle/NAME.json.
+record() {
+  local name="$1" vocab_file="$2" synth_json="$3" quant_json="$4"; shift 4
+  local cmd="node llamacpp.mjs $*"
+  local oracle_json
+  oracle_json="$(node "$ORACLE" "$@")"
+  CMD="$cmd" VOCAB_FILE="$vocab_file" SYNTH="$synth_json" QUANT="$quant_json" ORACLE_OUT="$oracle_json" \
+  node -e '
+    const e = process.env, rec = {command: e.CMD.replace(/\S*\/(\S+\.gguf)/g, "$1")};
+    if (e.SYNTH) { const s = JSON.parse(e.SYNTH); delete s.file; s.vocab = e.VOCAB_FILE; rec.synth = s; }
+    if (e.QUANT) rec.quantize = JSON.parse(e.QUANT);
+    rec.oracle = JSON.parse(e.ORACLE_OUT);
+    process.stdout.write(JSON.stringify(rec) + "\n");' > "$OUT/$name.json"
+  echo "wrote testdata/oracle/$name.json" >&2
+}
+
+# synth ARCH TYPE EXTRA...: prints kiln synth's --json record.
+synth() {
+  local arch="$1" typ="$2"; shift 2
+  "$KILN" synth "$WORK/$arch-$typ.gguf" --arch "$arch" --dim 256 --layers 2 --heads 4 --kv-heads 2 \
+    --ffn 512 --type "$typ" --seed "$SEED" --json "$@"
+}
+
+declare -A VOCAB=([llama]=stories260K.gguf [qwen2]=llamacpp-vocab/ggml-vocab-gpt-2.gguf [qwen3]=llamacpp-vocab/ggml-vocab-gpt-2.gguf)
+declare -A EXTRA=(
+  [llama]="--head-dim 64 --rope-theta 10000 --norm-eps 1e-5"
+  [qwen2]="--head-dim 64 --rope-theta 1000000 --norm-eps 1e-6 --tied"
+  [qwen3]="--head-dim 128 --rope-theta 1000000 --norm-eps 1e-6 --tied"
+)
+
+for arch in llama qwen2 qwen3; do
+  for typ in F32 F16 BF16 Q8_0 Q4_0 Q4_K Q6_K; do
+    # shellcheck disable=SC2086
+    rec="$(synth "$arch" "$typ" --vocab "$SHARED/${VOCAB[$arch]}" ${EXTRA[$arch]})"
+    record "$arch-$typ" "${VOCAB[$arch]}" "$rec" "" probs "$WORK/$arch-$typ.gguf" "ids:$IDS" --top 20 --all-positions
+  done
+done
+
+# Llama 3 frequency scaling through rope_freqs.weight (Llama 3.2's numbers).
+rec="$(synth llama F32 --vocab "$SHARED/stories260K.gguf" --head-dim 64 --rope-theta 500000 --norm-eps 1e-5 --llama3-rope 32,1,4,8192)"
+mv "$WORK/llama-F32.gguf" "$WORK/llama3rope-F32.gguf"
+record llama3rope-F32 stories260K.gguf "$rec" "" probs "$WORK/llama3rope-F32.gguf" "ids:$IDS" --top 20 --all-positions
+
+# kiln quantize: the F32 llama model as llama-quantize's Q4_K_M mix.
+rec="$(synth llama F32 --vocab "$SHARED/stories260K.gguf" ${EXTRA[llama]})"
+"$KILN" quantize "$WORK/llama-F32.gguf" "$WORK/llama-Q4_K_M.gguf" Q4_K_M >&2
+q="{\"type\":\"Q4_K_M\",\"sha256\":\"$(sha256sum "$WORK/llama-Q4_K_M.gguf" | cut -d' ' -f1)\"}"
+record llama-Q4_K_M stories260K.gguf "$rec" "$q" probs "$WORK/llama-Q4_K_M.gguf" "ids:$IDS" --top 20 --all-positions
+
+# stories260K: a trained model, where greedy strings must agree token for token.
+S260="$SHARED/stories260K.gguf"
+record stories260K-greedy "" "" "" greedy "$S260" "Once upon a time" -n 64
+record stories260K-probs "" "" "" probs "$S260" "Once upon a time, there was a little girl named Lily. She" --top 20 --all-positions
+"$KILN" quantize "$S260" "$WORK/stories260K-F16.gguf" F16 >&2
+q="{\"from\":\"stories260K.gguf\",\"type\":\"F16\",\"sha256\":\"$(sha256sum "$WORK/stories260K-F16.gguf" | cut -d' ' -f1)\"}"
+record stories260K-F16-probs "" "" "$q" probs "$WORK/stories260K-F16.gguf" "Once upon a time, there was a little girl named Lily. She" --top 20 --all-positions
