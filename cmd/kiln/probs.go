@@ -1,0 +1,98 @@
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"io"
+	"math"
+	"sort"
+)
+
+func init() {
+	register("probs", "print next-token probabilities (the llama.cpp oracle's JSON shape)", runProbs)
+}
+
+// probsOutput is the oracle's shape: {"prompt":[...],"positions":[{"pos":N,"top":[[id,prob],...]}]}.
+type probsOutput struct {
+	Prompt    []int32       `json:"prompt"`
+	Positions []probsAtStep `json:"positions"`
+}
+
+type probsAtStep struct {
+	Pos int          `json:"pos"`
+	Top [][2]float64 `json:"top"` // [id, probability], most probable first
+}
+
+func runProbs(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("probs", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	top := fs.Int("top", 20, "how many of the most probable next tokens to print")
+	all := fs.Bool("all-positions", false, "print the distribution after every prompt position, not just the last")
+	threads := fs.Int("threads", 0, "worker threads (0: one per core)")
+	fs.Usage = func() {
+		io.WriteString(stderr, "usage: kiln probs MODEL TEXT [--top 20] [--all-positions]\n  TEXT may be ids:1,2,3 (taken as is, no BOS)\n")
+		fs.PrintDefaults()
+	}
+	pos, err := interspersed(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 2 {
+		return usageErrorf("want MODEL and TEXT, got %d arguments", len(pos))
+	}
+	if *top <= 0 {
+		return usageErrorf("--top must be positive")
+	}
+	l, err := openModel(pos[0], *threads)
+	if err != nil {
+		return err
+	}
+	defer l.Close()
+	prompt, err := l.promptTokens(pos[1])
+	if err != nil {
+		return usageErrorf("%v", err)
+	}
+	seq, err := newSequence(l.model, len(prompt))
+	if err != nil {
+		return err
+	}
+	logits, err := seq.feed(prompt, *all)
+	if err != nil {
+		return err
+	}
+	vocab := l.model.Config.Vocab
+	out := probsOutput{Prompt: prompt}
+	first := len(prompt) - 1
+	if *all {
+		first = 0
+	}
+	for p := first; p < len(prompt); p++ {
+		row := logits[(p-first)*vocab : (p-first+1)*vocab]
+		out.Positions = append(out.Positions, probsAtStep{Pos: p, Top: topProbs(row, *top)})
+	}
+	return json.NewEncoder(stdout).Encode(out)
+}
+
+// topProbs returns the k most probable tokens of softmax(logits), computed
+// in float64, most probable first (ties by lower id).
+func topProbs(logits []float32, k int) [][2]float64 {
+	maxL := math.Inf(-1)
+	for _, v := range logits {
+		maxL = math.Max(maxL, float64(v))
+	}
+	sum := 0.0
+	for _, v := range logits {
+		sum += math.Exp(float64(v) - maxL)
+	}
+	idx := make([]int, len(logits))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return logits[idx[a]] > logits[idx[b]] })
+	k = min(k, len(idx))
+	out := make([][2]float64, k)
+	for i := 0; i < k; i++ {
+		out[i] = [2]float64{float64(idx[i]), math.Exp(float64(logits[idx[i]])-maxL) / sum}
+	}
+	return out
+}

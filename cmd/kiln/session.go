@@ -1,0 +1,148 @@
+package main
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"kiln/gguf"
+	"kiln/model"
+	"kiln/tokenizer"
+)
+
+// loaded is a model file opened for the single-sequence subcommands
+// (probs, generate, run): its mapping, weights and tokenizer.
+type loaded struct {
+	file  *gguf.File
+	model *model.Model
+	tok   *tokenizer.Tokenizer
+}
+
+// openModel maps a GGUF file and loads its weights and tokenizer.
+func openModel(path string, threads int) (*loaded, error) {
+	f, err := gguf.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	m, err := model.Load(f, model.Options{Threads: threads})
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	tok, err := tokenizer.FromGGUF(f)
+	if err != nil {
+		m.Close()
+		f.Close()
+		return nil, err
+	}
+	return &loaded{file: f, model: m, tok: tok}, nil
+}
+
+func (l *loaded) Close() {
+	l.model.Close()
+	l.file.Close()
+}
+
+// promptTokens turns a command-line prompt into ids the way the llama.cpp
+// oracle does: "ids:1,2,3" is taken as is; text is tokenized without
+// parsing special tokens and gets BOS in front when the vocabulary asks.
+func (l *loaded) promptTokens(text string) ([]int32, error) {
+	if rest, ok := strings.CutPrefix(text, "ids:"); ok {
+		return parseIDs(rest, l.model.Config.Vocab)
+	}
+	ids := l.tok.Encode(text, false)
+	v := l.tok.Vocab()
+	if v.AddBOS && v.BOS >= 0 && (len(ids) == 0 || ids[0] != v.BOS) {
+		ids = append([]int32{v.BOS}, ids...)
+	}
+	return ids, nil
+}
+
+// parseIDs reads "1,2,3"; vocab > 0 bounds the ids.
+func parseIDs(s string, vocab int) ([]int32, error) {
+	var ids []int32
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		if f == "" {
+			continue
+		}
+		v, err := strconv.ParseInt(f, 10, 32)
+		if err != nil || v < 0 || (vocab > 0 && int(v) >= vocab) {
+			return nil, fmt.Errorf("token id %q is not an integer in [0, %d)", f, vocab)
+		}
+		ids = append(ids, int32(v))
+	}
+	if len(ids) == 0 {
+		return nil, fmt.Errorf("no token ids after \"ids:\"")
+	}
+	return ids, nil
+}
+
+// sequence runs one sequence through the model over a private KV cache whose
+// blocks are laid out in order (block i holds positions i*16 .. i*16+15).
+type sequence struct {
+	m     *model.Model
+	kv    *model.KVCache
+	table []int32 // [numBlocks] identity block table
+	pos   int     // tokens already in the cache
+	batch model.Batch
+	chunk int // prompt tokens per forward pass
+}
+
+func newSequence(m *model.Model, maxTokens int) (*sequence, error) {
+	if maxTokens > m.Config.Context {
+		return nil, fmt.Errorf("%d tokens exceed the model's context of %d", maxTokens, m.Config.Context)
+	}
+	const blockSize = 16
+	n := (maxTokens + blockSize - 1) / blockSize
+	kv, err := m.NewKVCache(model.KVCacheOptions{NumBlocks: n, BlockSize: blockSize})
+	if err != nil {
+		return nil, err
+	}
+	s := &sequence{m: m, kv: kv, table: make([]int32, n), chunk: 256}
+	for i := range s.table {
+		s.table[i] = int32(i)
+	}
+	return s, nil
+}
+
+// feed appends tokens to the sequence. With all, it returns the logits after
+// every token ([len(tokens)][Vocab]); otherwise only after the last ([Vocab]).
+func (s *sequence) feed(tokens []int32, all bool) ([]float32, error) {
+	vocab := s.m.Config.Vocab
+	if s.pos+len(tokens) > len(s.table)*s.kv.BlockSize {
+		return nil, fmt.Errorf("sequence of %d tokens exceeds the %d reserved", s.pos+len(tokens), len(s.table)*s.kv.BlockSize)
+	}
+	var out []float32
+	for start := 0; start < len(tokens); start += s.chunk {
+		end := min(start+s.chunk, len(tokens))
+		b := &s.batch
+		b.Tokens = tokens[start:end]
+		b.Positions = b.Positions[:0]
+		for i := range b.Tokens {
+			b.Positions = append(b.Positions, int32(s.pos+i))
+		}
+		b.SeqStarts = append(b.SeqStarts[:0], 0, int32(len(b.Tokens)))
+		b.BlockTables = append(b.BlockTables[:0], s.table)
+		b.ContextLens = append(b.ContextLens[:0], int32(s.pos+len(b.Tokens)))
+		b.LogitRows = b.LogitRows[:0]
+		if all {
+			for i := range b.Tokens {
+				b.LogitRows = append(b.LogitRows, int32(i))
+			}
+		} else if end == len(tokens) {
+			b.LogitRows = append(b.LogitRows, int32(len(b.Tokens)-1))
+		}
+		logits, err := s.m.Forward(b, s.kv)
+		if err != nil {
+			return nil, err
+		}
+		s.pos += len(b.Tokens)
+		if all {
+			out = append(out, logits...)
+		} else if end == len(tokens) {
+			out = logits[:vocab]
+		}
+	}
+	return out, nil
+}
