@@ -1,0 +1,94 @@
+package kernels
+
+import "fmt"
+
+// MatMul computes dst = x · Wᵀ for a batch of m activation rows:
+//
+//	dst[i*w.Rows + r] = sum_c W[r][c] * x[i*w.Cols + c]     i < m, r < w.Rows
+//	x   []float32 // [m][w.Cols]
+//	dst []float32 // [m][w.Rows]
+//
+// As in llama.cpp's CPU backend, x's rows are first converted to W's
+// vec_dot_type (Q8_0 for Q4_0/Q5_0/Q8_0, Q8_1 for Q4_1/Q5_1, Q8_K for the
+// K-quants, F16/BF16 for F16/BF16, none for F32) into the Pool's scratch.
+// Then the weight rows are split across the workers in tiles; a worker
+// computes its rows against all m activation rows while the weight row is
+// hot in L1, so each weight byte comes from memory once per call however
+// large m is.
+//
+// Batch invariance: dst row i depends only on x row i and W, computed by the
+// same dot in the same order whatever m is and whichever worker runs it.
+//
+// MatMul allocates nothing once the Pool's scratch has grown to the largest
+// m*Cols seen. It panics if w is invalid (see Matrix.Validate) or x, dst
+// are too short.
+func (p *Pool) MatMul(dst []float32, w *Matrix, x []float32, m int) {
+	rb := w.rowBytes()
+	if m < 0 || len(x) < m*w.Cols || len(dst) < m*w.Rows {
+		panic(fmt.Sprintf("kernels: MatMul %dx%d %s with m=%d: x has %d elements (need %d), dst %d (need %d)",
+			w.Rows, w.Cols, w.Type, m, len(x), m*w.Cols, len(dst), m*w.Rows))
+	}
+	if m == 0 {
+		return
+	}
+	vd := vecDots[w.Type]
+	p.lock()
+	defer p.mu.Unlock()
+
+	t := &p.scratch.mm
+	t.w, t.rb, t.vd, t.m, t.dst = w, rb, vd, m, dst
+	if vd.convert == nil {
+		t.x, t.xrb = bytesOfF32(x[:m*w.Cols]), 4*w.Cols
+	} else {
+		t.xrb, _ = vd.act.RowBytes(w.Cols)
+		t.x = p.scratch.bytes(m * t.xrb)
+		c := &p.scratch.conv
+		c.dst, c.src, c.drb, c.cols, c.convert = t.x, x, t.xrb, w.Cols, vd.convert
+		p.run(m, 1, c)
+		*c = convTask{}
+	}
+	// Tiles of weight rows: enough chunks for dynamic balance, but not so
+	// small that per-chunk overhead shows on small matrices.
+	grain := max(16, (w.Rows+8*p.threads-1)/(8*p.threads))
+	if w.Rows*w.Cols*m < 1<<15 {
+		grain = w.Rows // tiny: not worth waking workers
+	}
+	p.run(w.Rows, grain, t)
+	*t = matmulTask{}
+}
+
+// matmulTask computes dst for the weight rows [lo, hi) of one MatMul.
+type matmulTask struct {
+	w   *Matrix
+	rb  int // bytes per weight row
+	vd  vecDot
+	x   []byte // [m][xrb] activations in vd.act layout
+	xrb int    // bytes per activation row
+	m   int
+	dst []float32 // [m][w.Rows]
+}
+
+func (t *matmulTask) Run(_, lo, hi int) {
+	w, rows, cols, dot := t.w.Data, t.w.Rows, t.w.Cols, t.vd.dot
+	for r := lo; r < hi; r++ {
+		wr := w[r*t.rb : (r+1)*t.rb]
+		for i := 0; i < t.m; i++ {
+			t.dst[i*rows+r] = dot(cols, wr, t.x[i*t.xrb:(i+1)*t.xrb])
+		}
+	}
+}
+
+// convTask converts activation rows [lo, hi) to the vec_dot_type layout.
+type convTask struct {
+	dst     []byte // [m][drb]
+	src     []float32
+	drb     int
+	cols    int
+	convert func(x []float32, dst []byte)
+}
+
+func (t *convTask) Run(_, lo, hi int) {
+	for i := lo; i < hi; i++ {
+		t.convert(t.src[i*t.cols:(i+1)*t.cols], t.dst[i*t.drb:(i+1)*t.drb])
+	}
+}

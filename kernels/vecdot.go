@@ -1,0 +1,93 @@
+package kernels
+
+import (
+	"unsafe"
+
+	"kiln/gguf"
+	"kiln/kernels/simd"
+	"kiln/quant"
+)
+
+// vecDot describes how MatMul multiplies one weight type: activation rows
+// are first converted to the weight's vec_dot_type (ggml's name for it, see
+// type_traits_cpu in ggml-cpu.c), then each output is one dot of a weight
+// row against a converted activation row.
+//
+//	weight type              vec_dot_type   conversion of x
+//	F32                      F32            none (x is used as is)
+//	F16                      F16            round to nearest even half
+//	BF16                     BF16           round to nearest even bfloat16
+//	Q4_0, Q5_0, Q8_0         Q8_0           quant.QuantizeActQ8_0 (per 32: d = amax/127)
+//	Q4_1, Q5_1               Q8_1           quant.QuantizeActQ8_1 (adds s = d*sum(q))
+//	Q4_K, Q5_K, Q6_K         Q8_K           quant.QuantizeActQ8_K (per 256, f32 d, bsums)
+//
+// The activation quantizers are llama.cpp's x86 AVX2 ones, bit for bit.
+type vecDot struct {
+	act gguf.Type // vec_dot_type: the layout activations are converted to
+	// convert writes x (n floats) in act's layout into dst; nil for F32.
+	convert func(x []float32, dst []byte)
+	// dot returns the dot of n elements of weight row w and activation row x.
+	dot func(n int, w, x []byte) float32
+}
+
+// vecDots maps each weight type MatMul supports to its kernel.
+var vecDots = map[gguf.Type]vecDot{
+	gguf.TypeF32:  {gguf.TypeF32, nil, dotF32},
+	gguf.TypeF16:  {gguf.TypeF16, convertF16, dotF16},
+	gguf.TypeBF16: {gguf.TypeBF16, convertBF16, dotBF16},
+	gguf.TypeQ8_0: {gguf.TypeQ8_0, quant.QuantizeActQ8_0, simd.DotQ8_0Q8_0},
+	gguf.TypeQ4_0: {gguf.TypeQ8_0, quant.QuantizeActQ8_0, simd.DotQ4_0Q8_0},
+	gguf.TypeQ5_0: {gguf.TypeQ8_0, quant.QuantizeActQ8_0, simd.DotQ5_0Q8_0},
+	gguf.TypeQ4_1: {gguf.TypeQ8_1, quant.QuantizeActQ8_1, simd.DotQ4_1Q8_1},
+	gguf.TypeQ5_1: {gguf.TypeQ8_1, quant.QuantizeActQ8_1, simd.DotQ5_1Q8_1},
+	gguf.TypeQ4_K: {gguf.TypeQ8_K, quant.QuantizeActQ8_K, simd.DotQ4_KQ8_K},
+	gguf.TypeQ5_K: {gguf.TypeQ8_K, quant.QuantizeActQ8_K, simd.DotQ5_KQ8_K},
+	gguf.TypeQ6_K: {gguf.TypeQ8_K, quant.QuantizeActQ8_K, simd.DotQ6_KQ8_K},
+}
+
+// Supported reports whether MatMul and Matrix.Row handle weights of type t.
+func Supported(t gguf.Type) bool {
+	_, ok := vecDots[t]
+	return ok
+}
+
+// The float dots see weight and activation bytes as float32, f16 or bf16
+// elements. GGUF data is little-endian, as are the CPUs kiln runs on.
+
+func dotF32(n int, w, x []byte) float32 { return simd.DotF32(f32s(w, n), f32s(x, n)) }
+func dotF16(n int, w, x []byte) float32 { return simd.DotF16(u16s(w, n), u16s(x, n)) }
+func dotBF16(n int, w, x []byte) float32 {
+	return simd.DotBF16(u16s(w, n), u16s(x, n))
+}
+
+// convertF16 rounds x to halves (nearest even), ggml's F16 from_float.
+func convertF16(x []float32, dst []byte) { simd.F32ToF16Row(x, u16s(dst, len(x))) }
+
+// convertBF16 rounds x to bfloat16 (nearest even), ggml's BF16 from_float.
+func convertBF16(x []float32, dst []byte) { quant.F32ToBF16Row(x, u16s(dst, len(x))) }
+
+// f32s views the first n float32s of b (len(b) >= 4n) without copying.
+func f32s(b []byte, n int) []float32 {
+	if n == 0 {
+		return nil
+	}
+	_ = b[4*n-1]
+	return unsafe.Slice((*float32)(unsafe.Pointer(&b[0])), n)
+}
+
+// u16s views the first n uint16s of b (len(b) >= 2n) without copying.
+func u16s(b []byte, n int) []uint16 {
+	if n == 0 {
+		return nil
+	}
+	_ = b[2*n-1]
+	return unsafe.Slice((*uint16)(unsafe.Pointer(&b[0])), n)
+}
+
+// bytesOfF32 views x as bytes without copying.
+func bytesOfF32(x []float32) []byte {
+	if len(x) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(&x[0])), 4*len(x))
+}
