@@ -26,7 +26,9 @@ package quant
 // ggml_quantize_mat_q8_K_4x8, interleaving blocks; its values equal these
 // except when a block holds both +amax and -amax, where it may pick the
 // opposite sign for d and every q. Products d_w*d_a*q are then equal, so dot
-// products agree.)
+// products agree. Checked against the haswell library on the gen.h inputs:
+// 4256 blocks, 352 sign flips, no other difference; its Q8_0 twin,
+// ggml_quantize_mat_q8_0_4x8, matched quantize_row_q8_0 byte for byte.)
 
 // maxAbsAVX returns max |x[0:32]| computed as the AVX2 code does: four 8-lane
 // vectors folded with max_ps (lane-wise a > b ? a : b), then the 8 lanes
