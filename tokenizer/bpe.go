@@ -104,6 +104,7 @@ type bpeScratch struct {
 	wordRaw []byte // current word, raw UTF-8
 	symbols []bpeSymbol
 	queue   []bpeBigram // min-heap on (rank, left)
+	cache   wordCache
 }
 
 // encode appends the tokens of one raw-text fragment.
@@ -128,7 +129,12 @@ func (m *bpeModel) encode(out []int32, text string, s *bpeScratch) []int32 {
 			raw = appendCpt(raw, c)
 		}
 		s.wordRaw = raw
-		out = m.encodeWord(out, raw, s)
+		var hit bool
+		if out, hit = s.cache.get(out, raw); !hit {
+			before := len(out)
+			out = m.encodeWord(out, raw, s)
+			s.cache.put(raw, out[before:])
+		}
 		start = end
 	}
 	return out

@@ -1,5 +1,10 @@
 package tokenizer
 
+import (
+	"cmp"
+	"slices"
+)
+
 // Pre-tokenizer expressions llama.cpp runs with std::regex (ECMAScript,
 // leftmost match, greedy, backtracking). Every match and every stretch of
 // text between matches becomes a piece.
@@ -75,13 +80,45 @@ func rePunctRunFalcon(c uint32, f uint16) bool {
 // runeRange is an inclusive code point range of a bracket expression.
 type runeRange struct{ lo, hi uint32 }
 
-func inRanges(c uint32, rs []runeRange) bool {
+// runeClass is a bracket expression: an ASCII bitmap and sorted, merged
+// ranges for the rest (binary search).
+type runeClass struct {
+	ascii  [2]uint64
+	ranges []runeRange
+}
+
+func newRuneClass(rs []runeRange) *runeClass {
+	rs = slices.Clone(rs)
+	slices.SortFunc(rs, func(a, b runeRange) int { return cmp.Compare(a.lo, b.lo) })
+	c := &runeClass{}
 	for _, r := range rs {
-		if c >= r.lo && c <= r.hi {
-			return true
+		for x := r.lo; x <= r.hi && x < 0x80; x++ {
+			c.ascii[x>>6] |= 1 << (x & 63)
+		}
+		if n := len(c.ranges); n > 0 && r.lo <= c.ranges[n-1].hi+1 {
+			c.ranges[n-1].hi = max(c.ranges[n-1].hi, r.hi)
+		} else {
+			c.ranges = append(c.ranges, r)
 		}
 	}
-	return false
+	return c
+}
+
+func (c *runeClass) has(x uint32) bool {
+	if x < 0x80 {
+		return c.ascii[x>>6]&(1<<(x&63)) != 0
+	}
+	rs := c.ranges
+	i, j := 0, len(rs)
+	for i < j {
+		h := int(uint(i+j) >> 1)
+		if rs[h].hi < x {
+			i = h + 1
+		} else {
+			j = h
+		}
+	}
+	return i < len(rs) && rs[i].lo <= x
 }
 
 // Bracket expressions of DeepSeek's pre-tokenizers, over code points
@@ -114,8 +151,9 @@ var (
 // wide returns a predicate over code points as llama.cpp's std::wregex sees
 // them (non-ASCII whitespace replaced by 0x0B, which no range here holds).
 func wide(rs []runeRange) func(uint32, uint16) bool {
+	class := newRuneClass(rs)
 	return func(c uint32, f uint16) bool {
-		return !(c >= 0x80 && f&flagWhitespace != 0) && inRanges(c, rs)
+		return !(c >= 0x80 && f&flagWhitespace != 0) && class.has(c)
 	}
 }
 

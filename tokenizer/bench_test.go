@@ -1,0 +1,76 @@
+package tokenizer
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"kiln/internal/testutil"
+)
+
+// benchText is about 3 MB of mixed text: llama.cpp's test inputs (English,
+// code-like runs, digits, Cyrillic, Khmer, CJK, emoji, whitespace runs)
+// repeated.
+func benchText(b *testing.B) string {
+	b.Helper()
+	inp, err := os.ReadFile(filepath.Join(testutil.SharedModels(b), "llamacpp-vocab", "ggml-vocab-llama-spm.gguf.inp"))
+	if err != nil {
+		b.Skip(err)
+	}
+	unit := strings.ReplaceAll(string(inp), "__ggml_vocab_test__", "")
+	return strings.Repeat(unit, 3<<20/len(unit)+1)[:3<<20]
+}
+
+var benchTokenizers sync.Map // name → *Tokenizer
+
+func benchTokenizer(b *testing.B, name string) *Tokenizer {
+	if t, ok := benchTokenizers.Load(name); ok {
+		return t.(*Tokenizer)
+	}
+	var t *Tokenizer
+	switch name {
+	case "llama3":
+		t = mustNew(b, llama3Vocab(b))
+	case "qwen2":
+		t = mustNew(b, qwen2Vocab(b))
+	default:
+		t = ggufTokenizer(b, filepath.Join("llamacpp-vocab", "ggml-vocab-"+name+".gguf"))
+	}
+	benchTokenizers.Store(name, t)
+	return t
+}
+
+// BenchmarkEncode tokenizes 3 MB of text (no special-token parsing); the
+// target is well under a second per 3 MB.
+func BenchmarkEncode(b *testing.B) {
+	text := benchText(b)
+	for _, name := range []string{"llama-spm", "gpt-2", "llama3", "qwen2", "deepseek-llm"} {
+		b.Run(name, func(b *testing.B) {
+			tok := benchTokenizer(b, name)
+			b.SetBytes(int64(len(text)))
+			var n int
+			for b.Loop() {
+				n = len(tok.Encode(text, false))
+			}
+			b.ReportMetric(float64(n), "tokens")
+		})
+	}
+}
+
+// BenchmarkDecode detokenizes the tokens of 3 MB of text.
+func BenchmarkDecode(b *testing.B) {
+	text := benchText(b)
+	for _, name := range []string{"llama-spm", "llama3"} {
+		b.Run(name, func(b *testing.B) {
+			tok := benchTokenizer(b, name)
+			ids := tok.Encode(text, false)
+			b.SetBytes(int64(len(text)))
+			var buf []byte
+			for b.Loop() {
+				buf = tok.AppendDecode(buf[:0], ids)
+			}
+		})
+	}
+}
