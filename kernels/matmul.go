@@ -70,13 +70,26 @@ type matmulTask struct {
 
 func (t *matmulTask) Run(_, lo, hi int) {
 	w, rows, cols, dot := t.w.Data, t.w.Rows, t.w.Cols, t.vd.dot
-	for r := lo; r < hi; r++ {
-		wr := w[r*t.rb : (r+1)*t.rb]
+	// Sub-tiles of about tileBytes of weights stay in L1 while every
+	// activation row passes over them, so each x row is also read from L1
+	// for the whole sub-tile instead of streaming all m rows from L2 per
+	// weight row.
+	tile := max(1, tileBytes/t.rb)
+	for r0 := lo; r0 < hi; r0 += tile {
+		r1 := min(r0+tile, hi)
 		for i := 0; i < t.m; i++ {
-			t.dst[i*rows+r] = dot(cols, wr, t.x[i*t.xrb:(i+1)*t.xrb])
+			xi := t.x[i*t.xrb : (i+1)*t.xrb]
+			out := t.dst[i*rows : (i+1)*rows]
+			for r := r0; r < r1; r++ {
+				out[r] = dot(cols, w[r*t.rb:(r+1)*t.rb], xi)
+			}
 		}
 	}
 }
+
+// tileBytes is the weight bytes a MatMul sub-tile aims for: half of a 32 KiB
+// L1 data cache, leaving room for the activation row.
+const tileBytes = 16 << 10
 
 // convTask converts activation rows [lo, hi) to the vec_dot_type layout.
 type convTask struct {
