@@ -28,3 +28,16 @@ func dotQ5_1Q8_1AVX2(nb int, w, x []byte) float32 { return dotQ5_1Q8_1Generic(nb
 func dotQ4_KQ8_KAVX2(nb int, w, x []byte) float32 { return dotQ4_KQ8_KGeneric(nb, w, x) }
 func dotQ5_KQ8_KAVX2(nb int, w, x []byte) float32 { return dotQ5_KQ8_KGeneric(nb, w, x) }
 func dotQ6_KQ8_KAVX2(nb int, w, x []byte) float32 { return dotQ6_KQ8_KGeneric(nb, w, x) }
+
+func dotQ8_0Q8_0x4AVX2(nb int, w, x []byte, s int, out *[4]float32) {
+	dotX4Generic(dotQ8_0Q8_0Generic, nb, w, x, s, out)
+}
+func dotQ4_0Q8_0x4AVX2(nb int, w, x []byte, s int, out *[4]float32) {
+	dotX4Generic(dotQ4_0Q8_0Generic, nb, w, x, s, out)
+}
+func dotQ4_KQ8_Kx4AVX2(nb int, w, x []byte, s int, out *[4]float32) {
+	dotX4Generic(dotQ4_KQ8_KGeneric, nb, w, x, s, out)
+}
+func dotQ6_KQ8_Kx4AVX2(nb int, w, x []byte, s int, out *[4]float32) {
+	dotX4Generic(dotQ6_KQ8_KGeneric, nb, w, x, s, out)
+}

@@ -12,18 +12,34 @@
 // # Semantics
 //
 // The quantized dots follow ggml's CPU backend: per block an exact integer
-// dot of the quants, then float accumulation with the block scales
-// (ggml-cpu/quants.c ggml_vec_dot_*_generic). The assembly versions follow
-// ggml-cpu/arch/x86/quants.c. Results of the two may differ only by the
-// order of float32 additions (and FMA contraction), never in the integer
-// part; the tests bound that difference by 1e-5 times the sum of the
-// absolute values of the summed terms.
+// dot of the quants, then float32 accumulation with the block scales, block
+// after block, in the order of ggml's generic C (ggml-cpu/quants.c
+// ggml_vec_dot_*_generic; for the K-quants the integer part is summed per
+// super-block rather than in ggml's 8 lanes). The generic Go code writes
+// explicit float32 conversions so that no platform fuses a multiply-add,
+// and the AVX2 assembly performs the same roundings in the same order: all
+// implementations, and the x4 multi-row kernels, return the same bits.
+// Batch invariance follows: a row's result never depends on which kernel,
+// tile or CPU computed it. (The AVX2 integer parts follow
+// ggml-cpu/arch/x86/quants.c but stay exact for every input byte, where
+// llama.cpp's VPSIGNB trick is not for activation quants of -128.)
+//
+// The float dots (F32, F16, BF16, F32·F16) and SumSquares are sums of
+// float products and are not bit-exact across implementations: the
+// generic code sums in float64 like ggml-cpu/vec.c, the AVX2 code in
+// float32 lanes with FMA. Tests bound the difference by 1e-5 of the sum of
+// |terms|. Element-wise helpers (Axpy, AxpyF16, Scale, Add, Mul) differ
+// at most by the FMA's single rounding; Max and the half conversions are
+// exact.
 //
 // # Preconditions
 //
 // n is a number of elements. For the quantized dots n must be a multiple of
 // the weight's block size (32 or 256) and w, x must hold at least n/block
-// whole blocks (extra bytes are ignored). Float slices passed together must
+// whole blocks (extra bytes are ignored). Any byte values are valid quants
+// and scales; Q8_K's bsums must be the sums of its quants (every quantizer
+// writes them so), since the K-quant dots use them for the min and offset
+// terms. Float slices passed together must
 // have equal lengths. These are hot-path calls without an error result:
 // callers check shapes once, when weights are loaded, and a violated
 // precondition panics with a "simd: ..." message before any memory is read,

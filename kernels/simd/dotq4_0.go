@@ -11,7 +11,8 @@ func DotQ4_0Q8_0(n int, w, x []byte) float32 {
 	return dotQ4_0Q8_0Generic(nb, w, x)
 }
 
-// dotQ4_0Q8_0Generic follows ggml_vec_dot_q4_0_q8_0_generic.
+// dotQ4_0Q8_0Generic follows ggml_vec_dot_q4_0_q8_0_generic:
+// sumf += (float(sumi)*dw)*dx, block by block.
 func dotQ4_0Q8_0Generic(nb int, w, x []byte) float32 {
 	var sumf float32
 	for ib := 0; ib < nb; ib++ {
@@ -24,7 +25,7 @@ func dotQ4_0Q8_0Generic(nb int, w, x []byte) float32 {
 			v1 := int32(qs[j]>>4) - 8
 			sumi += v0*int32(int8(qx[j])) + v1*int32(int8(qx[j+16]))
 		}
-		sumf += float32(sumi) * f16At(bw, 0) * f16At(bx, 0)
+		sumf += float32(float32(sumi) * f16At(bw, 0) * f16At(bx, 0))
 	}
 	return sumf
 }

@@ -11,7 +11,8 @@ func DotQ4_1Q8_1(n int, w, x []byte) float32 {
 	return dotQ4_1Q8_1Generic(nb, w, x)
 }
 
-// dotQ4_1Q8_1Generic follows ggml_vec_dot_q4_1_q8_1_generic.
+// dotQ4_1Q8_1Generic follows ggml_vec_dot_q4_1_q8_1_generic:
+// sumf += ((dw*dx)*float(sumi) + mw*sx), block by block.
 func dotQ4_1Q8_1Generic(nb int, w, x []byte) float32 {
 	var sumf float32
 	for ib := 0; ib < nb; ib++ {
@@ -22,7 +23,7 @@ func dotQ4_1Q8_1Generic(nb int, w, x []byte) float32 {
 		for j := range 16 {
 			sumi += int32(qs[j]&0x0f)*int32(int8(qx[j])) + int32(qs[j]>>4)*int32(int8(qx[j+16]))
 		}
-		sumf += (f16At(bw, 0)*f16At(bx, 0))*float32(sumi) + f16At(bw, 2)*f16At(bx, 2)
+		sumf += float32(float32((f16At(bw, 0)*f16At(bx, 0))*float32(sumi)) + float32(f16At(bw, 2)*f16At(bx, 2)))
 	}
 	return sumf
 }

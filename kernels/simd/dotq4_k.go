@@ -18,8 +18,10 @@ func DotQ4_KQ8_K(n int, w, x []byte) float32 {
 	return dotQ4_KQ8_KGeneric(nb, w, x)
 }
 
-// dotQ4_KQ8_KGeneric follows ggml_vec_dot_q4_K_q8_K_generic, with the
-// integer part summed exactly per super-block instead of in 8 lanes.
+// dotQ4_KQ8_KGeneric follows ggml_vec_dot_q4_K_q8_K_generic, except that
+// the integer part is summed exactly per super-block instead of in 8 lanes:
+// sumf += (dw*dx)*float(isum); sumf -= (dminw*dx)*float(summs), super-block
+// by super-block, with no fused operations (the assembly does the same).
 func dotQ4_KQ8_KGeneric(nb int, w, x []byte) float32 {
 	var sumf float32
 	for i := 0; i < nb; i++ {
@@ -40,8 +42,8 @@ func dotQ4_KQ8_KGeneric(nb int, w, x []byte) float32 {
 		}
 		xd := math.Float32frombits(binary.LittleEndian.Uint32(bx[0:4]))
 		summs := minsTimesBsums(&mn, bx[260:292])
-		sumf += f16At(bw, 0) * xd * float32(isum)
-		sumf -= f16At(bw, 2) * xd * float32(summs)
+		sumf += float32(f16At(bw, 0) * xd * float32(isum))
+		sumf -= float32(f16At(bw, 2) * xd * float32(summs))
 	}
 	return sumf
 }

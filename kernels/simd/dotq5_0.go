@@ -13,7 +13,8 @@ func DotQ5_0Q8_0(n int, w, x []byte) float32 {
 	return dotQ5_0Q8_0Generic(nb, w, x)
 }
 
-// dotQ5_0Q8_0Generic follows ggml_vec_dot_q5_0_q8_0_generic.
+// dotQ5_0Q8_0Generic follows ggml_vec_dot_q5_0_q8_0_generic:
+// sumf += (dw*dx)*float(sumi), block by block.
 func dotQ5_0Q8_0Generic(nb int, w, x []byte) float32 {
 	var sumf float32
 	for ib := 0; ib < nb; ib++ {
@@ -27,7 +28,7 @@ func dotQ5_0Q8_0Generic(nb int, w, x []byte) float32 {
 			x1 := int32(qs[j]>>4|uint8(qh>>(j+16)&1)<<4) - 16
 			sumi += x0*int32(int8(qx[j])) + x1*int32(int8(qx[j+16]))
 		}
-		sumf += (f16At(bw, 0) * f16At(bx, 0)) * float32(sumi)
+		sumf += float32((f16At(bw, 0) * f16At(bx, 0)) * float32(sumi))
 	}
 	return sumf
 }

@@ -13,7 +13,8 @@ func DotQ5_1Q8_1(n int, w, x []byte) float32 {
 	return dotQ5_1Q8_1Generic(nb, w, x)
 }
 
-// dotQ5_1Q8_1Generic follows ggml_vec_dot_q5_1_q8_1_generic.
+// dotQ5_1Q8_1Generic follows ggml_vec_dot_q5_1_q8_1_generic:
+// sumf += ((dw*dx)*float(sumi) + mw*sx), block by block.
 func dotQ5_1Q8_1Generic(nb int, w, x []byte) float32 {
 	var sumf float32
 	for ib := 0; ib < nb; ib++ {
@@ -27,7 +28,7 @@ func dotQ5_1Q8_1Generic(nb int, w, x []byte) float32 {
 			x1 := int32(qs[j]>>4 | uint8(qh>>(j+16)&1)<<4)
 			sumi += x0*int32(int8(qx[j])) + x1*int32(int8(qx[j+16]))
 		}
-		sumf += (f16At(bw, 0)*f16At(bx, 0))*float32(sumi) + f16At(bw, 2)*f16At(bx, 2)
+		sumf += float32(float32((f16At(bw, 0)*f16At(bx, 0))*float32(sumi)) + float32(f16At(bw, 2)*f16At(bx, 2)))
 	}
 	return sumf
 }

@@ -17,7 +17,7 @@ func DotQ5_KQ8_K(n int, w, x []byte) float32 {
 }
 
 // dotQ5_KQ8_KGeneric follows ggml_vec_dot_q5_K_q8_K_generic, with the
-// integer part summed exactly per super-block.
+// integer part summed exactly per super-block (float order as Q4_K).
 func dotQ5_KQ8_KGeneric(nb int, w, x []byte) float32 {
 	var sumf float32
 	for i := 0; i < nb; i++ {
@@ -40,8 +40,8 @@ func dotQ5_KQ8_KGeneric(nb int, w, x []byte) float32 {
 		}
 		xd := math.Float32frombits(binary.LittleEndian.Uint32(bx[0:4]))
 		summs := minsTimesBsums(&mn, bx[260:292])
-		sumf += f16At(bw, 0) * xd * float32(isum)
-		sumf -= f16At(bw, 2) * xd * float32(summs)
+		sumf += float32(f16At(bw, 0) * xd * float32(isum))
+		sumf -= float32(f16At(bw, 2) * xd * float32(summs))
 	}
 	return sumf
 }

@@ -11,7 +11,10 @@ func DotQ8_0Q8_0(n int, w, x []byte) float32 {
 	return dotQ8_0Q8_0Generic(nb, w, x)
 }
 
-// dotQ8_0Q8_0Generic follows ggml_vec_dot_q8_0_q8_0_generic.
+// dotQ8_0Q8_0Generic follows ggml_vec_dot_q8_0_q8_0_generic:
+// sumf += float(sumi) * (dw*dx), block by block. The float32()
+// conversions forbid fused multiply-adds, so the result is the same bits on
+// every platform and equals the assembly's.
 func dotQ8_0Q8_0Generic(nb int, w, x []byte) float32 {
 	var sumf float32
 	for ib := 0; ib < nb; ib++ {
@@ -22,7 +25,7 @@ func dotQ8_0Q8_0Generic(nb int, w, x []byte) float32 {
 		for j := range 32 {
 			sumi += int32(int8(qw[j])) * int32(int8(qx[j]))
 		}
-		sumf += float32(sumi) * (f16At(bw, 0) * f16At(bx, 0))
+		sumf += float32(float32(sumi) * (f16At(bw, 0) * f16At(bx, 0)))
 	}
 	return sumf
 }

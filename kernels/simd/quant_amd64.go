@@ -28,3 +28,17 @@ func dotQ5_KQ8_KAVX2(nb int, w, x []byte) float32
 
 //go:noescape
 func dotQ6_KQ8_KAVX2(nb int, w, x []byte) float32
+
+// One weight row against four activation rows (xStride bytes apart).
+
+//go:noescape
+func dotQ8_0Q8_0x4AVX2(nb int, w, x []byte, xStride int, out *[4]float32)
+
+//go:noescape
+func dotQ4_0Q8_0x4AVX2(nb int, w, x []byte, xStride int, out *[4]float32)
+
+//go:noescape
+func dotQ4_KQ8_Kx4AVX2(nb int, w, x []byte, xStride int, out *[4]float32)
+
+//go:noescape
+func dotQ6_KQ8_Kx4AVX2(nb int, w, x []byte, xStride int, out *[4]float32)

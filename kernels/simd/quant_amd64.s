@@ -2,12 +2,13 @@
 
 #include "textflag.h"
 
-// Quantized row dots (AVX2, FMA, F16C), after ggml-cpu/arch/x86/quants.c.
+// Quantized row dots (AVX2, F16C), after ggml-cpu/arch/x86/quants.c.
 // Every integer product is exact for every input byte: signed×signed
-// (Q8_0·Q8_0) sign-extends to int16 and uses VPMADDWD; unsigned×signed
+// (Q8_0·Q8_0) widens to int16 and uses VPMADDWD; unsigned×signed
 // (all others) uses VPMADDUBSW with the weight quants as the unsigned
 // operand (at most 63*128*2 per int16 pair, no saturation) and removes
-// an offset (-8, -16, -32) by subtracting VPMADDUBSW(offset, q8).
+// an offset (-8, -16) by subtracting VPMADDUBSW(offset, q8), or (Q6_K's
+// -32) through the Q8_K block sums.
 // llama.cpp's sign trick (VPSIGNB) is avoided: it overflows when an
 // activation quant is -128.
 //
@@ -31,12 +32,6 @@ DATA c10<>+8(SB)/8, $0x1010101010101010
 DATA c10<>+16(SB)/8, $0x1010101010101010
 DATA c10<>+24(SB)/8, $0x1010101010101010
 GLOBL c10<>(SB), RODATA|NOPTR, $32
-
-DATA c20<>+0(SB)/8, $0x2020202020202020
-DATA c20<>+8(SB)/8, $0x2020202020202020
-DATA c20<>+16(SB)/8, $0x2020202020202020
-DATA c20<>+24(SB)/8, $0x2020202020202020
-GLOBL c20<>(SB), RODATA|NOPTR, $32
 
 DATA c30<>+0(SB)/8, $0x3030303030303030
 DATA c30<>+8(SB)/8, $0x3030303030303030
@@ -128,341 +123,554 @@ DATA shufQ6<>+112(SB)/8, $0x0e0e0e0e0e0e0e0e
 DATA shufQ6<>+120(SB)/8, $0x0f0f0f0f0f0f0f0f
 GLOBL shufQ6<>(SB), RODATA|NOPTR, $128
 
-// HSUM8 reduces the 8 float lanes of YR into lane 0 of XR using XT.
-#define HSUM8(YR, XR, XT) \
-	VEXTRACTF128 $1, YR, XT; \
-	VADDPS       XT, XR, XR; \
-	VMOVHLPS     XR, XR, XT; \
-	VADDPS       XT, XR, XR; \
-	VMOVSHDUP    XR, XT;     \
-	VADDSS       XT, XR, XR
+// ---------------------------------------------------------------- helpers
+//
+// Float semantics: every kernel computes, per block, the exact int32 dot of
+// the quants, then folds it into float32 exactly as the generic Go code
+// does (same products, same rounding, blocks added one after another, no
+// fused multiply-add). Results are therefore bit-identical to the generic
+// code. Four blocks are reduced at once (REDUCE4) and then added in order
+// (SEQADD4); the x4 kernels keep one running sum per activation row in the
+// four lanes of X0.
+
+// HSUMI: lane 0 of XR = sum of the 8 int32 lanes of YR (XR is YR's low half).
+#define HSUMI(YR, XR, XT) \
+	VEXTRACTI128 $1, YR, XT;    \
+	VPADDD       XT, XR, XR;    \
+	VPSHUFD      $0x4e, XR, XT; \
+	VPADDD       XT, XR, XR;    \
+	VPSHUFD      $0xb1, XR, XT; \
+	VPADDD       XT, XR, XR
+
+// HSUMI4: lane 0 of XR = sum of its 4 int32 lanes.
+#define HSUMI4(XR, XT) \
+	VPSHUFD $0x4e, XR, XT; \
+	VPADDD  XT, XR, XR;    \
+	VPSHUFD $0xb1, XR, XT; \
+	VPADDD  XT, XR, XR
+
+// REDUCE4: XA = [sum YA, sum YB, sum YC, sum YD] over 8 int32 lanes each.
+// Clobbers YA (whose low half is XA) and YC.
+#define REDUCE4(YA, YB, YC, YD, XA, XT) \
+	VPHADDD      YB, YA, YA; \
+	VPHADDD      YD, YC, YC; \
+	VPHADDD      YC, YA, YA; \
+	VEXTRACTI128 $1, YA, XT; \
+	VPADDD       XT, XA, XA
+
+// SEQADD4: ACC[0] = (((ACC[0] + XP[0]) + XP[1]) + XP[2]) + XP[3].
+#define SEQADD4(XP, XT, ACC) \
+	VADDSS    XP, ACC, ACC;  \
+	VMOVSHDUP XP, XT;        \
+	VADDSS    XT, ACC, ACC;  \
+	VMOVHLPS  XP, XP, XT;    \
+	VADDSS    XT, ACC, ACC;  \
+	VPSHUFD   $0xff, XP, XT; \
+	VADDSS    XT, ACC, ACC
+
+// HALVES8: words 0..7 of XR = the halves at M0..M7, gathered in AX and DX
+// (scalar loads run beside the vector work). Clobbers AX, BX, DX.
+#define HALVES8(XR, M0, M1, M2, M3, M4, M5, M6, M7) \
+	MOVWLZX M0, AX;         \
+	MOVWLZX M1, BX;         \
+	SHLL    $16, BX;        \
+	ORL     BX, AX;         \
+	MOVWLZX M2, BX;         \
+	SHLQ    $32, BX;        \
+	ORQ     BX, AX;         \
+	MOVWLZX M3, BX;         \
+	SHLQ    $48, BX;        \
+	ORQ     BX, AX;         \
+	MOVWLZX M4, DX;         \
+	MOVWLZX M5, BX;         \
+	SHLL    $16, BX;        \
+	ORL     BX, DX;         \
+	MOVWLZX M6, BX;         \
+	SHLQ    $32, BX;        \
+	ORQ     BX, DX;         \
+	MOVWLZX M7, BX;         \
+	SHLQ    $48, BX;        \
+	ORQ     BX, DX;         \
+	VMOVQ   AX, XR;         \
+	VPINSRQ $1, DX, XR, XR
+
+// HALVES2: words 0, 1 of XR = the halves at M0, M1. Clobbers AX.
+#define HALVES2(XR, M0, M1) \
+	MOVWLZX M0, AX; \
+	VMOVD   AX, XR; \
+	VPINSRW $1, M1, XR, XR
 
 // NIBBLES32 loads 16 packed bytes at MEM into YR as 32 unsigned nibbles in
 // element order: bytes 0..15 = low nibbles, 16..31 = high nibbles.
 // XR is YR's low half, XT a temporary, YMASK holds 0x0f bytes.
 #define NIBBLES32(MEM, YR, XR, XT, YMASK) \
-	VMOVDQU     MEM, XR;         \
-	VPSRLW      $4, XR, XT;      \
-	VINSERTI128 $1, XT, YR, YR;  \
+	VMOVDQU     MEM, XR;        \
+	VPSRLW      $4, XR, XT;     \
+	VINSERTI128 $1, XT, YR, YR; \
 	VPAND       YMASK, YR, YR
 
-// ---------------------------------------------------------------- Q8_0·Q8_0
+// HIGHBITS turns the 32-bit qh at MEM into YR: byte j = 0x10 if bit j of
+// qh is set, else 0. Y10 = shufBits, Y11 = bitMask, Y14 = all ones,
+// Y13 = 0x10 bytes.
+#define HIGHBITS(MEM, YR) \
+	VPBROADCASTD MEM, YR;     \
+	VPSHUFB      Y10, YR, YR; \
+	VPOR         Y11, YR, YR; \
+	VPCMPEQB     Y14, YR, YR; \
+	VPAND        Y13, YR, YR
 
-// Q8_0 block at byte offset OFF of SI (w) and DI (x): ACC += YD * float(sum qw*qx).
-#define Q8_0_BLOCK(OFF, YD, ACC) \
-	VPMOVSXBW   OFF+2(SI), Y4;  \
-	VPMOVSXBW   OFF+18(SI), Y5; \
-	VPMOVSXBW   OFF+2(DI), Y6;  \
-	VPMOVSXBW   OFF+18(DI), Y7; \
-	VPMADDWD    Y6, Y4, Y4;     \
-	VPMADDWD    Y7, Y5, Y5;     \
-	VPADDD      Y5, Y4, Y4;     \
-	VCVTDQ2PS   Y4, Y4;         \
-	VFMADD231PS Y4, YD, ACC
+// X4POINTERS: DI, R10, R11, R12 = the four activation rows x, x+s, x+2s,
+// x+3s for the x4 kernels (s = xStride).
+#define X4POINTERS \
+	MOVQ x_base+32(FP), DI;  \
+	MOVQ xStride+56(FP), R8; \
+	LEAQ (DI)(R8*1), R10;    \
+	LEAQ (DI)(R8*2), R11;    \
+	LEAQ (R10)(R8*2), R12
+
+// X4ADVANCE moves the four activation pointers by N bytes.
+#define X4ADVANCE(N) \
+	ADDQ $N, DI;  \
+	ADDQ $N, R10; \
+	ADDQ $N, R11; \
+	ADDQ $N, R12
+
+// ---------------------------------------------------------------- Q8_0·Q8_0
+// sumf += float(sumi) * (dw*dx)
+//
+// Signed×signed bytes, exact for every input: the weight bytes are sign-
+// extended to int16 (VPUNPCK?BW with themselves, then VPSRAW $8) and the
+// activation bytes are placed in the high byte of an int16 (VPUNPCK?BW
+// with zero: 256*x), so VPMADDWD sums pairs of 256*w*x (|.| <= 2^23) and
+// VPSRAD $8 of the block sums recovers the exact sums. (VPMOVSXBW from
+// memory would do the same but issues at one per 1.5 cycles on Zen 3.)
+// Both operands are permuted alike within 128-bit lanes, which a dot
+// product does not see. Y15 = 0.
+
+// Q8_0_W: Y12, Y13 = the 32 weight quants at MEM, sign-extended to int16.
+#define Q8_0_W(MEM) \
+	VMOVDQU    MEM, Y11;      \
+	VPUNPCKLBW Y11, Y11, Y12; \
+	VPUNPCKHBW Y11, Y11, Y13; \
+	VPSRAW     $8, Y12, Y12;  \
+	VPSRAW     $8, Y13, Y13
+
+// Q8_0_X: YR = 8 int32 lanes summing to 256 * (weights in Y12, Y13 · the
+// 32 activation quants at MEM). Clobbers Y9, Y10.
+#define Q8_0_X(MEM, YR) \
+	VMOVDQU    MEM, Y10;      \
+	VPUNPCKLBW Y10, Y15, YR;  \
+	VPUNPCKHBW Y10, Y15, Y9;  \
+	VPMADDWD   Y12, YR, YR;   \
+	VPMADDWD   Y13, Y9, Y9;   \
+	VPADDD     Y9, YR, YR
 
 // func dotQ8_0Q8_0AVX2(nb int, w, x []byte) float32
 TEXT ·dotQ8_0Q8_0AVX2(SB), NOSPLIT, $0-60
 	MOVQ   nb+0(FP), CX
 	MOVQ   w_base+8(FP), SI
 	MOVQ   x_base+32(FP), DI
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
+	VXORPS X0, X0, X0
+	VPXOR  Y15, Y15, Y15
 
-q80pair:
-	CMPQ CX, $2
-	JB   q80single
-	// Scales of two blocks: [dw0, dx0, dw1, dx1] -> d0 = dw0*dx0, d1 = dw1*dx1.
-	VMOVD        (SI), X2
-	VPINSRW      $1, (DI), X2, X2
-	VPINSRW      $2, 34(SI), X2, X2
-	VPINSRW      $3, 34(DI), X2, X2
-	VCVTPH2PS    X2, X2
-	VMOVSHDUP    X2, X3
+q80quad:
+	CMPQ         CX, $4
+	JB           q80tail
+	Q8_0_W(2(SI))
+	Q8_0_X(2(DI), Y4)
+	Q8_0_W(36(SI))
+	Q8_0_X(36(DI), Y5)
+	Q8_0_W(70(SI))
+	Q8_0_X(70(DI), Y6)
+	Q8_0_W(104(SI))
+	Q8_0_X(104(DI), Y7)
+	REDUCE4(Y4, Y5, Y6, Y7, X4, X5)
+	VPSRAD       $8, X4, X4
+	VCVTDQ2PS    X4, X4
+	HALVES8(X2, (SI), 34(SI), 68(SI), 102(SI), (DI), 34(DI), 68(DI), 102(DI))
+	VCVTPH2PS    X2, Y2
+	VEXTRACTF128 $1, Y2, X3
 	VMULPS       X3, X2, X2
-	VBROADCASTSS X2, Y8
-	VMOVHLPS     X2, X2, X3
-	VBROADCASTSS X3, Y9
-	Q8_0_BLOCK(0, Y8, Y0)
-	Q8_0_BLOCK(34, Y9, Y1)
-	ADDQ         $68, SI
-	ADDQ         $68, DI
-	SUBQ         $2, CX
-	JMP          q80pair
+	VMULPS       X2, X4, X4
+	SEQADD4(X4, X5, X0)
+	ADDQ         $136, SI
+	ADDQ         $136, DI
+	SUBQ         $4, CX
+	JMP          q80quad
 
-q80single:
-	TESTQ        CX, CX
-	JZ           q80done
-	VMOVD        (SI), X2
-	VPINSRW      $1, (DI), X2, X2
-	VCVTPH2PS    X2, X2
-	VMOVSHDUP    X2, X3
-	VMULSS       X3, X2, X2
-	VBROADCASTSS X2, Y8
-	Q8_0_BLOCK(0, Y8, Y0)
+q80tail:
+	TESTQ     CX, CX
+	JZ        q80done
+	Q8_0_W(2(SI))
+	Q8_0_X(2(DI), Y4)
+	HSUMI(Y4, X4, X5)
+	VPSRAD    $8, X4, X4
+	VCVTDQ2PS X4, X4
+	HALVES2(X2, (SI), (DI))
+	VCVTPH2PS X2, X2
+	VMOVSHDUP X2, X3
+	VMULSS    X3, X2, X2
+	VMULSS    X2, X4, X4
+	VADDSS    X4, X0, X0
+	ADDQ      $34, SI
+	ADDQ      $34, DI
+	DECQ      CX
+	JMP       q80tail
 
 q80done:
-	VADDPS Y1, Y0, Y0
-	HSUM8(Y0, X0, X1)
 	VMOVSS X0, ret+56(FP)
 	VZEROUPPER
 	RET
 
-// ---------------------------------------------------------------- Q4_0·Q8_0
+// func dotQ8_0Q8_0x4AVX2(nb int, w, x []byte, xStride int, out *[4]float32)
+TEXT ·dotQ8_0Q8_0x4AVX2(SB), NOSPLIT, $0-72
+	MOVQ   nb+0(FP), CX
+	MOVQ   w_base+8(FP), SI
+	X4POINTERS
+	VXORPS X0, X0, X0
+	VPXOR  Y15, Y15, Y15
 
-// Q4_0 block at SI+WOFF (18 B), Q8_0 at DI+XOFF (34 B):
-// ACC += YD * float(sum nib*q - 8*sum q). Y12 = 0x0f, Y13 = 0x08, Y15 = ones16.
-#define Q4_0_BLOCK(WOFF, XOFF, YD, ACC) \
-	NIBBLES32(WOFF+2(SI), Y4, X4, X5, Y12); \
-	VMOVDQU     XOFF+2(DI), Y6; \
-	VPMADDUBSW  Y6, Y4, Y4;     \
-	VPMADDUBSW  Y6, Y13, Y6;    \
-	VPSUBW      Y6, Y4, Y4;     \
-	VPMADDWD    Y15, Y4, Y4;    \
-	VCVTDQ2PS   Y4, Y4;         \
-	VFMADD231PS Y4, YD, ACC
+q80x4:
+	Q8_0_W(2(SI))
+	Q8_0_X(2(DI), Y4)
+	Q8_0_X(2(R10), Y5)
+	Q8_0_X(2(R11), Y6)
+	Q8_0_X(2(R12), Y7)
+	REDUCE4(Y4, Y5, Y6, Y7, X4, X5)
+	VPSRAD       $8, X4, X4
+	VCVTDQ2PS    X4, X4
+	HALVES8(X2, (DI), (R10), (R11), (R12), (SI), (SI), (SI), (SI))
+	VCVTPH2PS    X2, Y2
+	VEXTRACTF128 $1, Y2, X3
+	VMULPS       X3, X2, X2
+	VMULPS       X2, X4, X4
+	VADDPS       X4, X0, X0
+	ADDQ         $34, SI
+	X4ADVANCE(34)
+	DECQ         CX
+	JNZ          q80x4
+
+	MOVQ    out+64(FP), AX
+	VMOVUPS X0, (AX)
+	VZEROUPPER
+	RET
+
+// ---------------------------------------------------------------- Q4_0·Q8_0
+// sumf += (float(sumi) * dw) * dx
+
+// Q4_0_ISUM: YR = int32 partial sums of (nib-8)*q for the Q4_0 block at
+// SI+WOFF (18 B) and the Q8_0 block at DI+XOFF (34 B).
+// Y12 = 0x0f, Y13 = 0x08, Y15 = ones16.
+#define Q4_0_ISUM(WOFF, XOFF, YR, XR) \
+	NIBBLES32(WOFF+2(SI), YR, XR, X9, Y12); \
+	VMOVDQU    XOFF+2(DI), Y10; \
+	VPMADDUBSW Y10, YR, YR;     \
+	VPMADDUBSW Y10, Y13, Y10;   \
+	VPSUBW     Y10, YR, YR;     \
+	VPMADDWD   Y15, YR, YR
 
 // func dotQ4_0Q8_0AVX2(nb int, w, x []byte) float32
 TEXT ·dotQ4_0Q8_0AVX2(SB), NOSPLIT, $0-60
 	MOVQ    nb+0(FP), CX
 	MOVQ    w_base+8(FP), SI
 	MOVQ    x_base+32(FP), DI
-	VXORPS  Y0, Y0, Y0
-	VXORPS  Y1, Y1, Y1
+	VXORPS  X0, X0, X0
 	VMOVDQU c0f<>(SB), Y12
 	VMOVDQU c08<>(SB), Y13
 	VMOVDQU ones16<>(SB), Y15
 
-q40pair:
-	CMPQ         CX, $2
-	JB           q40single
-	VMOVD        (SI), X2
-	VPINSRW      $1, (DI), X2, X2
-	VPINSRW      $2, 18(SI), X2, X2
-	VPINSRW      $3, 34(DI), X2, X2
-	VCVTPH2PS    X2, X2
-	VMOVSHDUP    X2, X3
-	VMULPS       X3, X2, X2
-	VBROADCASTSS X2, Y8
-	VMOVHLPS     X2, X2, X3
-	VBROADCASTSS X3, Y9
-	Q4_0_BLOCK(0, 0, Y8, Y0)
-	Q4_0_BLOCK(18, 34, Y9, Y1)
-	ADDQ         $36, SI
-	ADDQ         $68, DI
-	SUBQ         $2, CX
-	JMP          q40pair
+q40quad:
+	CMPQ         CX, $4
+	JB           q40tail
+	Q4_0_ISUM(0, 0, Y4, X4)
+	Q4_0_ISUM(18, 34, Y5, X5)
+	Q4_0_ISUM(36, 68, Y6, X6)
+	Q4_0_ISUM(54, 102, Y7, X7)
+	REDUCE4(Y4, Y5, Y6, Y7, X4, X5)
+	VCVTDQ2PS    X4, X4
+	HALVES8(X2, (SI), 18(SI), 36(SI), 54(SI), (DI), 34(DI), 68(DI), 102(DI))
+	VCVTPH2PS    X2, Y2
+	VEXTRACTF128 $1, Y2, X3
+	VMULPS       X2, X4, X4
+	VMULPS       X3, X4, X4
+	SEQADD4(X4, X5, X0)
+	ADDQ         $72, SI
+	ADDQ         $136, DI
+	SUBQ         $4, CX
+	JMP          q40quad
 
-q40single:
-	TESTQ        CX, CX
-	JZ           q40done
-	VMOVD        (SI), X2
-	VPINSRW      $1, (DI), X2, X2
-	VCVTPH2PS    X2, X2
-	VMOVSHDUP    X2, X3
-	VMULSS       X3, X2, X2
-	VBROADCASTSS X2, Y8
-	Q4_0_BLOCK(0, 0, Y8, Y0)
+q40tail:
+	TESTQ     CX, CX
+	JZ        q40done
+	Q4_0_ISUM(0, 0, Y4, X4)
+	HSUMI(Y4, X4, X5)
+	VCVTDQ2PS X4, X4
+	HALVES2(X2, (SI), (DI))
+	VCVTPH2PS X2, X2
+	VMOVSHDUP X2, X3
+	VMULSS    X2, X4, X4
+	VMULSS    X3, X4, X4
+	VADDSS    X4, X0, X0
+	ADDQ      $18, SI
+	ADDQ      $34, DI
+	DECQ      CX
+	JMP       q40tail
 
 q40done:
-	VADDPS Y1, Y0, Y0
-	HSUM8(Y0, X0, X1)
 	VMOVSS X0, ret+56(FP)
 	VZEROUPPER
 	RET
 
+// Q4_0_XSUM: YR = partial sums of (nib-8)*q for the weight nibbles in Y12
+// and the activation quants at MEM. Y14 = 0x08, Y15 = ones16.
+#define Q4_0_XSUM(MEM, YR) \
+	VMOVDQU    MEM, Y10;      \
+	VPMADDUBSW Y10, Y12, YR;  \
+	VPMADDUBSW Y10, Y14, Y10; \
+	VPSUBW     Y10, YR, YR;   \
+	VPMADDWD   Y15, YR, YR
+
+// func dotQ4_0Q8_0x4AVX2(nb int, w, x []byte, xStride int, out *[4]float32)
+TEXT ·dotQ4_0Q8_0x4AVX2(SB), NOSPLIT, $0-72
+	MOVQ    nb+0(FP), CX
+	MOVQ    w_base+8(FP), SI
+	X4POINTERS
+	VXORPS  X0, X0, X0
+	VMOVDQU c0f<>(SB), Y11
+	VMOVDQU c08<>(SB), Y14
+	VMOVDQU ones16<>(SB), Y15
+
+q40x4:
+	NIBBLES32(2(SI), Y12, X12, X9, Y11)
+	Q4_0_XSUM(2(DI), Y4)
+	Q4_0_XSUM(2(R10), Y5)
+	Q4_0_XSUM(2(R11), Y6)
+	Q4_0_XSUM(2(R12), Y7)
+	REDUCE4(Y4, Y5, Y6, Y7, X4, X5)
+	VCVTDQ2PS    X4, X4
+	HALVES8(X2, (DI), (R10), (R11), (R12), (SI), (SI), (SI), (SI))
+	VCVTPH2PS    X2, Y2
+	VEXTRACTF128 $1, Y2, X3
+	VMULPS       X3, X4, X4
+	VMULPS       X2, X4, X4
+	VADDPS       X4, X0, X0
+	ADDQ         $18, SI
+	X4ADVANCE(34)
+	DECQ         CX
+	JNZ          q40x4
+
+	MOVQ    out+64(FP), AX
+	VMOVUPS X0, (AX)
+	VZEROUPPER
+	RET
+
 // ---------------------------------------------------------------- Q4_1·Q8_1
+// sumf += (dw*dx)*float(sumi) + mw*sx
 
-// SCALES_DM converts a weight's (d, m) and an activation's (d, s), 4 bytes
-// each at WMEM and XMEM: YD = broadcast dw*dx, XSUM += mw*sx.
-#define SCALES_DM(WMEM, XMEM, YD, XSUM) \
-	VMOVD        WMEM, X2;         \
-	VPINSRD      $1, XMEM, X2, X2; \
-	VCVTPH2PS    X2, X2;           \
-	VMOVHLPS     X2, X2, X3;       \
-	VMULPS       X3, X2, X2;       \
-	VBROADCASTSS X2, YD;           \
-	VMOVSHDUP    X2, X3;           \
-	VADDSS       X3, XSUM, XSUM
+// Q4_1_ISUM: YR = partial sums of nib*q, Q4_1 block at SI+WOFF (20 B),
+// Q8_1 block at DI+XOFF (36 B). Y12 = 0x0f, Y15 = ones16.
+#define Q4_1_ISUM(WOFF, XOFF, YR, XR) \
+	NIBBLES32(WOFF+4(SI), YR, XR, X9, Y12); \
+	VPMADDUBSW XOFF+4(DI), YR, YR; \
+	VPMADDWD   Y15, YR, YR
 
-// Q4_1 block at SI (20 B), Q8_1 at DI (36 B): ACC += YD * float(sum nib*q).
-#define Q4_1_BLOCK(WOFF, XOFF, YD, ACC) \
-	NIBBLES32(WOFF+4(SI), Y4, X4, X5, Y12); \
-	VPMADDUBSW  XOFF+4(DI), Y4, Y4; \
-	VPMADDWD    Y15, Y4, Y4;        \
-	VCVTDQ2PS   Y4, Y4;             \
-	VFMADD231PS Y4, YD, ACC
+// DM4: X4 = [s0..s3] as floats -> X4 = (dw*dx)*s + mw*sx for four blocks
+// whose (d, m) / (d, s) halves are at SI + k*WB, DI + k*XB.
+#define DM4(WB, XB) \
+	HALVES8(X2, (SI), WB(SI), 2*WB(SI), 3*WB(SI), (DI), XB(DI), 2*XB(DI), 3*XB(DI)); \
+	HALVES8(X6, 2(SI), WB+2(SI), 2*WB+2(SI), 3*WB+2(SI), 2(DI), XB+2(DI), 2*XB+2(DI), 3*XB+2(DI)); \
+	VCVTPH2PS    X2, Y2;     \
+	VCVTPH2PS    X6, Y6;     \
+	VEXTRACTF128 $1, Y2, X3; \
+	VEXTRACTF128 $1, Y6, X7; \
+	VMULPS       X3, X2, X2; \
+	VMULPS       X2, X4, X4; \
+	VMULPS       X7, X6, X6; \
+	VADDPS       X6, X4, X4
+
+// DM1: lane 0 of X4 = float(s) -> (dw*dx)*s + mw*sx for the block at SI, DI.
+#define DM1 \
+	VMOVD     (SI), X2;         \
+	VPINSRD   $1, (DI), X2, X2; \
+	VCVTPH2PS X2, X2;           \
+	VMOVHLPS  X2, X2, X3;       \
+	VMULPS    X3, X2, X3;       \
+	VMULSS    X3, X4, X4;       \
+	VMOVSHDUP X3, X5;           \
+	VADDSS    X5, X4, X4
 
 // func dotQ4_1Q8_1AVX2(nb int, w, x []byte) float32
-// X10 sums the m*s terms, as ggml's summs.
 TEXT ·dotQ4_1Q8_1AVX2(SB), NOSPLIT, $0-60
 	MOVQ    nb+0(FP), CX
 	MOVQ    w_base+8(FP), SI
 	MOVQ    x_base+32(FP), DI
-	VXORPS  Y0, Y0, Y0
-	VXORPS  Y1, Y1, Y1
-	VXORPS  X10, X10, X10
+	VXORPS  X0, X0, X0
 	VMOVDQU c0f<>(SB), Y12
 	VMOVDQU ones16<>(SB), Y15
 
-q41pair:
-	CMPQ CX, $2
-	JB   q41single
-	SCALES_DM((SI), (DI), Y8, X10)
-	SCALES_DM(20(SI), 36(DI), Y9, X10)
-	Q4_1_BLOCK(0, 0, Y8, Y0)
-	Q4_1_BLOCK(20, 36, Y9, Y1)
-	ADDQ $40, SI
-	ADDQ $72, DI
-	SUBQ $2, CX
-	JMP  q41pair
+q41quad:
+	CMPQ      CX, $4
+	JB        q41tail
+	Q4_1_ISUM(0, 0, Y4, X4)
+	Q4_1_ISUM(20, 36, Y5, X5)
+	Q4_1_ISUM(40, 72, Y6, X6)
+	Q4_1_ISUM(60, 108, Y7, X7)
+	REDUCE4(Y4, Y5, Y6, Y7, X4, X5)
+	VCVTDQ2PS X4, X4
+	DM4(20, 36)
+	SEQADD4(X4, X5, X0)
+	ADDQ      $80, SI
+	ADDQ      $144, DI
+	SUBQ      $4, CX
+	JMP       q41quad
 
-q41single:
-	TESTQ CX, CX
-	JZ    q41done
-	SCALES_DM((SI), (DI), Y8, X10)
-	Q4_1_BLOCK(0, 0, Y8, Y0)
+q41tail:
+	TESTQ     CX, CX
+	JZ        q41done
+	Q4_1_ISUM(0, 0, Y4, X4)
+	HSUMI(Y4, X4, X5)
+	VCVTDQ2PS X4, X4
+	DM1
+	VADDSS    X4, X0, X0
+	ADDQ      $20, SI
+	ADDQ      $36, DI
+	DECQ      CX
+	JMP       q41tail
 
 q41done:
-	VADDPS Y1, Y0, Y0
-	HSUM8(Y0, X0, X1)
-	VADDSS X10, X0, X0
 	VMOVSS X0, ret+56(FP)
 	VZEROUPPER
 	RET
 
 // ---------------------------------------------------------------- Q5_0·Q8_0
+// sumf += (dw*dx) * float(sumi)
 
-// HIGHBITS turns the 32-bit qh at MEM into YR: byte j = 0x10 if bit j of
-// qh is set, else 0. Y10 = shufBits, Y11 = bitMask, Y14 = all ones,
-// Y13 = 0x10 bytes.
-#define HIGHBITS(MEM, YR) \
-	VPBROADCASTD MEM, YR;         \
-	VPSHUFB      Y10, YR, YR;     \
-	VPOR         Y11, YR, YR;     \
-	VPCMPEQB     Y14, YR, YR;     \
-	VPAND        Y13, YR, YR
+// Q5_0_ISUM: YR = partial sums of (q5-16)*q, Q5_0 block at SI+WOFF
+// (22 B: d, qh[4], qs[16]), Q8_0 block at DI+XOFF (34 B).
+#define Q5_0_ISUM(WOFF, XOFF, YR, XR) \
+	NIBBLES32(WOFF+6(SI), YR, XR, X9, Y12); \
+	HIGHBITS(WOFF+2(SI), Y8); \
+	VPOR       Y8, YR, YR;    \
+	VMOVDQU    XOFF+2(DI), Y9; \
+	VPMADDUBSW Y9, YR, YR;    \
+	VPMADDUBSW Y9, Y13, Y9;   \
+	VPSUBW     Y9, YR, YR;    \
+	VPMADDWD   Y15, YR, YR
 
-// Q5_0 block at SI (22 B: d, qh[4], qs[16]), Q8_0 at DI (34 B):
-// ACC += YD * float(sum q5*q - 16*sum q).
-#define Q5_0_BLOCK(WOFF, XOFF, YD, ACC) \
-	NIBBLES32(WOFF+6(SI), Y4, X4, X5, Y12); \
-	HIGHBITS(WOFF+2(SI), Y5); \
-	VPOR        Y5, Y4, Y4;   \
-	VMOVDQU     XOFF+2(DI), Y6; \
-	VPMADDUBSW  Y6, Y4, Y4;   \
-	VPMADDUBSW  Y6, Y13, Y6;  \
-	VPSUBW      Y6, Y4, Y4;   \
-	VPMADDWD    Y15, Y4, Y4;  \
-	VCVTDQ2PS   Y4, Y4;       \
-	VFMADD231PS Y4, YD, ACC
+#define Q5_CONSTANTS \
+	VMOVDQU  shufBits<>(SB), Y10; \
+	VMOVDQU  bitMask<>(SB), Y11;  \
+	VMOVDQU  c0f<>(SB), Y12;      \
+	VMOVDQU  c10<>(SB), Y13;      \
+	VPCMPEQB Y14, Y14, Y14;       \
+	VMOVDQU  ones16<>(SB), Y15
 
 // func dotQ5_0Q8_0AVX2(nb int, w, x []byte) float32
 TEXT ·dotQ5_0Q8_0AVX2(SB), NOSPLIT, $0-60
-	MOVQ     nb+0(FP), CX
-	MOVQ     w_base+8(FP), SI
-	MOVQ     x_base+32(FP), DI
-	VXORPS   Y0, Y0, Y0
-	VXORPS   Y1, Y1, Y1
-	VMOVDQU  shufBits<>(SB), Y10
-	VMOVDQU  bitMask<>(SB), Y11
-	VMOVDQU  c0f<>(SB), Y12
-	VMOVDQU  c10<>(SB), Y13
-	VPCMPEQB Y14, Y14, Y14
-	VMOVDQU  ones16<>(SB), Y15
+	MOVQ   nb+0(FP), CX
+	MOVQ   w_base+8(FP), SI
+	MOVQ   x_base+32(FP), DI
+	VXORPS X0, X0, X0
+	Q5_CONSTANTS
 
-q50pair:
-	CMPQ         CX, $2
-	JB           q50single
-	VMOVD        (SI), X2
-	VPINSRW      $1, (DI), X2, X2
-	VPINSRW      $2, 22(SI), X2, X2
-	VPINSRW      $3, 34(DI), X2, X2
-	VCVTPH2PS    X2, X2
-	VMOVSHDUP    X2, X3
+q50quad:
+	CMPQ         CX, $4
+	JB           q50tail
+	Q5_0_ISUM(0, 0, Y4, X4)
+	Q5_0_ISUM(22, 34, Y5, X5)
+	Q5_0_ISUM(44, 68, Y6, X6)
+	Q5_0_ISUM(66, 102, Y7, X7)
+	REDUCE4(Y4, Y5, Y6, Y7, X4, X5)
+	VCVTDQ2PS    X4, X4
+	HALVES8(X2, (SI), 22(SI), 44(SI), 66(SI), (DI), 34(DI), 68(DI), 102(DI))
+	VCVTPH2PS    X2, Y2
+	VEXTRACTF128 $1, Y2, X3
 	VMULPS       X3, X2, X2
-	VBROADCASTSS X2, Y8
-	VMOVHLPS     X2, X2, X3
-	VBROADCASTSS X3, Y9
-	Q5_0_BLOCK(0, 0, Y8, Y0)
-	Q5_0_BLOCK(22, 34, Y9, Y1)
-	ADDQ         $44, SI
-	ADDQ         $68, DI
-	SUBQ         $2, CX
-	JMP          q50pair
+	VMULPS       X2, X4, X4
+	SEQADD4(X4, X5, X0)
+	ADDQ         $88, SI
+	ADDQ         $136, DI
+	SUBQ         $4, CX
+	JMP          q50quad
 
-q50single:
-	TESTQ        CX, CX
-	JZ           q50done
-	VMOVD        (SI), X2
-	VPINSRW      $1, (DI), X2, X2
-	VCVTPH2PS    X2, X2
-	VMOVSHDUP    X2, X3
-	VMULSS       X3, X2, X2
-	VBROADCASTSS X2, Y8
-	Q5_0_BLOCK(0, 0, Y8, Y0)
+q50tail:
+	TESTQ     CX, CX
+	JZ        q50done
+	Q5_0_ISUM(0, 0, Y4, X4)
+	HSUMI(Y4, X4, X5)
+	VCVTDQ2PS X4, X4
+	HALVES2(X2, (SI), (DI))
+	VCVTPH2PS X2, X2
+	VMOVSHDUP X2, X3
+	VMULSS    X3, X2, X2
+	VMULSS    X2, X4, X4
+	VADDSS    X4, X0, X0
+	ADDQ      $22, SI
+	ADDQ      $34, DI
+	DECQ      CX
+	JMP       q50tail
 
 q50done:
-	VADDPS Y1, Y0, Y0
-	HSUM8(Y0, X0, X1)
 	VMOVSS X0, ret+56(FP)
 	VZEROUPPER
 	RET
 
 // ---------------------------------------------------------------- Q5_1·Q8_1
+// sumf += (dw*dx)*float(sumi) + mw*sx
 
-// Q5_1 block at SI (24 B: d, m, qh[4], qs[16]), Q8_1 at DI (36 B):
-// ACC += YD * float(sum q5*q).
-#define Q5_1_BLOCK(WOFF, XOFF, YD, ACC) \
-	NIBBLES32(WOFF+8(SI), Y4, X4, X5, Y12); \
-	HIGHBITS(WOFF+4(SI), Y5); \
-	VPOR        Y5, Y4, Y4;   \
-	VPMADDUBSW  XOFF+4(DI), Y4, Y4; \
-	VPMADDWD    Y15, Y4, Y4;  \
-	VCVTDQ2PS   Y4, Y4;       \
-	VFMADD231PS Y4, YD, ACC
+// Q5_1_ISUM: YR = partial sums of q5*q, Q5_1 block at SI+WOFF (24 B: d, m,
+// qh[4], qs[16]), Q8_1 block at DI+XOFF (36 B).
+#define Q5_1_ISUM(WOFF, XOFF, YR, XR) \
+	NIBBLES32(WOFF+8(SI), YR, XR, X9, Y12); \
+	HIGHBITS(WOFF+4(SI), Y8); \
+	VPOR       Y8, YR, YR;    \
+	VPMADDUBSW XOFF+4(DI), YR, YR; \
+	VPMADDWD   Y15, YR, YR
 
 // func dotQ5_1Q8_1AVX2(nb int, w, x []byte) float32
 TEXT ·dotQ5_1Q8_1AVX2(SB), NOSPLIT, $0-60
-	MOVQ     nb+0(FP), CX
-	MOVQ     w_base+8(FP), SI
-	MOVQ     x_base+32(FP), DI
-	VXORPS   Y0, Y0, Y0
-	VXORPS   Y1, Y1, Y1
-	VXORPS   X7, X7, X7
-	VMOVDQU  shufBits<>(SB), Y10
-	VMOVDQU  bitMask<>(SB), Y11
-	VMOVDQU  c0f<>(SB), Y12
-	VMOVDQU  c10<>(SB), Y13
-	VPCMPEQB Y14, Y14, Y14
-	VMOVDQU  ones16<>(SB), Y15
+	MOVQ   nb+0(FP), CX
+	MOVQ   w_base+8(FP), SI
+	MOVQ   x_base+32(FP), DI
+	VXORPS X0, X0, X0
+	Q5_CONSTANTS
 
-q51pair:
-	CMPQ CX, $2
-	JB   q51single
-	SCALES_DM((SI), (DI), Y8, X7)
-	SCALES_DM(24(SI), 36(DI), Y9, X7)
-	Q5_1_BLOCK(0, 0, Y8, Y0)
-	Q5_1_BLOCK(24, 36, Y9, Y1)
-	ADDQ $48, SI
-	ADDQ $72, DI
-	SUBQ $2, CX
-	JMP  q51pair
+q51quad:
+	CMPQ      CX, $4
+	JB        q51tail
+	Q5_1_ISUM(0, 0, Y4, X4)
+	Q5_1_ISUM(24, 36, Y5, X5)
+	Q5_1_ISUM(48, 72, Y6, X6)
+	Q5_1_ISUM(72, 108, Y7, X7)
+	REDUCE4(Y4, Y5, Y6, Y7, X4, X5)
+	VCVTDQ2PS X4, X4
+	DM4(24, 36)
+	SEQADD4(X4, X5, X0)
+	ADDQ      $96, SI
+	ADDQ      $144, DI
+	SUBQ      $4, CX
+	JMP       q51quad
 
-q51single:
-	TESTQ CX, CX
-	JZ    q51done
-	SCALES_DM((SI), (DI), Y8, X7)
-	Q5_1_BLOCK(0, 0, Y8, Y0)
+q51tail:
+	TESTQ     CX, CX
+	JZ        q51done
+	Q5_1_ISUM(0, 0, Y4, X4)
+	HSUMI(Y4, X4, X5)
+	VCVTDQ2PS X4, X4
+	DM1
+	VADDSS    X4, X0, X0
+	ADDQ      $24, SI
+	ADDQ      $36, DI
+	DECQ      CX
+	JMP       q51tail
 
 q51done:
-	VADDPS Y1, Y0, Y0
-	HSUM8(Y0, X0, X1)
-	VADDSS X7, X0, X0
 	VMOVSS X0, ret+56(FP)
 	VZEROUPPER
 	RET
 
 // ---------------------------------------------------------------- K-quant helpers
+// Per super-block: sumf += (dw*dx)*float(isum); sumf -= (dminw*dx)*float(summs)
 
 // KSCALES unpacks the 12 packed scale bytes at SI+4 of a Q4_K/Q5_K
 // super-block (get_scale_min_k4) into X4 = [scale0..7, min0..7] bytes:
@@ -475,135 +683,227 @@ q51done:
 // with u0, u1, u2 the little-endian words at SI+4, SI+8, SI+12.
 // Clobbers AX, BX, DX, R8, R9.
 #define KSCALES \
-	MOVL    4(SI), AX;           \
-	MOVL    8(SI), BX;           \
-	MOVL    12(SI), DX;          \
-	MOVL    AX, R8;              \
-	SHRL    $6, R8;              \
-	ANDL    $0x03030303, R8;     \
-	SHLL    $4, R8;              \
-	MOVL    DX, R9;              \
-	ANDL    $0x0f0f0f0f, R9;     \
-	ORL     R9, R8;              \
-	ANDL    $0x3f3f3f3f, AX;     \
-	MOVL    BX, R9;              \
-	SHRL    $6, R9;              \
-	ANDL    $0x03030303, R9;     \
-	SHLL    $4, R9;              \
-	SHRL    $4, DX;              \
-	ANDL    $0x0f0f0f0f, DX;     \
-	ORL     R9, DX;              \
-	ANDL    $0x3f3f3f3f, BX;     \
-	SHLQ    $32, R8;             \
-	ORQ     R8, AX;              \
-	SHLQ    $32, DX;             \
-	ORQ     DX, BX;              \
-	VMOVQ   AX, X4;              \
+	MOVL    4(SI), AX;       \
+	MOVL    8(SI), BX;       \
+	MOVL    12(SI), DX;      \
+	MOVL    AX, R8;          \
+	SHRL    $6, R8;          \
+	ANDL    $0x03030303, R8; \
+	SHLL    $4, R8;          \
+	MOVL    DX, R9;          \
+	ANDL    $0x0f0f0f0f, R9; \
+	ORL     R9, R8;          \
+	ANDL    $0x3f3f3f3f, AX; \
+	MOVL    BX, R9;          \
+	SHRL    $6, R9;          \
+	ANDL    $0x03030303, R9; \
+	SHLL    $4, R9;          \
+	SHRL    $4, DX;          \
+	ANDL    $0x0f0f0f0f, DX; \
+	ORL     R9, DX;          \
+	ANDL    $0x3f3f3f3f, BX; \
+	SHLQ    $32, R8;         \
+	ORQ     R8, AX;          \
+	SHLQ    $32, DX;         \
+	ORQ     DX, BX;          \
+	VMOVQ   AX, X4;          \
 	VPINSRQ $1, BX, X4, X4
 
-// KMINS: X4 = 16 scale/min bytes (KSCALES). Widens them to Y4 =
-// [scale0..7 | min0..7] int16, and does XACCM -= XDMIN * float(sum_j
-// min[j] * (bsums[2j]+bsums[2j+1])) with the Q8_K bsums at DI+260.
-// Leaves Y4 = [scale0..7 | scale0..7] for KSHUF. Clobbers Y5..Y7.
-#define KMINS(XDMIN, XACCM) \
-	VPMOVZXBW     X4, Y4;           \
-	VEXTRACTI128  $1, Y4, X5;       \
-	VMOVDQU       260(DI), Y6;      \
-	VEXTRACTI128  $1, Y6, X7;       \
-	VPHADDW       X7, X6, X6;       \
-	VPMADDWD      X6, X5, X5;       \
-	VCVTDQ2PS     X5, X5;           \
-	VFNMADD231PS  X5, XDMIN, XACCM; \
-	VPERMQ        $0x44, Y4, Y4
+// KMINS: X4 = 16 scale/min bytes (KSCALES) -> X5 = 4 int32 partial sums
+// of min[j] * (bsums[2j]+bsums[2j+1]) with the Q8_K bsums at XP+260, and
+// Y4 = [scale0..7 | scale0..7] as int16 for the VPSHUFB masks shufK4.
+// Clobbers Y6, Y7.
+#define KMINS(XP) \
+	VPMOVZXBW    X4, Y4;      \
+	VEXTRACTI128 $1, Y4, X5;  \
+	VMOVDQU      260(XP), Y6; \
+	VEXTRACTI128 $1, Y6, X7;  \
+	VPHADDW      X7, X6, X6;  \
+	VPMADDWD     X6, X5, X5;  \
+	VPERMQ       $0x44, Y4, Y4
 
-// KD: X2 = [d, dmin] = Q8_K d (f32 at DI) times the f16 d, dmin at SI;
-// Y8 = broadcast d, X9 = broadcast dmin.
+// KD: X2 = [dw*dx, dminw*dx, 0, 0] from the f16 d, dmin at SI and the
+// Q8_K f32 d at DI.
 #define KD \
 	VMOVD        (SI), X2;   \
 	VCVTPH2PS    X2, X2;     \
 	VBROADCASTSS (DI), X3;   \
-	VMULPS       X3, X2, X2; \
-	VBROADCASTSS X2, Y8;     \
-	VMOVSHDUP    X2, X9;     \
-	VBROADCASTSS X9, X9
+	VMULPS       X3, X2, X2
 
-// K4_PAIR: sub-blocks 2G (YLO, low nibbles or 5-bit values) and 2G+1 (YHI)
+// KFINISH: Y12 = int32 partial sums of scale*q*q8, X5 = partial sums of
+// the min terms, X2 = [d, dmin]: X0 += d*float(isum); X0 -= dmin*float(summs).
+#define KFINISH \
+	HSUMI(Y12, X12, X6);       \
+	HSUMI4(X5, X6);            \
+	VPUNPCKLDQ X5, X12, X12;   \
+	VCVTDQ2PS  X12, X12;       \
+	VMULPS     X2, X12, X12;   \
+	VADDSS     X12, X0, X0;    \
+	VMOVSHDUP  X12, X6;        \
+	VSUBSS     X6, X0, X0
+
+// K4_PAIR: sub-blocks 2G (YLO: low nibbles or 5-bit values) and 2G+1 (YHI)
 // against Q8_K quants at DI+4+64G: Y12 += scale[2G]*sum lo*q8 +
 // scale[2G+1]*sum hi*q8. Y4 holds the int16 scales (KMINS).
 #define K4_PAIR(G, YLO, YHI) \
-	VPMADDUBSW 4+64*G(DI), YLO, YLO;     \
-	VPMADDUBSW 36+64*G(DI), YHI, YHI;    \
+	VPMADDUBSW 4+64*G(DI), YLO, YLO;         \
+	VPMADDUBSW 36+64*G(DI), YHI, YHI;        \
 	VPSHUFB    shufK4<>+64*G(SB), Y4, Y6;    \
 	VPSHUFB    shufK4<>+64*G+32(SB), Y4, Y7; \
-	VPMADDWD   Y6, YLO, YLO;             \
-	VPMADDWD   Y7, YHI, YHI;             \
-	VPADDD     YLO, Y12, Y12;            \
+	VPMADDWD   Y6, YLO, YLO;                 \
+	VPMADDWD   Y7, YHI, YHI;                 \
+	VPADDD     YLO, Y12, Y12;                \
 	VPADDD     YHI, Y12, Y12
 
 // ---------------------------------------------------------------- Q4_K·Q8_K
 
-// Q4_K_GROUP: 64 elements, the 32 qs bytes at SI+16+32G.
-#define Q4_K_GROUP(G) \
-	VMOVDQU 16+32*G(SI), Y10; \
-	VPSRLW  $4, Y10, Y11;     \
-	VPAND   Y14, Y10, Y10;    \
-	VPAND   Y14, Y11, Y11;    \
-	K4_PAIR(G, Y10, Y11)
+// Q4_K_NIBBLES: Y10, Y11 = low and high nibbles of the 32 qs bytes at MEM.
+#define Q4_K_NIBBLES(MEM) \
+	VMOVDQU MEM, Y10;     \
+	VPSRLW  $4, Y10, Y11; \
+	VPAND   Y14, Y10, Y10; \
+	VPAND   Y14, Y11, Y11
 
 // func dotQ4_KQ8_KAVX2(nb int, w, x []byte) float32
-// Y0: d-scaled sums; X1: dmin-scaled min terms (subtracted).
 TEXT ·dotQ4_KQ8_KAVX2(SB), NOSPLIT, $0-60
 	MOVQ    nb+0(FP), CX
 	MOVQ    w_base+8(FP), SI
 	MOVQ    x_base+32(FP), DI
-	VXORPS  Y0, Y0, Y0
-	VXORPS  X1, X1, X1
+	VXORPS  X0, X0, X0
 	VMOVDQU c0f<>(SB), Y14
 
 q4kloop:
 	KD
 	KSCALES
-	KMINS(X9, X1)
-	VPXOR       Y12, Y12, Y12
-	Q4_K_GROUP(0)
-	Q4_K_GROUP(1)
-	Q4_K_GROUP(2)
-	Q4_K_GROUP(3)
-	VCVTDQ2PS   Y12, Y12
-	VFMADD231PS Y12, Y8, Y0
-	ADDQ        $144, SI
-	ADDQ        $292, DI
-	DECQ        CX
-	JNZ         q4kloop
+	KMINS(DI)
+	VPXOR Y12, Y12, Y12
+	Q4_K_NIBBLES(16(SI))
+	K4_PAIR(0, Y10, Y11)
+	Q4_K_NIBBLES(48(SI))
+	K4_PAIR(1, Y10, Y11)
+	Q4_K_NIBBLES(80(SI))
+	K4_PAIR(2, Y10, Y11)
+	Q4_K_NIBBLES(112(SI))
+	K4_PAIR(3, Y10, Y11)
+	KFINISH
+	ADDQ  $144, SI
+	ADDQ  $292, DI
+	DECQ  CX
+	JNZ   q4kloop
 
-	HSUM8(Y0, X0, X2)
-	VMOVHLPS  X1, X1, X2
-	VADDPS    X2, X1, X1
-	VMOVSHDUP X1, X2
-	VADDSS    X2, X1, X1
-	VADDSS    X1, X0, X0
-	VMOVSS    X0, ret+56(FP)
+	VMOVSS X0, ret+56(FP)
+	VZEROUPPER
+	RET
+
+// KMIN_X: XR = 4 int32 partial min sums for the activation row at XP
+// (mins as int16 in X5). Clobbers Y6, Y7.
+#define KMIN_X(XP, XR) \
+	VMOVDQU      260(XP), Y6; \
+	VEXTRACTI128 $1, Y6, X7;  \
+	VPHADDW      X7, X6, X6;  \
+	VPMADDWD     X6, X5, XR
+
+// K4X_ACT: one activation row (at XP) of a Q4_K x4 group G: YACC +=
+// scale*q*q8 with the nibbles in Y12 (low), Y13 (high) and the broadcast
+// scales in Y6, Y7. Clobbers Y5, Y15.
+#define K4X_ACT(G, XP, YACC) \
+	VPMADDUBSW 4+64*G(XP), Y12, Y15;  \
+	VPMADDWD   Y6, Y15, Y15;          \
+	VPADDD     Y15, YACC, YACC;       \
+	VPMADDUBSW 36+64*G(XP), Y13, Y5;  \
+	VPMADDWD   Y7, Y5, Y5;            \
+	VPADDD     Y5, YACC, YACC
+
+// K4X_GROUP: 64 elements (qs bytes at SI+QOFF) against all four rows.
+#define K4X_GROUP(G, QOFF) \
+	VMOVDQU QOFF(SI), Y12;                    \
+	VPSRLW  $4, Y12, Y13;                     \
+	VPAND   Y14, Y12, Y12;                    \
+	VPAND   Y14, Y13, Y13;                    \
+	VPSHUFB shufK4<>+64*G(SB), Y4, Y6;        \
+	VPSHUFB shufK4<>+64*G+32(SB), Y4, Y7;     \
+	K4X_ACT(G, DI, Y8);                       \
+	K4X_ACT(G, R10, Y9);                      \
+	K4X_ACT(G, R11, Y10);                     \
+	K4X_ACT(G, R12, Y11)
+
+// XD4: X2 = the Q8_K f32 d of the four activation rows.
+#define XD4 \
+	VMOVSS   (DI), X2;              \
+	VINSERTPS $0x10, (R10), X2, X2; \
+	VINSERTPS $0x20, (R11), X2, X2; \
+	VINSERTPS $0x30, (R12), X2, X2
+
+// func dotQ4_KQ8_Kx4AVX2(nb int, w, x []byte, xStride int, out *[4]float32)
+// Lane k of X0 is the running sum of activation row k; X1 holds the four
+// rows' min sums of the current super-block.
+TEXT ·dotQ4_KQ8_Kx4AVX2(SB), NOSPLIT, $0-72
+	MOVQ    nb+0(FP), CX
+	MOVQ    w_base+8(FP), SI
+	X4POINTERS
+	VXORPS  X0, X0, X0
+	VMOVDQU c0f<>(SB), Y14
+
+q4kx4:
+	KSCALES
+	VPMOVZXBW    X4, Y4
+	VEXTRACTI128 $1, Y4, X5
+	VPERMQ       $0x44, Y4, Y4
+	KMIN_X(DI, X8)
+	KMIN_X(R10, X9)
+	KMIN_X(R11, X10)
+	KMIN_X(R12, X11)
+	VPHADDD      X9, X8, X8
+	VPHADDD      X11, X10, X10
+	VPHADDD      X10, X8, X1
+	VPXOR        Y8, Y8, Y8
+	VPXOR        Y9, Y9, Y9
+	VPXOR        Y10, Y10, Y10
+	VPXOR        Y11, Y11, Y11
+	K4X_GROUP(0, 16)
+	K4X_GROUP(1, 48)
+	K4X_GROUP(2, 80)
+	K4X_GROUP(3, 112)
+	REDUCE4(Y8, Y9, Y10, Y11, X8, X5)
+	VCVTDQ2PS    X8, X8
+	VCVTDQ2PS    X1, X1
+	XD4
+	VMOVD        (SI), X3
+	VCVTPH2PS    X3, X3
+	VBROADCASTSS X3, X6
+	VMOVSHDUP    X3, X7
+	VBROADCASTSS X7, X7
+	VMULPS       X2, X6, X6
+	VMULPS       X2, X7, X7
+	VMULPS       X6, X8, X8
+	VMULPS       X7, X1, X1
+	VADDPS       X8, X0, X0
+	VSUBPS       X1, X0, X0
+	ADDQ         $144, SI
+	X4ADVANCE(292)
+	DECQ         CX
+	JNZ          q4kx4
+
+	MOVQ    out+64(FP), AX
+	VMOVUPS X0, (AX)
 	VZEROUPPER
 	RET
 
 // ---------------------------------------------------------------- Q5_K·Q8_K
 
-// Q5_K_GROUP: as Q4_K_GROUP with qs at SI+48+32G and the fifth bits from
-// Y13 (qh, shifted right one bit per sub-block: bit 0 of each byte is the
+// Q5_K_GROUP: as Q4_K with qs at SI+48+32G and the fifth bits from Y13
+// (qh, shifted right one bit per sub-block: bit 0 of each byte is the
 // current sub-block's bit). Y15 = 0x01 bytes.
 #define Q5_K_GROUP(G) \
-	VMOVDQU 48+32*G(SI), Y10; \
-	VPSRLW  $4, Y10, Y11;     \
-	VPAND   Y14, Y10, Y10;    \
-	VPAND   Y14, Y11, Y11;    \
-	VPAND   Y15, Y13, Y5;     \
-	VPSLLW  $4, Y5, Y5;       \
-	VPOR    Y5, Y10, Y10;     \
-	VPSRLW  $1, Y13, Y13;     \
-	VPAND   Y15, Y13, Y5;     \
-	VPSLLW  $4, Y5, Y5;       \
-	VPOR    Y5, Y11, Y11;     \
-	VPSRLW  $1, Y13, Y13;     \
+	Q4_K_NIBBLES(48+32*G(SI)); \
+	VPAND  Y15, Y13, Y9;      \
+	VPSLLW $4, Y9, Y9;        \
+	VPOR   Y9, Y10, Y10;      \
+	VPSRLW $1, Y13, Y13;      \
+	VPAND  Y15, Y13, Y9;      \
+	VPSLLW $4, Y9, Y9;        \
+	VPOR   Y9, Y11, Y11;      \
+	VPSRLW $1, Y13, Y13;      \
 	K4_PAIR(G, Y10, Y11)
 
 // func dotQ5_KQ8_KAVX2(nb int, w, x []byte) float32
@@ -611,111 +911,212 @@ TEXT ·dotQ5_KQ8_KAVX2(SB), NOSPLIT, $0-60
 	MOVQ    nb+0(FP), CX
 	MOVQ    w_base+8(FP), SI
 	MOVQ    x_base+32(FP), DI
-	VXORPS  Y0, Y0, Y0
-	VXORPS  X1, X1, X1
+	VXORPS  X0, X0, X0
 	VMOVDQU c0f<>(SB), Y14
 	VMOVDQU c01<>(SB), Y15
 
 q5kloop:
 	KD
 	KSCALES
-	KMINS(X9, X1)
-	VPXOR       Y12, Y12, Y12
-	VMOVDQU     16(SI), Y13
+	KMINS(DI)
+	VPXOR   Y12, Y12, Y12
+	VMOVDQU 16(SI), Y13
 	Q5_K_GROUP(0)
 	Q5_K_GROUP(1)
 	Q5_K_GROUP(2)
 	Q5_K_GROUP(3)
-	VCVTDQ2PS   Y12, Y12
-	VFMADD231PS Y12, Y8, Y0
-	ADDQ        $176, SI
-	ADDQ        $292, DI
-	DECQ        CX
-	JNZ         q5kloop
+	KFINISH
+	ADDQ    $176, SI
+	ADDQ    $292, DI
+	DECQ    CX
+	JNZ     q5kloop
 
-	HSUM8(Y0, X0, X2)
-	VMOVHLPS  X1, X1, X2
-	VADDPS    X2, X1, X1
-	VMOVSHDUP X1, X2
-	VADDSS    X2, X1, X1
-	VADDSS    X1, X0, X0
-	VMOVSS    X0, ret+56(FP)
+	VMOVSS X0, ret+56(FP)
 	VZEROUPPER
 	RET
 
 // ---------------------------------------------------------------- Q6_K·Q8_K
+// Per super-block: sumf += (dw*dx)*float(isum), with the -32 offset of the
+// quants applied once per super-block through the Q8_K bsums:
+// isum = sum_s scale[s] * (sum q*q8 - 32*bsums[s]), q unsigned 0..63.
 
 // Q6_SUB: YQ holds 32 6-bit quants (0..63) of sub-blocks 2I, 2I+1 against
-// the Q8_K quants at DI+XOFF: Y1 += scale * (sum q6*q8 - 32*sum q8).
+// the Q8_K quants at DI+XOFF: Y1 += scale * sum q6*q8.
 // SOFF = 16*I selects the shufQ6 mask (an offset, not an index: macro
 // arguments are pasted as text, so products must not be nested).
-// X3 = the 16 int8 scales, Y15 = 0x20 bytes.
+// X3 = the 16 int8 scales.
 #define Q6_SUB(YQ, XOFF, SOFF) \
-	VMOVDQU    XOFF(DI), Y11;          \
-	VPMADDUBSW Y11, YQ, YQ;            \
-	VPMADDUBSW Y11, Y15, Y11;          \
-	VPSUBW     Y11, YQ, YQ;            \
+	VPMADDUBSW XOFF(DI), YQ, YQ;           \
 	VPSHUFB    shufQ6<>+SOFF(SB), X3, X11; \
-	VPMOVSXBW  X11, Y11;               \
-	VPMADDWD   Y11, YQ, YQ;            \
+	VPMOVSXBW  X11, Y11;                   \
+	VPMADDWD   Y11, YQ, YQ;                \
 	VPADDD     YQ, Y1, Y1
 
-// Q6_HALF: elements 128H..128H+127: ql at SI+64H (Y9, 32 bytes) and
-// SI+64H+32 (Y10), qh at SI+128+32H (Y4). Y13 = 0x0f, Y14 = 0x30.
-#define Q6_HALF(H) \
-	VMOVDQU 128+32*H(SI), Y4;  \
-	VMOVDQU 64*H(SI), Y9;      \
-	VMOVDQU 64*H+32(SI), Y10;  \
-	VPSLLW  $4, Y4, Y5;        \
-	VPAND   Y14, Y5, Y5;       \
-	VPAND   Y13, Y9, Y6;       \
-	VPOR    Y6, Y5, Y5;        \
-	Q6_SUB(Y5, 4+128*H, 64*H);  \
-	VPSLLW  $2, Y4, Y5;        \
-	VPAND   Y14, Y5, Y5;       \
-	VPAND   Y13, Y10, Y6;      \
-	VPOR    Y6, Y5, Y5;        \
-	Q6_SUB(Y5, 36+128*H, 64*H+16); \
-	VPAND   Y14, Y4, Y5;       \
-	VPSRLW  $4, Y9, Y6;        \
-	VPAND   Y13, Y6, Y6;       \
-	VPOR    Y6, Y5, Y5;        \
-	Q6_SUB(Y5, 68+128*H, 64*H+32); \
-	VPSRLW  $2, Y4, Y5;        \
-	VPAND   Y14, Y5, Y5;       \
-	VPSRLW  $4, Y10, Y6;       \
-	VPAND   Y13, Y6, Y6;       \
-	VPOR    Y6, Y5, Y5;        \
-	Q6_SUB(Y5, 100+128*H, 64*H+48)
+// Q6_Q0..Q6_Q3 build in Y5 the 32 6-bit quants of the k-th 32 elements of
+// a 128-element half from qh (Y4) and ql (Y9: bytes 0..31, Y10: 32..63).
+// Y13 = 0x0f, Y14 = 0x30. Clobber Y6.
+#define Q6_Q0 \
+	VPSLLW $4, Y4, Y5;   \
+	VPAND  Y14, Y5, Y5;  \
+	VPAND  Y13, Y9, Y6;  \
+	VPOR   Y6, Y5, Y5
+
+#define Q6_Q1 \
+	VPSLLW $2, Y4, Y5;   \
+	VPAND  Y14, Y5, Y5;  \
+	VPAND  Y13, Y10, Y6; \
+	VPOR   Y6, Y5, Y5
+
+#define Q6_Q2 \
+	VPAND  Y14, Y4, Y5;  \
+	VPSRLW $4, Y9, Y6;   \
+	VPAND  Y13, Y6, Y6;  \
+	VPOR   Y6, Y5, Y5
+
+#define Q6_Q3 \
+	VPSRLW $2, Y4, Y5;   \
+	VPAND  Y14, Y5, Y5;  \
+	VPSRLW $4, Y10, Y6;  \
+	VPAND  Y13, Y6, Y6;  \
+	VPOR   Y6, Y5, Y5
+
+// Q6_LOAD: qh and ql of half H into Y4, Y9, Y10.
+#define Q6_LOAD(H) \
+	VMOVDQU 128+32*H(SI), Y4; \
+	VMOVDQU 64*H(SI), Y9;     \
+	VMOVDQU 64*H+32(SI), Y10
+
+// Q6_OFFSET: YR = 32 * (8 int32 lanes summing scale[s]*bsums[s]) for the
+// Q8_K row at XP, with the int16 scales in YS.
+#define Q6_OFFSET(XP, YS, YR) \
+	VPMADDWD 260(XP), YS, YR; \
+	VPSLLD   $5, YR, YR
 
 // func dotQ6_KQ8_KAVX2(nb int, w, x []byte) float32
 TEXT ·dotQ6_KQ8_KAVX2(SB), NOSPLIT, $0-60
 	MOVQ    nb+0(FP), CX
 	MOVQ    w_base+8(FP), SI
 	MOVQ    x_base+32(FP), DI
-	VXORPS  Y0, Y0, Y0
+	VXORPS  X0, X0, X0
 	VMOVDQU c0f<>(SB), Y13
 	VMOVDQU c30<>(SB), Y14
-	VMOVDQU c20<>(SB), Y15
 
 q6kloop:
-	MOVWLZX      208(SI), AX
-	VMOVD        AX, X2
-	VCVTPH2PS    X2, X2
-	VMULSS       (DI), X2, X2
-	VBROADCASTSS X2, Y2
-	VMOVDQU      192(SI), X3
-	VPXOR        Y1, Y1, Y1
-	Q6_HALF(0)
-	Q6_HALF(1)
-	VCVTDQ2PS    Y1, Y1
-	VFMADD231PS  Y1, Y2, Y0
-	ADDQ         $210, SI
-	ADDQ         $292, DI
-	DECQ         CX
-	JNZ          q6kloop
+	VMOVDQU   192(SI), X3
+	VPMOVSXBW X3, Y12
+	Q6_OFFSET(DI, Y12, Y12)
+	VPXOR     Y1, Y1, Y1
+	Q6_LOAD(0)
+	Q6_Q0
+	Q6_SUB(Y5, 4, 0)
+	Q6_Q1
+	Q6_SUB(Y5, 36, 16)
+	Q6_Q2
+	Q6_SUB(Y5, 68, 32)
+	Q6_Q3
+	Q6_SUB(Y5, 100, 48)
+	Q6_LOAD(1)
+	Q6_Q0
+	Q6_SUB(Y5, 132, 64)
+	Q6_Q1
+	Q6_SUB(Y5, 164, 80)
+	Q6_Q2
+	Q6_SUB(Y5, 196, 96)
+	Q6_Q3
+	Q6_SUB(Y5, 228, 112)
+	VPSUBD    Y12, Y1, Y1
+	HSUMI(Y1, X1, X4)
+	VCVTDQ2PS X1, X1
+	MOVWLZX   208(SI), AX
+	VMOVD     AX, X2
+	VCVTPH2PS X2, X2
+	VMULSS    (DI), X2, X2
+	VMULSS    X2, X1, X1
+	VADDSS    X1, X0, X0
+	ADDQ      $210, SI
+	ADDQ      $292, DI
+	DECQ      CX
+	JNZ       q6kloop
 
-	HSUM8(Y0, X0, X1)
 	VMOVSS X0, ret+56(FP)
+	VZEROUPPER
+	RET
+
+// Q6X_ACT: one activation row (at XP) for the quants in Y5 and the int16
+// scales in Y7: YACC += scale * sum q6*q8. Clobbers Y6.
+#define Q6X_ACT(XOFF, XP, YACC) \
+	VPMADDUBSW XOFF(XP), Y5, Y6; \
+	VPMADDWD   Y7, Y6, Y6;       \
+	VPADDD     Y6, YACC, YACC
+
+// Q6X_SUB: the quants in Y5 (sub-blocks at scale offset SOFF) against the
+// four rows' quants at XOFF.
+#define Q6X_SUB(XOFF, SOFF) \
+	VPSHUFB   shufQ6<>+SOFF(SB), X3, X7; \
+	VPMOVSXBW X7, Y7;                    \
+	Q6X_ACT(XOFF, DI, Y1);               \
+	Q6X_ACT(XOFF, R10, Y8);              \
+	Q6X_ACT(XOFF, R11, Y11);             \
+	Q6X_ACT(XOFF, R12, Y12)
+
+// Q6X_START: YACC = -32 * sum scale*bsums for the row at XP (int16 scales
+// in Y15, Y2 = 0).
+#define Q6X_START(XP, YACC) \
+	Q6_OFFSET(XP, Y15, YACC); \
+	VPSUBD YACC, Y2, YACC
+
+// func dotQ6_KQ8_Kx4AVX2(nb int, w, x []byte, xStride int, out *[4]float32)
+// Integer sums of rows 0..3 in Y1, Y8, Y11, Y12 (Y4, Y9, Y10 hold qh, ql).
+TEXT ·dotQ6_KQ8_Kx4AVX2(SB), NOSPLIT, $0-72
+	MOVQ    nb+0(FP), CX
+	MOVQ    w_base+8(FP), SI
+	X4POINTERS
+	VXORPS  X0, X0, X0
+	VMOVDQU c0f<>(SB), Y13
+	VMOVDQU c30<>(SB), Y14
+
+q6kx4:
+	VMOVDQU      192(SI), X3
+	VPMOVSXBW    X3, Y15
+	VPXOR        Y2, Y2, Y2
+	Q6X_START(DI, Y1)
+	Q6X_START(R10, Y8)
+	Q6X_START(R11, Y11)
+	Q6X_START(R12, Y12)
+	Q6_LOAD(0)
+	Q6_Q0
+	Q6X_SUB(4, 0)
+	Q6_Q1
+	Q6X_SUB(36, 16)
+	Q6_Q2
+	Q6X_SUB(68, 32)
+	Q6_Q3
+	Q6X_SUB(100, 48)
+	Q6_LOAD(1)
+	Q6_Q0
+	Q6X_SUB(132, 64)
+	Q6_Q1
+	Q6X_SUB(164, 80)
+	Q6_Q2
+	Q6X_SUB(196, 96)
+	Q6_Q3
+	Q6X_SUB(228, 112)
+	REDUCE4(Y1, Y8, Y11, Y12, X1, X5)
+	VCVTDQ2PS    X1, X1
+	XD4
+	MOVWLZX      208(SI), AX
+	VMOVD        AX, X6
+	VCVTPH2PS    X6, X6
+	VBROADCASTSS X6, X6
+	VMULPS       X2, X6, X6
+	VMULPS       X6, X1, X1
+	VADDPS       X1, X0, X0
+	ADDQ         $210, SI
+	X4ADVANCE(292)
+	DECQ         CX
+	JNZ          q6kx4
+
+	MOVQ    out+64(FP), AX
+	VMOVUPS X0, (AX)
 	VZEROUPPER
 	RET
