@@ -22,8 +22,8 @@
 # put through `kiln quantize ... Q4_K_M`), and stories260K (a trained model):
 # greedy from "Once upon a time", probs on a prompt, and its F16 conversion.
 #
-# Vocabularies: llama uses stories260K.gguf's (the tok512 SentencePiece
-# model, 512 tokens); qwen2/qwen3 use llama.cpp's GPT-2 vocab GGUF (50257
+# Vocabularies: llama uses tokenizers/tok512-spm.model (stories260K's
+# SentencePiece model, 512 tokens); qwen2/qwen3 use llama.cpp's GPT-2 vocab GGUF (50257
 # byte-level BPE tokens; the 151k Qwen2 vocab would make each model 3x
 # larger for no gain: these tests feed token ids, not text). qwen2/qwen3 are
 # tied, as Qwen2.5-0.5B and Qwen3-0.6B are; qwen3 has head_dim 128, so
@@ -83,7 +83,7 @@ synth() {
     --ffn 512 --type "$typ" --seed "$SEED" --json "$@"
 }
 
-declare -A VOCAB=([llama]=stories260K.gguf [qwen2]=llamacpp-vocab/ggml-vocab-gpt-2.gguf [qwen3]=llamacpp-vocab/ggml-vocab-gpt-2.gguf)
+declare -A VOCAB=([llama]=tokenizers/tok512-spm.model [qwen2]=llamacpp-vocab/ggml-vocab-gpt-2.gguf [qwen3]=llamacpp-vocab/ggml-vocab-gpt-2.gguf)
 declare -A EXTRA=(
   [llama]="--head-dim 64 --rope-theta 10000 --norm-eps 1e-5"
   [qwen2]="--head-dim 64 --rope-theta 1000000 --norm-eps 1e-6 --tied"
@@ -99,15 +99,15 @@ for arch in llama qwen2 qwen3; do
 done
 
 # Llama 3 frequency scaling through rope_freqs.weight (Llama 3.2's numbers).
-rec="$(synth llama F32 --vocab "$SHARED/stories260K.gguf" --head-dim 64 --rope-theta 500000 --norm-eps 1e-5 --llama3-rope 32,1,4,8192)"
+rec="$(synth llama F32 --vocab "$SHARED/${VOCAB[llama]}" --head-dim 64 --rope-theta 500000 --norm-eps 1e-5 --llama3-rope 32,1,4,8192)"
 mv "$WORK/llama-F32.gguf" "$WORK/llama3rope-F32.gguf"
-record llama3rope-F32 stories260K.gguf "$rec" "" probs "$WORK/llama3rope-F32.gguf" "ids:$IDS" --top 20 --all-positions
+record llama3rope-F32 "${VOCAB[llama]}" "$rec" "" probs "$WORK/llama3rope-F32.gguf" "ids:$IDS" --top 20 --all-positions
 
 # kiln quantize: the F32 llama model as llama-quantize's Q4_K_M mix.
-rec="$(synth llama F32 --vocab "$SHARED/stories260K.gguf" ${EXTRA[llama]})"
+rec="$(synth llama F32 --vocab "$SHARED/${VOCAB[llama]}" ${EXTRA[llama]})"
 "$KILN" quantize "$WORK/llama-F32.gguf" "$WORK/llama-Q4_K_M.gguf" Q4_K_M >&2
 q="{\"type\":\"Q4_K_M\",\"sha256\":\"$(sha256sum "$WORK/llama-Q4_K_M.gguf" | cut -d' ' -f1)\"}"
-record llama-Q4_K_M stories260K.gguf "$rec" "$q" probs "$WORK/llama-Q4_K_M.gguf" "ids:$IDS" --top 20 --all-positions
+record llama-Q4_K_M "${VOCAB[llama]}" "$rec" "$q" probs "$WORK/llama-Q4_K_M.gguf" "ids:$IDS" --top 20 --all-positions
 
 # stories260K: a trained model, where greedy strings must agree token for token.
 S260="$SHARED/stories260K.gguf"

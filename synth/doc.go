@@ -40,7 +40,9 @@
 //	attn_output  N(0, 1/(heads*headDim))
 //	ffn_down     N(0, 1/ffn)
 //	*_norm       1 + N(0, 0.1^2)       near 1, never the identity
-//	attn_*.bias  N(0, 0.5^2)          large enough that a dropped bias shows
+//	attn_q/k.bias N(0, 0.5^2)         large enough that a dropped bias shows
+//	attn_v.bias  N(0, 0.1^2)          passes through attention unchanged into the
+//	                                  residual: larger ones make deep models ignore their input
 //	rope_freqs   Llama 3 factors, computed as convert_hf_to_gguf.py does
 //
 // Row-major index arithmetic of a matrix tensor of ggml shape [ne0, ne1]:

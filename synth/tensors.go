@@ -59,7 +59,10 @@ func (s Spec) Tensors() ([]Tensor, error) {
 	ffn, hd := uint64(s.FFN), uint64(s.HeadDim)
 
 	proj := func(fanIn uint64) float64 { return 1 / math.Sqrt(float64(fanIn)) }
-	const normStd, biasStd, logitStd = 0.1, 0.5, 2.0
+	// A V bias passes straight through attention (the weights sum to 1) into
+	// the residual stream, the same vector at every position: kept small so
+	// deep qwen2 models do not drift to one output whatever the input.
+	const normStd, qkBiasStd, vBiasStd, logitStd = 0.1, 0.5, 0.1, 2.0
 	norm := func(name string, n uint64) Tensor {
 		return Tensor{Name: name, Shape: []uint64{n}, Mean: 1, Std: normStd}
 	}
@@ -83,15 +86,15 @@ func (s Spec) Tensors() ([]Tensor, error) {
 		ts = append(ts, norm(p+"attn_norm.weight", dim))
 		ts = append(ts, mat(p+"attn_q.weight", dim, qDim, proj(dim)))
 		if s.Arch == "qwen2" {
-			ts = append(ts, Tensor{Name: p + "attn_q.bias", Shape: []uint64{qDim}, Std: biasStd})
+			ts = append(ts, Tensor{Name: p + "attn_q.bias", Shape: []uint64{qDim}, Std: qkBiasStd})
 		}
 		ts = append(ts, mat(p+"attn_k.weight", dim, kvDim, proj(dim)))
 		if s.Arch == "qwen2" {
-			ts = append(ts, Tensor{Name: p + "attn_k.bias", Shape: []uint64{kvDim}, Std: biasStd})
+			ts = append(ts, Tensor{Name: p + "attn_k.bias", Shape: []uint64{kvDim}, Std: qkBiasStd})
 		}
 		ts = append(ts, mat(p+"attn_v.weight", dim, kvDim, proj(dim)))
 		if s.Arch == "qwen2" {
-			ts = append(ts, Tensor{Name: p + "attn_v.bias", Shape: []uint64{kvDim}, Std: biasStd})
+			ts = append(ts, Tensor{Name: p + "attn_v.bias", Shape: []uint64{kvDim}, Std: vBiasStd})
 		}
 		if s.Arch == "qwen3" {
 			ts = append(ts, norm(p+"attn_q_norm.weight", hd), norm(p+"attn_k_norm.weight", hd))
