@@ -37,6 +37,10 @@ func (p *Pool) MatMul(dst []float32, w *Matrix, x []float32, m int) {
 
 	t := &p.scratch.mm
 	t.w, t.rb, t.vd, t.m, t.dst = w, rb, vd, m, dst
+	if len(p.scratch.out4) < 16*p.threads {
+		p.scratch.out4 = make([]float32, 16*p.threads)
+	}
+	t.out4 = p.scratch.out4
 	if vd.convert == nil {
 		t.x, t.xrb = bytesOfF32(x[:m*w.Cols]), 4*w.Cols
 	} else {
@@ -59,26 +63,44 @@ func (p *Pool) MatMul(dst []float32, w *Matrix, x []float32, m int) {
 
 // matmulTask computes dst for the weight rows [lo, hi) of one MatMul.
 type matmulTask struct {
-	w   *Matrix
-	rb  int // bytes per weight row
-	vd  vecDot
-	x   []byte // [m][xrb] activations in vd.act layout
-	xrb int    // bytes per activation row
-	m   int
-	dst []float32 // [m][w.Rows]
+	w    *Matrix
+	rb   int // bytes per weight row
+	vd   vecDot
+	x    []byte // [m][xrb] activations in vd.act layout
+	xrb  int    // bytes per activation row
+	m    int
+	dst  []float32 // [m][w.Rows]
+	out4 []float32 // [threads][16] per-worker dot4 results (first 4 used)
 }
 
-func (t *matmulTask) Run(_, lo, hi int) {
+func (t *matmulTask) Run(worker, lo, hi int) {
 	w, rows, cols, dot := t.w.Data, t.w.Rows, t.w.Cols, t.vd.dot
 	// Sub-tiles of about tileBytes of weights stay in L1 while every
 	// activation row passes over them, so each x row is also read from L1
 	// for the whole sub-tile instead of streaming all m rows from L2 per
 	// weight row.
 	tile := max(1, tileBytes/t.rb)
+	m, xrb, dot4 := t.m, t.xrb, t.vd.dot4
+	// A local [4]float32 would escape to the heap through the indirect
+	// call; each worker has its own cache line of scratch instead.
+	out4 := (*[4]float32)(t.out4[worker*16 : worker*16+4])
 	for r0 := lo; r0 < hi; r0 += tile {
 		r1 := min(r0+tile, hi)
-		for i := 0; i < t.m; i++ {
-			xi := t.x[i*t.xrb : (i+1)*t.xrb]
+		i := 0
+		if dot4 != nil {
+			// Four activation rows per pass over each weight row.
+			for ; i+4 <= m; i += 4 {
+				xi := t.x[i*xrb : (i+4)*xrb]
+				for r := r0; r < r1; r++ {
+					dot4(cols, w[r*t.rb:(r+1)*t.rb], xi, xrb, out4)
+					for k, v := range out4 {
+						t.dst[(i+k)*rows+r] = v
+					}
+				}
+			}
+		}
+		for ; i < m; i++ {
+			xi := t.x[i*xrb : (i+1)*xrb]
 			out := t.dst[i*rows : (i+1)*rows]
 			for r := r0; r < r1; r++ {
 				out[r] = dot(cols, w[r*t.rb:(r+1)*t.rb], xi)

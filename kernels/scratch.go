@@ -7,6 +7,7 @@ type scratch struct {
 	act      []byte      // MatMul: activations converted to the vec_dot_type, [m][rowBytes]
 	tokSeq   []int32     // Attention: [numTokens] sequence of each token
 	attnWork [][]float32 // Attention: [threads][...] per-worker q, acc, scores, max, sum
+	out4     []float32   // MatMul: [threads][16] per-worker results of 4-row dots
 
 	// Task structs live here so that dispatching them allocates nothing
 	// (a pointer to a field converts to a Task interface without escaping).

@@ -28,21 +28,26 @@ type vecDot struct {
 	convert func(x []float32, dst []byte)
 	// dot returns the dot of n elements of weight row w and activation row x.
 	dot func(n int, w, x []byte) float32
+	// dot4, when not nil, is dot for the four activation rows at x,
+	// x[stride:], x[2*stride:], x[3*stride:] in one pass over w (weights
+	// unpacked once), each lane bit-identical to dot: batched MatMul may mix
+	// the two without changing any result.
+	dot4 func(n int, w, x []byte, stride int, out *[4]float32)
 }
 
 // vecDots maps each weight type MatMul supports to its kernel.
 var vecDots = map[gguf.Type]vecDot{
-	gguf.TypeF32:  {gguf.TypeF32, nil, dotF32},
-	gguf.TypeF16:  {gguf.TypeF16, convertF16, dotF16},
-	gguf.TypeBF16: {gguf.TypeBF16, convertBF16, dotBF16},
-	gguf.TypeQ8_0: {gguf.TypeQ8_0, quant.QuantizeActQ8_0, simd.DotQ8_0Q8_0},
-	gguf.TypeQ4_0: {gguf.TypeQ8_0, quant.QuantizeActQ8_0, simd.DotQ4_0Q8_0},
-	gguf.TypeQ5_0: {gguf.TypeQ8_0, quant.QuantizeActQ8_0, simd.DotQ5_0Q8_0},
-	gguf.TypeQ4_1: {gguf.TypeQ8_1, quant.QuantizeActQ8_1, simd.DotQ4_1Q8_1},
-	gguf.TypeQ5_1: {gguf.TypeQ8_1, quant.QuantizeActQ8_1, simd.DotQ5_1Q8_1},
-	gguf.TypeQ4_K: {gguf.TypeQ8_K, quant.QuantizeActQ8_K, simd.DotQ4_KQ8_K},
-	gguf.TypeQ5_K: {gguf.TypeQ8_K, quant.QuantizeActQ8_K, simd.DotQ5_KQ8_K},
-	gguf.TypeQ6_K: {gguf.TypeQ8_K, quant.QuantizeActQ8_K, simd.DotQ6_KQ8_K},
+	gguf.TypeF32:  {gguf.TypeF32, nil, dotF32, nil},
+	gguf.TypeF16:  {gguf.TypeF16, convertF16, dotF16, nil},
+	gguf.TypeBF16: {gguf.TypeBF16, convertBF16, dotBF16, nil},
+	gguf.TypeQ8_0: {gguf.TypeQ8_0, quant.QuantizeActQ8_0, simd.DotQ8_0Q8_0, simd.DotQ8_0Q8_0x4},
+	gguf.TypeQ4_0: {gguf.TypeQ8_0, quant.QuantizeActQ8_0, simd.DotQ4_0Q8_0, simd.DotQ4_0Q8_0x4},
+	gguf.TypeQ5_0: {gguf.TypeQ8_0, quant.QuantizeActQ8_0, simd.DotQ5_0Q8_0, nil},
+	gguf.TypeQ4_1: {gguf.TypeQ8_1, quant.QuantizeActQ8_1, simd.DotQ4_1Q8_1, nil},
+	gguf.TypeQ5_1: {gguf.TypeQ8_1, quant.QuantizeActQ8_1, simd.DotQ5_1Q8_1, nil},
+	gguf.TypeQ4_K: {gguf.TypeQ8_K, quant.QuantizeActQ8_K, simd.DotQ4_KQ8_K, simd.DotQ4_KQ8_Kx4},
+	gguf.TypeQ5_K: {gguf.TypeQ8_K, quant.QuantizeActQ8_K, simd.DotQ5_KQ8_K, nil},
+	gguf.TypeQ6_K: {gguf.TypeQ8_K, quant.QuantizeActQ8_K, simd.DotQ6_KQ8_K, simd.DotQ6_KQ8_Kx4},
 }
 
 // Supported reports whether MatMul and Matrix.Row handle weights of type t.
