@@ -36,10 +36,11 @@
 //
 // n is a number of elements. For the quantized dots n must be a multiple of
 // the weight's block size (32 or 256) and w, x must hold at least n/block
-// whole blocks (extra bytes are ignored). Any byte values are valid quants
-// and scales; Q8_K's bsums must be the sums of its quants (every quantizer
-// writes them so), since the K-quant dots use them for the min and offset
-// terms. Float slices passed together must
+// whole blocks (extra bytes are ignored). Any bytes are accepted and give
+// the same bits on every implementation (fuzzed); for the result to be the
+// mathematical dot, Q8_K's bsums must be the sums of its quants (every
+// quantizer writes them so): the K-quant dots use them for the min and
+// offset terms, as ggml does. Float slices passed together must
 // have equal lengths. These are hot-path calls without an error result:
 // callers check shapes once, when weights are loaded, and a violated
 // precondition panics with a "simd: ..." message before any memory is read,

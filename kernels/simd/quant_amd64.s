@@ -142,15 +142,8 @@ GLOBL shufQ6<>(SB), RODATA|NOPTR, $128
 	VPSHUFD      $0xb1, XR, XT; \
 	VPADDD       XT, XR, XR
 
-// HSUMI4: lane 0 of XR = sum of its 4 int32 lanes.
-#define HSUMI4(XR, XT) \
-	VPSHUFD $0x4e, XR, XT; \
-	VPADDD  XT, XR, XR;    \
-	VPSHUFD $0xb1, XR, XT; \
-	VPADDD  XT, XR, XR
-
 // REDUCE4: XA = [sum YA, sum YB, sum YC, sum YD] over 8 int32 lanes each.
-// Clobbers YA (whose low half is XA) and YC.
+// XA must be YA's low half. Clobbers YA and YC.
 #define REDUCE4(YA, YB, YC, YD, XA, XT) \
 	VPHADDD      YB, YA, YA; \
 	VPHADDD      YD, YC, YC; \
@@ -709,18 +702,24 @@ q51done:
 	VMOVQ   AX, X4;          \
 	VPINSRQ $1, BX, X4, X4
 
-// KMINS: X4 = 16 scale/min bytes (KSCALES) -> X5 = 4 int32 partial sums
-// of min[j] * (bsums[2j]+bsums[2j+1]) with the Q8_K bsums at XP+260, and
-// Y4 = [scale0..7 | scale0..7] as int16 for the VPSHUFB masks shufK4.
-// Clobbers Y6, Y7.
-#define KMINS(XP) \
-	VPMOVZXBW    X4, Y4;      \
-	VEXTRACTI128 $1, Y4, X5;  \
-	VMOVDQU      260(XP), Y6; \
-	VEXTRACTI128 $1, Y6, X7;  \
-	VPHADDW      X7, X6, X6;  \
-	VPMADDWD     X6, X5, X5;  \
+// KMINDUP: X4 = 16 scale/min bytes (KSCALES) -> Y4 = [scale0..7 |
+// scale0..7] as int16 for the VPSHUFB masks shufK4, and Y6 = [min0, min0,
+// min1, min1, ..., min7, min7] as int16, which VPMADDWD with the 16 Q8_K
+// bsums turns into 8 exact int32 min terms (bsums of any value: no int16
+// pair sums). Clobbers Y5, Y7.
+#define KMINDUP \
+	VPMOVZXBW    X4, Y4;         \
+	VEXTRACTI128 $1, Y4, X5;     \
+	VPUNPCKLWD   X5, X5, X6;     \
+	VPUNPCKHWD   X5, X5, X7;     \
+	VINSERTI128  $1, X7, Y6, Y6; \
 	VPERMQ       $0x44, Y4, Y4
+
+// KMINS: KMINDUP, then Y5 = 8 int32 lanes summing min[j/2]*bsums[j] for
+// the Q8_K row at XP.
+#define KMINS(XP) \
+	KMINDUP; \
+	VPMADDWD 260(XP), Y6, Y5
 
 // KD: X2 = [dw*dx, dminw*dx, 0, 0] from the f16 d, dmin at SI and the
 // Q8_K f32 d at DI.
@@ -730,11 +729,11 @@ q51done:
 	VBROADCASTSS (DI), X3;   \
 	VMULPS       X3, X2, X2
 
-// KFINISH: Y12 = int32 partial sums of scale*q*q8, X5 = partial sums of
+// KFINISH: Y12 = int32 partial sums of scale*q*q8, Y5 = partial sums of
 // the min terms, X2 = [d, dmin]: X0 += d*float(isum); X0 -= dmin*float(summs).
 #define KFINISH \
 	HSUMI(Y12, X12, X6);       \
-	HSUMI4(X5, X6);            \
+	HSUMI(Y5, X5, X6);         \
 	VPUNPCKLDQ X5, X12, X12;   \
 	VCVTDQ2PS  X12, X12;       \
 	VMULPS     X2, X12, X12;   \
@@ -795,14 +794,6 @@ q4kloop:
 	VZEROUPPER
 	RET
 
-// KMIN_X: XR = 4 int32 partial min sums for the activation row at XP
-// (mins as int16 in X5). Clobbers Y6, Y7.
-#define KMIN_X(XP, XR) \
-	VMOVDQU      260(XP), Y6; \
-	VEXTRACTI128 $1, Y6, X7;  \
-	VPHADDW      X7, X6, X6;  \
-	VPMADDWD     X6, X5, XR
-
 // K4X_ACT: one activation row (at XP) of a Q4_K x4 group G: YACC +=
 // scale*q*q8 with the nibbles in Y12 (low), Y13 (high) and the broadcast
 // scales in Y6, Y7. Clobbers Y5, Y15.
@@ -846,16 +837,13 @@ TEXT ·dotQ4_KQ8_Kx4AVX2(SB), NOSPLIT, $0-72
 
 q4kx4:
 	KSCALES
-	VPMOVZXBW    X4, Y4
-	VEXTRACTI128 $1, Y4, X5
-	VPERMQ       $0x44, Y4, Y4
-	KMIN_X(DI, X8)
-	KMIN_X(R10, X9)
-	KMIN_X(R11, X10)
-	KMIN_X(R12, X11)
-	VPHADDD      X9, X8, X8
-	VPHADDD      X11, X10, X10
-	VPHADDD      X10, X8, X1
+	KMINDUP
+	VPMADDWD     260(DI), Y6, Y8
+	VPMADDWD     260(R10), Y6, Y9
+	VPMADDWD     260(R11), Y6, Y10
+	VPMADDWD     260(R12), Y6, Y11
+	REDUCE4(Y8, Y9, Y10, Y11, X8, X5)
+	VMOVDQA      X8, X1
 	VPXOR        Y8, Y8, Y8
 	VPXOR        Y9, Y9, Y9
 	VPXOR        Y10, Y10, Y10
