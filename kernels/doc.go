@@ -43,9 +43,11 @@
 //
 //	x [m][Cols] --convert--> xq [m][RowBytes(Cols) of vec_dot_type]
 //	                              |
-//	W rows  0 .. 15 | 16 .. 31 | ...     tiles of weight rows, handed out to workers
-//	          \ each row r of a tile, for i < m:
-//	           dst[i*Rows + r] = dot(W[r], xq[i])
+//	W rows  [chunk 0      ][chunk 1      ] ...   chunks of rows, handed out to workers
+//	         [sub][sub][sub]                      sub-tiles of ~16 KiB, hot in L1 while
+//	                                              every activation row passes over them:
+//	           dst[i*Rows + r] = dot(W[r], xq[i])    (4 rows of xq per call where simd
+//	                                                  has a bit-identical 4-row dot)
 //
 // The KV cache is paged; a sequence's block table maps its positions to
 // pages:
