@@ -34,7 +34,7 @@ func TestMatMulTypes(t *testing.T) {
 			for row := range wrs {
 				wrs[row] = refRow(w, row)
 			}
-			for _, m := range []int{1, 3, 16} {
+			for _, m := range []int{1, 3, 6, 16} { // 6: one 4-row pass plus two single rows
 				x := randFloats(r, m*shape.cols, 1)
 				dst := make([]float32, m*shape.rows)
 				pool.MatMul(dst, w, x, m)
@@ -135,17 +135,18 @@ func TestMatMulBatchInvariance(t *testing.T) {
 	for _, typ := range testTypes {
 		bs := max(32, typ.BlockSize())
 		w := randMatrix(r, typ, 133, 8*bs)
-		const m = 16
-		x := randFloats(r, m*w.Cols, 1)
-		batch := make([]float32, m*w.Rows)
-		pools[1].MatMul(batch, w, x, m)
-		one := make([]float32, w.Rows)
-		for _, p := range pools {
-			for i := 0; i < m; i++ {
-				p.MatMul(one, w, x[i*w.Cols:(i+1)*w.Cols], 1)
-				for row, v := range one {
-					if b := batch[i*w.Rows+row]; math.Float32bits(b) != math.Float32bits(v) {
-						t.Fatalf("%s threads=%d: row %d out %d: m=1 gives %g, m=16 gives %g", typ, p.Threads(), i, row, v, b)
+		for _, m := range []int{16, 7} { // 7: 4-row pass plus 3 single rows
+			x := randFloats(r, m*w.Cols, 1)
+			batch := make([]float32, m*w.Rows)
+			pools[1].MatMul(batch, w, x, m)
+			one := make([]float32, w.Rows)
+			for _, p := range pools {
+				for i := 0; i < m; i++ {
+					p.MatMul(one, w, x[i*w.Cols:(i+1)*w.Cols], 1)
+					for row, v := range one {
+						if b := batch[i*w.Rows+row]; math.Float32bits(b) != math.Float32bits(v) {
+							t.Fatalf("%s threads=%d: row %d of %d, out %d: m=1 gives %g, batched %g", typ, p.Threads(), i, m, row, v, b)
+						}
 					}
 				}
 			}
