@@ -731,15 +731,17 @@ q51done:
 
 // KFINISH: Y12 = int32 partial sums of scale*q*q8, Y5 = partial sums of
 // the min terms, X2 = [d, dmin]: X0 += d*float(isum); X0 -= dmin*float(summs).
+// Both horizontal sums share the VPHADDDs: [isum, summs, isum, summs].
 #define KFINISH \
-	HSUMI(Y12, X12, X6);       \
-	HSUMI(Y5, X5, X6);         \
-	VPUNPCKLDQ X5, X12, X12;   \
-	VCVTDQ2PS  X12, X12;       \
-	VMULPS     X2, X12, X12;   \
-	VADDSS     X12, X0, X0;    \
-	VMOVSHDUP  X12, X6;        \
-	VSUBSS     X6, X0, X0
+	VPHADDD      Y5, Y12, Y12;   \
+	VEXTRACTI128 $1, Y12, X6;    \
+	VPADDD       X6, X12, X12;   \
+	VPHADDD      X12, X12, X12;  \
+	VCVTDQ2PS    X12, X12;       \
+	VMULPS       X2, X12, X12;   \
+	VADDSS       X12, X0, X0;    \
+	VMOVSHDUP    X12, X6;        \
+	VSUBSS       X6, X0, X0
 
 // K4_PAIR: sub-blocks 2G (YLO: low nibbles or 5-bit values) and 2G+1 (YHI)
 // against Q8_K quants at DI+4+64G: Y12 += scale[2G]*sum lo*q8 +
