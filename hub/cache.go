@@ -186,7 +186,7 @@ func (c *Client) Remove(ref string) (Removed, error) {
 		}
 		f, err := Pick(files, r.Quant)
 		if err != nil {
-			return Removed{}, fmt.Errorf("hub: %s in the cache: %v", r, err)
+			return Removed{}, fmt.Errorf("%w: %s in the cache: %v", ErrNotFound, r, err)
 		}
 		r = r.withFile(f.Path)
 	}

@@ -72,7 +72,7 @@ func (c *Client) fetch(ctx context.Context, r Ref, update bool) (Manifest, bool,
 		}
 		f, err := Pick(files, r.Quant)
 		if err != nil {
-			return Manifest{}, false, fmt.Errorf("hub: %s: %v", r, err)
+			return Manifest{}, false, fmt.Errorf("%w: %s: %v", ErrNotFound, r, err)
 		}
 		r, listed = r.withFile(f.Path), &f
 	}
