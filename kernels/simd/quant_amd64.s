@@ -925,6 +925,79 @@ q5kloop:
 	VZEROUPPER
 	RET
 
+// K5X_GROUP: as K4X_GROUP for Q5_K: qs at SI+48+32G, fifth bits from Y2
+// (qh, shifted right one bit per sub-block).
+#define K5X_GROUP(G) \
+	VMOVDQU 48+32*G(SI), Y12;             \
+	VPSRLW  $4, Y12, Y13;                 \
+	VPAND   Y14, Y12, Y12;                \
+	VPAND   Y14, Y13, Y13;                \
+	VPAND   c01<>(SB), Y2, Y5;            \
+	VPSLLW  $4, Y5, Y5;                   \
+	VPOR    Y5, Y12, Y12;                 \
+	VPSRLW  $1, Y2, Y2;                   \
+	VPAND   c01<>(SB), Y2, Y5;            \
+	VPSLLW  $4, Y5, Y5;                   \
+	VPOR    Y5, Y13, Y13;                 \
+	VPSRLW  $1, Y2, Y2;                   \
+	VPSHUFB shufK4<>+64*G(SB), Y4, Y6;    \
+	VPSHUFB shufK4<>+64*G+32(SB), Y4, Y7; \
+	K4X_ACT(G, DI, Y8);                   \
+	K4X_ACT(G, R10, Y9);                  \
+	K4X_ACT(G, R11, Y10);                 \
+	K4X_ACT(G, R12, Y11)
+
+// func dotQ5_KQ8_Kx4AVX2(nb int, w, x []byte, xStride int, out *[4]float32)
+TEXT ·dotQ5_KQ8_Kx4AVX2(SB), NOSPLIT, $0-72
+	MOVQ    nb+0(FP), CX
+	MOVQ    w_base+8(FP), SI
+	X4POINTERS
+	VXORPS  X0, X0, X0
+	VMOVDQU c0f<>(SB), Y14
+
+q5kx4:
+	KSCALES
+	KMINDUP
+	VPMADDWD     260(DI), Y6, Y8
+	VPMADDWD     260(R10), Y6, Y9
+	VPMADDWD     260(R11), Y6, Y10
+	VPMADDWD     260(R12), Y6, Y11
+	REDUCE4(Y8, Y9, Y10, Y11, X8, X5)
+	VMOVDQA      X8, X1
+	VPXOR        Y8, Y8, Y8
+	VPXOR        Y9, Y9, Y9
+	VPXOR        Y10, Y10, Y10
+	VPXOR        Y11, Y11, Y11
+	VMOVDQU      16(SI), Y2
+	K5X_GROUP(0)
+	K5X_GROUP(1)
+	K5X_GROUP(2)
+	K5X_GROUP(3)
+	REDUCE4(Y8, Y9, Y10, Y11, X8, X5)
+	VCVTDQ2PS    X8, X8
+	VCVTDQ2PS    X1, X1
+	XD4
+	VMOVD        (SI), X3
+	VCVTPH2PS    X3, X3
+	VBROADCASTSS X3, X6
+	VMOVSHDUP    X3, X7
+	VBROADCASTSS X7, X7
+	VMULPS       X2, X6, X6
+	VMULPS       X2, X7, X7
+	VMULPS       X6, X8, X8
+	VMULPS       X7, X1, X1
+	VADDPS       X8, X0, X0
+	VSUBPS       X1, X0, X0
+	ADDQ         $176, SI
+	X4ADVANCE(292)
+	DECQ         CX
+	JNZ          q5kx4
+
+	MOVQ    out+64(FP), AX
+	VMOVUPS X0, (AX)
+	VZEROUPPER
+	RET
+
 // ---------------------------------------------------------------- Q6_K·Q8_K
 // Per super-block: sumf += (dw*dx)*float(isum), with the -32 offset of the
 // quants applied once per super-block through the Q8_K bsums:
