@@ -21,12 +21,13 @@ import "unicode/utf8"
 //
 // A Decoder is not safe for concurrent use.
 type Decoder struct {
-	t     *Tokenizer
-	first bool    // the next token is the first of the text
-	buf   []byte  // raw pieces; see the diagram
-	keep  int     // bytes at the start of buf already accounted for
-	out   []byte  // scratch: tidied text
-	idx   []int32 // scratch: index in buf of each byte of out
+	t      *Tokenizer
+	first  bool    // the next token is the first of the text
+	buf    []byte  // raw pieces; see the diagram
+	keep   int     // bytes at the start of buf already accounted for
+	primed int     // of those, the last ones fed by Prime and never returned
+	out    []byte  // scratch: tidied text
+	idx    []int32 // scratch: index in buf of each byte of out
 }
 
 // NewDecoder returns a streaming decoder for t.
@@ -46,6 +47,7 @@ func (d *Decoder) Prime(ids []int32) {
 	if c := d.cut(); c > 0 {
 		d.compact(c)
 	}
+	d.primed += len(d.buf) - d.keep
 	d.keep = len(d.buf)
 }
 
@@ -124,6 +126,7 @@ func (d *Decoder) emit(c int) string {
 	if c <= d.keep {
 		return ""
 	}
+	lo := d.keep - d.primed // bytes from here on were never returned
 	var text []byte
 	if d.t.cleanSpaces {
 		out := append(d.out[:0], d.buf[:c]...)
@@ -138,20 +141,33 @@ func (d *Decoder) emit(c int) string {
 		for start < n && int(idx[start]) < d.keep {
 			start++
 		}
-		for start > 0 && start < n && !utf8.RuneStart(out[start]) {
-			start-- // a character begun in the context is returned whole
-		}
+		start = charStart(out, start, func(j int) bool { return int(idx[j]) >= lo })
 		text = out[start:]
 	} else {
-		start := d.keep
-		for start > 0 && start < c && !utf8.RuneStart(d.buf[start]) {
-			start--
-		}
+		start := charStart(d.buf[:c], d.keep, func(j int) bool { return j >= lo })
 		text = d.buf[start:c]
 	}
 	s := string(text)
 	d.compact(c)
+	d.primed = 0
 	return s
+}
+
+// charStart moves start back to the first byte of a character begun before
+// it (in a primed prompt), over bytes eligible says may be returned.
+func charStart(b []byte, start int, eligible func(int) bool) int {
+	if start >= len(b) || utf8.RuneStart(b[start]) {
+		return start
+	}
+	for j := start - 1; j >= 0 && j >= start-3 && eligible(j); j-- {
+		if utf8.RuneStart(b[j]) {
+			if b[j] >= 0xC0 && j+utf8Len(b[j]) > start {
+				return j
+			}
+			break
+		}
+	}
+	return start
 }
 
 // compact drops buf[:c] once it is final, keeping the context later tidying
@@ -164,4 +180,5 @@ func (d *Decoder) compact(c int) {
 	n := copy(d.buf, d.buf[c-ctx:])
 	d.buf = d.buf[:n]
 	d.keep = ctx
+	d.primed = min(d.primed, ctx)
 }

@@ -8,7 +8,8 @@ root=$(cd "$here/../../.." && pwd)
 models=${KILN_SHARED:-$root/../shared}/models
 oracle=${ORACLE:-/tmp/oracle}
 cp "$here/batch.mjs" "$oracle/kiln-batch.mjs"
-run() { node "$oracle/kiln-batch.mjs" "$2" "$here/texts.json" 2>/dev/null > "$here/$1.json"; echo "$1"; }
+vec="$models/llamacpp-vocab/ggml-vocab-llama-spm.gguf.inp" # the same inputs for every vocab
+run() { node "$oracle/kiln-batch.mjs" "$2" "$here/texts.json" "$vec" 2>/dev/null > "$here/$1.json"; echo "$1"; }
 for m in llama-spm phi-3 baichuan gpt-2 gpt-neox starcoder deepseek-coder deepseek-llm falcon mpt refact; do
   run "$m" "$models/llamacpp-vocab/ggml-vocab-$m.gguf"
 done
