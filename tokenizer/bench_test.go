@@ -4,7 +4,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"kiln/internal/testutil"
@@ -23,23 +22,14 @@ func benchText(b *testing.B) string {
 	return strings.Repeat(unit, 3<<20/len(unit)+1)[:3<<20]
 }
 
-var benchTokenizers sync.Map // name → *Tokenizer
-
 func benchTokenizer(b *testing.B, name string) *Tokenizer {
-	if t, ok := benchTokenizers.Load(name); ok {
-		return t.(*Tokenizer)
-	}
-	var t *Tokenizer
 	switch name {
 	case "llama3":
-		t = mustNew(b, llama3Vocab(b))
+		return memoize(b, "tok:llama-bpe", func() *Tokenizer { return mustNew(b, llama3Vocab(b)) })
 	case "qwen2":
-		t = mustNew(b, qwen2Vocab(b))
-	default:
-		t = ggufTokenizer(b, filepath.Join("llamacpp-vocab", "ggml-vocab-"+name+".gguf"))
+		return memoize(b, "tok:qwen2", func() *Tokenizer { return mustNew(b, qwen2Vocab(b)) })
 	}
-	benchTokenizers.Store(name, t)
-	return t
+	return ggufTokenizer(b, filepath.Join("llamacpp-vocab", "ggml-vocab-"+name+".gguf"))
 }
 
 // BenchmarkEncode tokenizes 3 MB of text (no special-token parsing); the

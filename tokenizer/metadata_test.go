@@ -39,18 +39,15 @@ func writeVocabGGUF(t testing.TB, name string, v *Vocab) []byte {
 // fileVocabs are the vocabularies built from tokenizer files whose GGUF
 // llama.cpp has checked (testdata/oracle).
 func fileVocabs(t testing.TB) map[string]*Vocab {
-	q25, err := LoadGPT2(sharedTokenizerFile(t, "qwen2-vocab.json"), sharedTokenizerFile(t, "qwen2-merges.txt"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	q25.Pre = "qwen2"
-	if err := q25.AddSpecials(FamilyQwen25); err != nil {
-		t.Fatal(err)
-	}
-	sp, err := LoadSentencePiece(sharedTokenizerFile(t, "llama2-spm.model"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	t.Helper()
+	q25 := memoize(t, "qwen25Vocab", func() *Vocab { return loadQwen2Vocab(t, FamilyQwen25) })
+	sp := memoize(t, "llama2ModelVocab", func() *Vocab {
+		v, err := LoadSentencePiece(sharedTokenizerFile(t, "llama2-spm.model"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	})
 	return map[string]*Vocab{"llama-bpe": llama3Vocab(t), "qwen2": qwen2Vocab(t), "qwen2.5": q25, "llama2-model": sp}
 }
 

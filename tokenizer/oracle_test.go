@@ -103,7 +103,7 @@ func TestOracleGolden(t *testing.T) {
 				if len(files) == 0 {
 					files = fileVocabs(t)
 				}
-				tok = mustNew(t, files[c.name])
+				tok = memoize(t, "tok:"+c.name, func() *Tokenizer { return mustNew(t, files[c.name]) })
 			}
 			eot := int32(-1)
 			if g.EOT != nil {

@@ -62,9 +62,14 @@ func readVectors(t *testing.T, name string) []vector {
 	return vs
 }
 
-// ggufTokenizer builds a tokenizer from a vocab GGUF under shared/models.
+// ggufTokenizer builds a tokenizer from a vocab GGUF under shared/models
+// (cached across tests).
 func ggufTokenizer(t testing.TB, rel string) *Tokenizer {
 	t.Helper()
+	return memoize(t, "gguf:"+rel, func() *Tokenizer { return loadGGUFTokenizer(t, rel) })
+}
+
+func loadGGUFTokenizer(t testing.TB, rel string) *Tokenizer {
 	f, err := gguf.Open(testutil.SharedModel(t, rel))
 	if err != nil {
 		t.Fatal(err)
