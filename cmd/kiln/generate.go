@@ -24,6 +24,7 @@ func runGenerate(args []string, stdout, stderr io.Writer) error {
 	temp := fs.Float64("temperature", 0, "sampling temperature; only 0 (greedy) is supported here, use 'kiln run' to sample")
 	asJSON := fs.Bool("json", false, "print {\"prompt\",\"tokens\",\"text\"} instead of the text")
 	threads := fs.Int("threads", 0, "worker threads (0: one per core)")
+	kvF32 := kvTypeFlag(fs)
 	fs.Usage = func() {
 		io.WriteString(stderr, "usage: kiln generate MODEL TEXT -n N --temperature 0 [--json]\n  TEXT may be ids:1,2,3 (taken as is, no BOS)\n")
 		fs.PrintDefaults()
@@ -41,6 +42,10 @@ func runGenerate(args []string, stdout, stderr io.Writer) error {
 	if *temp != 0 {
 		return usageErrorf("generate is greedy (--temperature 0); use 'kiln run' for sampling")
 	}
+	f32, err := kvF32()
+	if err != nil {
+		return err
+	}
 	l, err := openModel(pos[0], *threads)
 	if err != nil {
 		return err
@@ -54,7 +59,7 @@ func runGenerate(args []string, stdout, stderr io.Writer) error {
 	if total > l.model.Config.Context {
 		return fmt.Errorf("prompt (%d tokens) plus -n %d exceeds the model's context of %d tokens: shorten the prompt or lower -n", len(prompt), *n, l.model.Config.Context)
 	}
-	seq, err := newSequence(l.model, total)
+	seq, err := newSequence(l.model, total, f32)
 	if err != nil {
 		return err
 	}

@@ -29,6 +29,7 @@ func runProbs(args []string, stdout, stderr io.Writer) error {
 	top := fs.Int("top", 20, "how many of the most probable next tokens to print")
 	all := fs.Bool("all-positions", false, "print the distribution after every prompt position, not just the last")
 	threads := fs.Int("threads", 0, "worker threads (0: one per core)")
+	kvF32 := kvTypeFlag(fs)
 	fs.Usage = func() {
 		io.WriteString(stderr, "usage: kiln probs MODEL TEXT [--top 20] [--all-positions]\n  TEXT may be ids:1,2,3 (taken as is, no BOS)\n")
 		fs.PrintDefaults()
@@ -43,6 +44,10 @@ func runProbs(args []string, stdout, stderr io.Writer) error {
 	if *top <= 0 {
 		return usageErrorf("--top must be positive")
 	}
+	f32, err := kvF32()
+	if err != nil {
+		return err
+	}
 	l, err := openModel(pos[0], *threads)
 	if err != nil {
 		return err
@@ -52,7 +57,7 @@ func runProbs(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return usageErrorf("%v", err)
 	}
-	seq, err := newSequence(l.model, len(prompt))
+	seq, err := newSequence(l.model, len(prompt), f32)
 	if err != nil {
 		return err
 	}

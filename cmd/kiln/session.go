@@ -1,6 +1,7 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"strconv"
 	"strings"
@@ -89,13 +90,13 @@ type sequence struct {
 	chunk int // prompt tokens per forward pass
 }
 
-func newSequence(m *model.Model, maxTokens int) (*sequence, error) {
+func newSequence(m *model.Model, maxTokens int, kvF32 bool) (*sequence, error) {
 	if maxTokens > m.Config.Context {
 		return nil, fmt.Errorf("%d tokens exceed the model's context of %d", maxTokens, m.Config.Context)
 	}
 	const blockSize = 16
 	n := (maxTokens + blockSize - 1) / blockSize
-	kv, err := m.NewKVCache(model.KVCacheOptions{NumBlocks: n, BlockSize: blockSize})
+	kv, err := m.NewKVCache(model.KVCacheOptions{NumBlocks: n, BlockSize: blockSize, F32: kvF32})
 	if err != nil {
 		return nil, err
 	}
@@ -145,4 +146,19 @@ func (s *sequence) feed(tokens []int32, all bool) ([]float32, error) {
 		}
 	}
 	return out, nil
+}
+
+// kvTypeFlag registers --kv-type (llama.cpp's --cache-type-k/v) on fs; the
+// returned func reports whether F32 storage was asked for.
+func kvTypeFlag(fs *flag.FlagSet) func() (bool, error) {
+	v := fs.String("kv-type", "f16", "KV cache element type: f16 (default, as llama.cpp) or f32")
+	return func() (bool, error) {
+		switch strings.ToLower(*v) {
+		case "f16":
+			return false, nil
+		case "f32":
+			return true, nil
+		}
+		return false, usageErrorf("--kv-type %q: want f16 or f32", *v)
+	}
 }
