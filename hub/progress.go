@@ -27,6 +27,7 @@ type meter struct {
 	base     int64 // bytes already on disk at start
 	done     int64 // bytes on disk now
 	lastDraw time.Time
+	lastLine string // as last drawn, so finish on a terminal need not repeat it
 	drawn    bool
 }
 
@@ -65,9 +66,14 @@ func (m *meter) finish() {
 }
 
 func (m *meter) draw(t time.Time, final bool) {
-	m.lastDraw, m.drawn = t, true
 	line := m.line(t)
+	repeat := m.drawn && line == m.lastLine
+	m.lastDraw, m.lastLine, m.drawn = t, line, true
 	switch {
+	case final && repeat && m.tty:
+		fmt.Fprintln(m.w)
+	case final && repeat:
+		// the plain line is already there
 	case m.tty && final:
 		fmt.Fprintf(m.w, "\r%s\x1b[K\n", line)
 	case m.tty:

@@ -126,8 +126,11 @@ func checkFile(p string) error {
 		}
 	}
 	for _, seg := range strings.Split(p, "/") {
-		if seg == "" || seg == "." || seg == ".." {
-			return fmt.Errorf("file path %q: empty, \".\" or \"..\" segment", p)
+		switch seg {
+		case "":
+			return fmt.Errorf("file path %q: empty segment", p)
+		case ".", "..":
+			return fmt.Errorf("file path %q: %q segment not allowed", p, seg)
 		}
 	}
 	for _, suf := range reservedSuffixes {
