@@ -15,6 +15,11 @@
 #                vocab: the vocabulary's path relative to shared/models,
 #     "oracle":  the oracle's output }
 #
+# The oracle's probabilities are renormalized after node-llama-cpp's default
+# top-k 40 / top-p 0.95 (each golden's "note" says so): absolute values are
+# larger than a full softmax by a per-position factor, so compare
+# log p(token) - log p(top-1) within the listed tokens.
+#
 # A test regenerates the model with synth.Plan(spec, vocab, type, seed),
 # checks the sha256 (a changed generator makes stale goldens fail loudly,
 # not silently), runs kiln on "ids" and compares distributions.
@@ -68,9 +73,11 @@ record() {
   oracle_json="$(node "$ORACLE" "$@")"
   CMD="$cmd" VOCAB_FILE="$vocab_file" SYNTH="$synth_json" QUANT="$quant_json" ORACLE_OUT="$oracle_json" \
   node -e '
+    const NOTE = "oracle probabilities are llama.cpp softmax at temperature 1 after node-llama-cpp default top-k 40 and top-p 0.95, renormalized over the kept tokens: compare log p - log p(top-1) within the listed tokens, not absolute probabilities";
     const e = process.env, rec = {command: e.CMD.replace(/\S*\/(\S+\.gguf)/g, "$1")};
     if (e.SYNTH) { const s = JSON.parse(e.SYNTH); delete s.file; s.vocab = e.VOCAB_FILE; rec.synth = s; }
     if (e.QUANT) rec.quantize = JSON.parse(e.QUANT);
+    if (e.CMD.includes(" probs ")) rec.note = NOTE;
     rec.oracle = JSON.parse(e.ORACLE_OUT);
     process.stdout.write(JSON.stringify(rec) + "\n");' > "$OUT/$name.json"
   echo "wrote testdata/oracle/$name.json" >&2

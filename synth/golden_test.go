@@ -23,12 +23,46 @@ type golden struct {
 		Bytes  int64  `json:"bytes"`
 		SHA256 string `json:"sha256"`
 	} `json:"synth"`
+	Quantize *struct {
+		From   string `json:"from"` // relative to shared/models; "" means the synth model
+		Type   string `json:"type"`
+		SHA256 string `json:"sha256"`
+	} `json:"quantize"`
+}
+
+// fileSHA256 is the hex SHA-256 of a file.
+func fileSHA256(t *testing.T, path string) string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:])
+}
+
+// checkQuantized converts in as the golden's quantize record says and
+// compares the result's SHA-256.
+func checkQuantized(t *testing.T, name, in string, g *golden) {
+	t.Helper()
+	ft, err := convert.ParseFileType(g.Quantize.Type)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	out := filepath.Join(t.TempDir(), "q.gguf")
+	if _, err := convert.Convert(in, out, convert.Options{Scheme: convert.Scheme{FileType: ft}}); err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	if got := fileSHA256(t, out); got != g.Quantize.SHA256 {
+		t.Errorf("%s: kiln quantize %s gave sha256 %s, the golden's model had %s: rerun scripts/oracle-goldens.sh", name, g.Quantize.Type, got, g.Quantize.SHA256)
+	}
 }
 
 // TestOracleGoldensReproduce regenerates every synthetic model behind the
-// llama.cpp goldens from its recorded spec, type, seed and vocabulary, and
-// checks it is byte-identical to the file llama.cpp ran on: a change to the
-// generator that would make the goldens stale fails here.
+// llama.cpp goldens from its recorded spec, type, seed and vocabulary (and
+// puts it through kiln quantize where the golden did), and checks it is
+// byte-identical to the file llama.cpp ran on: a change to the generator or
+// the converter that would make the goldens stale fails here.
 func TestOracleGoldensReproduce(t *testing.T) {
 	models := testutil.SharedModels(t)
 	files, err := filepath.Glob(filepath.Join(testutil.RepoRoot(t), "testdata", "oracle", "*.json"))
@@ -47,6 +81,9 @@ func TestOracleGoldensReproduce(t *testing.T) {
 			t.Fatalf("%s: %v", file, err)
 		}
 		if g.Synth == nil {
+			if g.Quantize != nil && g.Quantize.From != "" {
+				checkQuantized(t, filepath.Base(file), filepath.Join(models, g.Quantize.From), &g)
+			}
 			continue
 		}
 		n++
@@ -77,6 +114,13 @@ func TestOracleGoldensReproduce(t *testing.T) {
 		}
 		if got := hex.EncodeToString(h.Sum(nil)); got != s.SHA256 || size != s.Bytes {
 			t.Errorf("%s: regenerated %d bytes with sha256 %s, the golden's model had %d bytes, %s: rerun scripts/oracle-goldens.sh", name, size, got, s.Bytes, s.SHA256)
+		}
+		if g.Quantize != nil {
+			path := filepath.Join(t.TempDir(), "synth.gguf")
+			if err := m.WriteFile(path); err != nil {
+				t.Fatal(err)
+			}
+			checkQuantized(t, name, path, &g)
 		}
 	}
 	if n < 20 {
