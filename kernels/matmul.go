@@ -11,76 +11,156 @@ import "fmt"
 // As in llama.cpp's CPU backend, x's rows are first converted to W's
 // vec_dot_type (Q8_0 for Q4_0/Q5_0/Q8_0, Q8_1 for Q4_1/Q5_1, Q8_K for the
 // K-quants, F16/BF16 for F16/BF16, none for F32) into the Pool's scratch.
-// Then the weight rows are split across the workers in tiles; a worker
-// computes its rows against all m activation rows while the weight row is
-// hot in L1, so each weight byte comes from memory once per call however
-// large m is.
+// Then the weight rows are split across the workers in chunks; a worker
+// walks its chunk in sub-tiles that stay in L1 while every activation row
+// passes over them, so each weight byte comes from memory once per call
+// however large m is.
 //
 // Batch invariance: dst row i depends only on x row i and W, computed by the
 // same dot in the same order whatever m is and whichever worker runs it.
 //
 // MatMul allocates nothing once the Pool's scratch has grown to the largest
-// m*Cols seen. It panics if w is invalid (see Matrix.Validate) or x, dst
+// batch seen. It panics if w is invalid (see Matrix.Validate) or x, dst
 // are too short.
 func (p *Pool) MatMul(dst []float32, w *Matrix, x []float32, m int) {
-	rb := w.rowBytes()
-	if m < 0 || len(x) < m*w.Cols || len(dst) < m*w.Rows {
-		panic(fmt.Sprintf("kernels: MatMul %dx%d %s with m=%d: x has %d elements (need %d), dst %d (need %d)",
-			w.Rows, w.Cols, w.Type, m, len(x), m*w.Cols, len(dst), m*w.Rows))
+	p.lock()
+	defer p.mu.Unlock()
+	ops := p.scratch.one[:]
+	ops[0] = MatMulOp{Dst: dst, W: w}
+	p.matMuls(x, m, ops)
+	ops[0] = MatMulOp{}
+}
+
+// MatMulOp is one product of a MatMuls call: Dst = x · Wᵀ.
+type MatMulOp struct {
+	Dst []float32 // [m][W.Rows]
+	W   *Matrix
+}
+
+// MatMuls computes several products of the same activations in one go, as
+// the Q, K and V projections (or gate and up) of a layer:
+//
+//	ops[j].Dst = x · ops[j].Wᵀ     x: [m][Cols], the same Cols for every W
+//
+// x is converted once per distinct vec_dot_type, and the rows of all the
+// matrices are split across the workers in a single dispatch, which keeps
+// the small K/V projections from leaving workers idle. Each output is
+// bit-identical to the one MatMul gives. It allocates nothing in steady
+// state (ops is the caller's; keep it in a reused array). It panics on the
+// same conditions as MatMul, or if the matrices' Cols differ.
+func (p *Pool) MatMuls(x []float32, m int, ops []MatMulOp) {
+	p.lock()
+	defer p.mu.Unlock()
+	p.matMuls(x, m, ops)
+}
+
+// matMuls is MatMuls for a caller holding p.mu.
+func (p *Pool) matMuls(x []float32, m int, ops []MatMulOp) {
+	if len(ops) == 0 {
+		return
+	}
+	cols := ops[0].W.Cols
+	for _, op := range ops {
+		w := op.W
+		w.rowBytes() // panics with Validate's error
+		if w.Cols != cols {
+			panic(fmt.Sprintf("kernels: MatMuls over matrices of %d and %d columns", cols, w.Cols))
+		}
+		if m < 0 || len(x) < m*w.Cols || len(op.Dst) < m*w.Rows {
+			panic(fmt.Sprintf("kernels: MatMul %dx%d %s with m=%d: x has %d elements (need %d), dst %d (need %d)",
+				w.Rows, w.Cols, w.Type, m, len(x), m*w.Cols, len(op.Dst), m*w.Rows))
+		}
 	}
 	if m == 0 {
 		return
 	}
-	vd := vecDots[w.Type]
-	p.lock()
-	defer p.mu.Unlock()
-
-	t := &p.scratch.mm
-	t.w, t.rb, t.vd, t.m, t.dst = w, rb, vd, m, dst
-	if len(p.scratch.out4) < 16*p.threads {
-		p.scratch.out4 = make([]float32, 16*p.threads)
+	s := &p.scratch
+	if len(s.out4) < 16*p.threads {
+		s.out4 = make([]float32, 16*p.threads)
 	}
-	t.out4 = p.scratch.out4
-	if vd.convert == nil {
-		t.x, t.xrb = bytesOfF32(x[:m*w.Cols]), 4*w.Cols
-	} else {
-		t.xrb, _ = vd.act.RowBytes(w.Cols)
-		t.x = p.scratch.bytes(m * t.xrb)
-		c := &p.scratch.conv
-		c.dst, c.src, c.drb, c.cols, c.convert = t.x, x, t.xrb, w.Cols, vd.convert
+	if cap(s.mmOps) < len(ops) {
+		s.mmOps = make([]mmOp, len(ops))
+	}
+	t := &s.mm
+	t.ops, t.m, t.out4 = s.mmOps[:len(ops)], m, s.out4
+	nconv, rows := 0, 0
+	for j, op := range ops {
+		vd := vecDots[op.W.Type]
+		rb, _ := op.W.Type.RowBytes(cols)
+		o := &t.ops[j]
+		*o = mmOp{w: op.W, rb: rb, vd: vd, dst: op.Dst, start: rows}
+		rows += op.W.Rows
+		if vd.convert == nil {
+			o.x, o.xrb = bytesOfF32(x[:m*cols]), 4*cols
+			continue
+		}
+		o.xrb, _ = vd.act.RowBytes(cols)
+		// Reuse an earlier op's conversion to the same type.
+		for k := 0; k < j; k++ {
+			if t.ops[k].vd.act == vd.act {
+				o.x = t.ops[k].x
+				break
+			}
+		}
+		if o.x != nil {
+			continue
+		}
+		o.x = s.actBuf(nconv, m*o.xrb)
+		nconv++
+		c := &s.conv
+		*c = convTask{dst: o.x, src: x, drb: o.xrb, cols: cols, convert: vd.convert}
 		p.run(m, 1, c)
 		*c = convTask{}
 	}
-	// Tiles of weight rows: enough chunks for dynamic balance, but not so
-	// small that per-chunk overhead shows on small matrices.
-	grain := max(16, (w.Rows+8*p.threads-1)/(8*p.threads))
-	if w.Rows*w.Cols*m < 1<<15 {
-		grain = w.Rows // tiny: not worth waking workers
+	// Chunks of weight rows: enough for dynamic balance, but not so small
+	// that per-chunk overhead shows on small matrices.
+	grain := max(16, (rows+8*p.threads-1)/(8*p.threads))
+	if rows*cols*m < 1<<15 {
+		grain = rows // tiny: not worth waking workers
 	}
-	p.run(w.Rows, grain, t)
+	p.run(rows, grain, t)
+	clear(t.ops)
 	*t = matmulTask{}
 }
 
-// matmulTask computes dst for the weight rows [lo, hi) of one MatMul.
+// mmOp is one matrix of a MatMuls call, its rows numbered from start in the
+// call's combined row space.
+type mmOp struct {
+	w     *Matrix
+	rb    int // bytes per weight row
+	vd    vecDot
+	x     []byte // [m][xrb] activations in vd.act layout
+	xrb   int    // bytes per activation row
+	dst   []float32
+	start int
+}
+
+// matmulTask computes the combined rows [lo, hi) of one MatMuls call.
 type matmulTask struct {
-	w    *Matrix
-	rb   int // bytes per weight row
-	vd   vecDot
-	x    []byte // [m][xrb] activations in vd.act layout
-	xrb  int    // bytes per activation row
+	ops  []mmOp
 	m    int
-	dst  []float32 // [m][w.Rows]
 	out4 []float32 // [threads][16] per-worker dot4 results (first 4 used)
 }
 
 func (t *matmulTask) Run(worker, lo, hi int) {
-	w, rows, cols, dot := t.w.Data, t.w.Rows, t.w.Cols, t.vd.dot
+	for j := range t.ops {
+		o := &t.ops[j]
+		a, b := max(lo, o.start), min(hi, o.start+o.w.Rows)
+		if a < b {
+			t.rows(o, a-o.start, b-o.start, worker)
+		}
+	}
+}
+
+// rows computes the weight rows [lo, hi) of o against all m activation rows.
+func (t *matmulTask) rows(o *mmOp, lo, hi, worker int) {
+	w, rows, cols, dot := o.w.Data, o.w.Rows, o.w.Cols, o.vd.dot
 	// Sub-tiles of about tileBytes of weights stay in L1 while every
 	// activation row passes over them, so each x row is also read from L1
 	// for the whole sub-tile instead of streaming all m rows from L2 per
 	// weight row.
-	tile := max(1, tileBytes/t.rb)
-	m, xrb, dot4 := t.m, t.xrb, t.vd.dot4
+	tile := max(1, tileBytes/o.rb)
+	m, xrb, dot4 := t.m, o.xrb, o.vd.dot4
 	// A local [4]float32 would escape to the heap through the indirect
 	// call; each worker has its own cache line of scratch instead.
 	out4 := (*[4]float32)(t.out4[worker*16 : worker*16+4])
@@ -90,20 +170,20 @@ func (t *matmulTask) Run(worker, lo, hi int) {
 		if dot4 != nil {
 			// Four activation rows per pass over each weight row.
 			for ; i+4 <= m; i += 4 {
-				xi := t.x[i*xrb : (i+4)*xrb]
+				xi := o.x[i*xrb : (i+4)*xrb]
 				for r := r0; r < r1; r++ {
-					dot4(cols, w[r*t.rb:(r+1)*t.rb], xi, xrb, out4)
+					dot4(cols, w[r*o.rb:(r+1)*o.rb], xi, xrb, out4)
 					for k, v := range out4 {
-						t.dst[(i+k)*rows+r] = v
+						o.dst[(i+k)*rows+r] = v
 					}
 				}
 			}
 		}
 		for ; i < m; i++ {
-			xi := t.x[i*xrb : (i+1)*xrb]
-			out := t.dst[i*rows : (i+1)*rows]
+			xi := o.x[i*xrb : (i+1)*xrb]
+			out := o.dst[i*rows : (i+1)*rows]
 			for r := r0; r < r1; r++ {
-				out[r] = dot(cols, w[r*t.rb:(r+1)*t.rb], xi)
+				out[r] = dot(cols, w[r*o.rb:(r+1)*o.rb], xi)
 			}
 		}
 	}

@@ -222,3 +222,44 @@ func TestMatMulAllocs(t *testing.T) {
 		}
 	}
 }
+
+// TestMatMuls: several matrices over the same activations give, bit for
+// bit, what separate MatMul calls give, including mixed weight types that
+// need different activation conversions.
+func TestMatMuls(t *testing.T) {
+	pool := NewPool(3)
+	defer pool.Close()
+	r := rand.New(rand.NewPCG(41, 42))
+	const cols = 512
+	for _, types := range [][]gguf.Type{
+		{gguf.TypeQ4_K, gguf.TypeQ4_K, gguf.TypeQ6_K}, // one conversion shared by all
+		{gguf.TypeQ8_0, gguf.TypeF32, gguf.TypeQ4_K, gguf.TypeF16, gguf.TypeQ4_0},
+	} {
+		for _, m := range []int{1, 5, 16} {
+			x := randFloats(r, m*cols, 1)
+			ops := make([]MatMulOp, len(types))
+			for j, typ := range types {
+				w := randMatrix(r, typ, 64+37*j, cols)
+				ops[j] = MatMulOp{Dst: make([]float32, m*w.Rows), W: w}
+			}
+			pool.MatMuls(x, m, ops)
+			for j, op := range ops {
+				want := make([]float32, len(op.Dst))
+				pool.MatMul(want, op.W, x, m)
+				for i, v := range want {
+					if math.Float32bits(op.Dst[i]) != math.Float32bits(v) {
+						t.Fatalf("%v m=%d: op %d (%s) [%d] = %g, MatMul gives %g", types, m, j, op.W.Type, i, op.Dst[i], v)
+					}
+				}
+			}
+			if a := testing.AllocsPerRun(10, func() { pool.MatMuls(x, m, ops) }); a != 0 {
+				t.Errorf("%v m=%d: %v allocations per MatMuls", types, m, a)
+			}
+		}
+	}
+	w1 := randMatrix(r, gguf.TypeF32, 4, 64)
+	w2 := randMatrix(r, gguf.TypeF32, 4, 32)
+	mustPanic(t, "different Cols", func() {
+		pool.MatMuls(make([]float32, 64), 1, []MatMulOp{{make([]float32, 4), w1}, {make([]float32, 4), w2}})
+	})
+}

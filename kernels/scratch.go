@@ -4,7 +4,9 @@ package kernels
 // call, so that the hot path allocates nothing in steady state. It is only
 // touched while the Pool's lock is held.
 type scratch struct {
-	act      []byte      // MatMul: activations converted to the vec_dot_type, [m][rowBytes]
+	acts     [][]byte    // MatMul: activations converted to each vec_dot_type of a call, [m][rowBytes]
+	mmOps    []mmOp      // MatMul: the matrices of the current call
+	one      [1]MatMulOp // MatMul: its single op, without allocating a slice
 	tokSeq   []int32     // Attention: [numTokens] sequence of each token
 	attnWork [][]float32 // Attention: [threads][...] per-worker q, acc, scores, max, sum
 	out4     []float32   // MatMul: [threads][16] per-worker results of 4-row dots
@@ -17,10 +19,14 @@ type scratch struct {
 	norm normTask
 }
 
-// bytes returns a scratch byte slice of length n, growing it if needed.
-func (s *scratch) bytes(n int) []byte {
-	if cap(s.act) < n {
-		s.act = make([]byte, n)
+// actBuf returns the k-th activation buffer with length n, growing it if
+// needed.
+func (s *scratch) actBuf(k, n int) []byte {
+	for len(s.acts) <= k {
+		s.acts = append(s.acts, nil)
 	}
-	return s.act[:n]
+	if cap(s.acts[k]) < n {
+		s.acts[k] = make([]byte, n)
+	}
+	return s.acts[k][:n]
 }
