@@ -7,8 +7,8 @@
 //
 // What it owns:
 //
-//   - Spec: an architecture and its hyperparameters; Shapes: named specs
-//     taken from the HF configs of real models (stories15m, smollm2-135m,
+//   - Spec: an architecture and its hyperparameters; Shape(name): named
+//     specs taken from the HF configs of real models (stories15m, smollm2-135m,
 //     qwen2.5-0.5b, llama-3.2-1b, tinyllama-1.1b, qwen3-0.6b).
 //   - Spec.Tensors: the tensor directory (names and ggml shapes) and
 //     Spec.Metadata: the {arch}.* and general.* keys.
@@ -17,8 +17,9 @@
 //     and rows can be generated in parallel.
 //   - Vocab: the tokenizer.* metadata copied from a GGUF, built from a
 //     tokenizer file, or synthesised (a small SentencePiece-style vocab).
-//   - Write: streams the model to disk, one tensor at a time (a 1.1B F32
-//     model is 4.4 GB and never sits in memory).
+//   - Plan: the whole file but its data (metadata, directory, types);
+//     Model.WriteFile / Write stream it to disk, one batch of rows at a time
+//     (a 1.1B F32 model is 4.4 GB and never sits in memory).
 //
 // Invariants:
 //
