@@ -72,7 +72,13 @@ func (c *Client) download(ctx context.Context, r Ref, rm remote) (Manifest, erro
 		}
 		t.meter = newMeter(c.opts.Progress, c.opts.Terminal, path.Base(r.File), rm.size, offset, c.opts.now)
 	}
-	err = c.retry(ctx, func() (bool, error) { return t.attempt(ctx) })
+	err = c.retry(ctx, func() (bool, error) {
+		progressed, err := t.attempt(ctx)
+		if err != nil {
+			t.meter.breakLine() // the retry notice goes on a line of its own
+		}
+		return progressed, err
+	})
 	t.meter.finish()
 	if err != nil {
 		if ctx.Err() != nil {
@@ -224,6 +230,7 @@ func (t *transfer) attempt(ctx context.Context) (progressed bool, err error) {
 	case http.StatusOK:
 		if t.offset > 0 {
 			if t.c.opts.Progress != nil {
+				t.meter.breakLine()
 				fmt.Fprintf(t.c.opts.Progress, "the server ignored the range request; downloading %s from the start\n", t.r)
 			}
 			if err := t.restart(); err != nil {

@@ -57,6 +57,16 @@ func (m *meter) set(done int64) {
 	m.draw(t, false)
 }
 
+// breakLine ends a half-drawn terminal line so that a message can follow
+// on its own line; the next update draws afresh below it.
+func (m *meter) breakLine() {
+	if m == nil || m.w == nil || !m.tty || !m.drawn {
+		return
+	}
+	fmt.Fprintln(m.w)
+	m.drawn, m.lastLine = false, ""
+}
+
 // finish prints the final state and ends the line.
 func (m *meter) finish() {
 	if m == nil || m.w == nil {

@@ -1,9 +1,12 @@
 package hub
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
+
+	"kiln/hub/hubtest"
 )
 
 // fakeClock advances only when told.
@@ -70,6 +73,40 @@ func TestFormat(t *testing.T) {
 	for d, want := range map[time.Duration]string{7 * time.Second: "7s", 185 * time.Second: "3m05s", 3720 * time.Second: "1h02m", 0: "0s"} {
 		if got := formatETA(d); got != want {
 			t.Errorf("formatETA(%v) = %q, want %q", d, got, want)
+		}
+	}
+}
+
+// The progress display during a real download with one retry: the notice
+// is on a line of its own, the last line shows the whole file.
+func TestProgressDuringDownload(t *testing.T) {
+	for _, tty := range []bool{false, true} {
+		s := hubtest.New()
+		standardRepo(s)
+		s.SetFaults(hubtest.Faults{DropAfter: 100_000, DropCount: 1})
+		var out strings.Builder
+		c := testClient(t, s, func(o *Options) { o.Progress, o.Terminal = &out, tty })
+		if _, err := c.Resolve(context.Background(), "hf:"+repoID+"/tiny-Q4_K_M.gguf"); err != nil {
+			t.Fatal(err)
+		}
+		s.Close()
+		got := out.String()
+		lines := strings.Split(got, "\n")
+		retry := -1
+		for i, l := range lines {
+			if strings.Contains(l, "retrying in") {
+				retry = i
+				if !strings.HasPrefix(l, "hub: downloading hf:"+repoID+"/tiny-Q4_K_M.gguf: ") {
+					t.Errorf("tty %v: retry notice shares its line: %q", tty, l)
+				}
+			}
+		}
+		last := lines[len(lines)-2]
+		if i := strings.LastIndexByte(last, '\r'); i >= 0 {
+			last = last[i+1:]
+		}
+		if retry < 0 || !strings.HasPrefix(last, "tiny-Q4_K_M.gguf  300.0 kB / 300.0 kB  100%") || !strings.HasSuffix(got, "\n") {
+			t.Errorf("tty %v: output\n%q", tty, got)
 		}
 	}
 }
