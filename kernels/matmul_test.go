@@ -26,7 +26,7 @@ func TestMatMulTypes(t *testing.T) {
 			bs = 32
 		}
 		for _, shape := range []struct{ rows, cols int }{
-			{37, bs},      // one block, odd rows (not a multiple of the tile)
+			{37, bs},                // one block, odd rows (not a multiple of the tile)
 			{301, max(9*bs, 3*256)}, // many blocks (9 of 32, 3 of 256), enough rows to split across workers
 		} {
 			w := randMatrix(r, typ, shape.rows, shape.cols)
