@@ -12,7 +12,7 @@ import (
 )
 
 // userAgent identifies kiln to the hub (its download statistics count by it).
-const userAgent = "kiln/0 (+https://github.com/; Go)"
+const userAgent = "kiln/0.1 (Go)"
 
 // Client talks to one hub and owns one cache directory. It is safe for
 // concurrent use; downloads of the same file, from this or another process,
@@ -112,30 +112,32 @@ type remote struct {
 func (c *Client) headHub(ctx context.Context, r Ref) (remote, error) {
 	rm := remote{url: c.resolveURL(r, c.opts.Revision), size: -1}
 	rm.get = rm.url
+	// X-Linked-* describe the LFS object wherever they appear in the chain;
+	// a plain ETag or Content-Length counts only when no hop gave them.
+	var linkedETag, plainETag string
+	linkedSize := int64(-1)
 	u := rm.url
 hops:
 	for hop := 0; ; hop++ {
 		if hop == 10 {
 			return rm, fmt.Errorf("hub: %s: more than 10 redirects", r)
 		}
-		req, err := newRequest(ctx, http.MethodHead, u)
-		if err != nil {
-			return rm, err
-		}
-		resp, err := c.head.Do(req)
+		resp, err := c.headOnce(ctx, u)
 		if err != nil {
 			return rm, &netError{op: "asking the hub about " + r.String(), err: err}
 		}
-		resp.Body.Close()
 		h := resp.Header
-		if v := normalizeETag(firstNonEmpty(h.Get("X-Linked-Etag"), h.Get("ETag"))); v != "" {
-			rm.etag = v
+		if v := normalizeETag(h.Get("X-Linked-Etag")); v != "" {
+			linkedETag = v
+		}
+		if v := normalizeETag(h.Get("ETag")); v != "" {
+			plainETag = v
 		}
 		if v := h.Get("X-Repo-Commit"); v != "" {
 			rm.commit = v
 		}
 		if n, err := strconv.ParseInt(h.Get("X-Linked-Size"), 10, 64); err == nil && n >= 0 {
-			rm.size = n
+			linkedSize = n
 		}
 		switch {
 		case resp.StatusCode >= 300 && resp.StatusCode < 400 && h.Get("Location") != "":
@@ -151,13 +153,15 @@ hops:
 		case resp.StatusCode == http.StatusMethodNotAllowed || resp.StatusCode == http.StatusNotImplemented:
 			return rm, nil
 		case resp.StatusCode >= 200 && resp.StatusCode < 300:
-			if rm.size < 0 && resp.ContentLength >= 0 {
-				rm.size = resp.ContentLength
-			}
+			rm.size = resp.ContentLength // -1 when not given
 			break hops
 		default:
 			return rm, c.statusError(resp, r)
 		}
+	}
+	rm.etag = firstNonEmpty(linkedETag, plainETag)
+	if linkedSize >= 0 {
+		rm.size = linkedSize
 	}
 	if isSHA256(rm.etag) {
 		rm.sha256 = rm.etag
@@ -166,6 +170,23 @@ hops:
 		rm.get = c.resolveURL(r, rm.commit)
 	}
 	return rm, nil
+}
+
+// headOnce makes one HEAD request, bounded by StallTimeout (a hub that
+// never answers is a network error, retried like one).
+func (c *Client) headOnce(ctx context.Context, u string) (*http.Response, error) {
+	ctx, cancel := context.WithTimeout(ctx, c.opts.StallTimeout)
+	defer cancel()
+	req, err := newRequest(ctx, http.MethodHead, u)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := c.head.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	resp.Body.Close() // a HEAD response has no body; headers stay readable
+	return resp, nil
 }
 
 // normalizeETag strips the weak prefix and quotes: W/"abc" -> abc. Hex is

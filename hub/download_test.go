@@ -172,6 +172,19 @@ func TestResolveDownloads(t *testing.T) {
 			},
 		},
 		{
+			name:  "LFS file redirected on the same host: sha256 from the first hop, token kept",
+			opts:  withToken,
+			setup: func(s *hubtest.Server) { s.AddToken(token); s.SetFaults(hubtest.Faults{SameHostCDN: true}) },
+			ref:   "hf:" + repoID + "/tiny-Q4_K_M.gguf", want: bigFile, verified: true,
+			check: func(t *testing.T, reqs []hubtest.Request) {
+				if count(reqs, func(r hubtest.Request) bool {
+					return strings.HasPrefix(r.Path, "/cdn-blobs/") && r.Method == "GET" && r.Auth == "Bearer "+token
+				}) != 1 {
+					t.Errorf("no same-host blob GET with the token: %+v", reqs)
+				}
+			},
+		},
+		{
 			name:  "hub refuses HEAD: downloaded unverified",
 			setup: func(s *hubtest.Server) { s.SetFaults(hubtest.Faults{NoHead: true}) },
 			ref:   "hf:" + repoID + "/tiny-Q4_K_M.gguf", want: bigFile, verified: false,

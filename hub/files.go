@@ -97,6 +97,8 @@ func (c *Client) Files(ctx context.Context, owner, repo string) ([]RepoFile, err
 // treePage fetches one page and returns its entries and the next page's
 // link ("" on the last page).
 func (c *Client) treePage(ctx context.Context, u string, ref Ref) ([]treeEntry, string, error) {
+	ctx, cancel := context.WithTimeout(ctx, c.opts.StallTimeout)
+	defer cancel()
 	req, err := newRequest(ctx, http.MethodGet, u)
 	if err != nil {
 		return nil, "", err

@@ -11,6 +11,7 @@
 //	          errors:     401/403/404 with X-Error-Code and X-Error-Message
 //	          renamed:    307 to the new /{owner}/{repo}/... on the same host
 //	cdn  HEAD|GET /blobs/{sha256}   Range honoured (bytes=N- and bytes=N-M)
+//	hub  HEAD|GET /cdn-blobs/{sha256}  the same, when Faults.SameHostCDN
 //
 // Revisions are "main" or any commit the repository had (each AddFile makes
 // a new one). Access follows the real hub: a missing or private repository
@@ -50,6 +51,7 @@ type Faults struct {
 	NoLinkedETag bool  // the hub omits X-Linked-Etag (no sha256 published)
 	PageSize     int   // tree API entries per page; 0: one page
 	HubStatus    []int // answer the next hub requests with these statuses (e.g. 503)
+	SameHostCDN  bool  // redirect LFS files to /cdn-blobs/{sha256} on the hub itself (relative Location), served with a non-sha256 ETag, as some mirrors do
 }
 
 // Request is one request a server received.
@@ -254,6 +256,16 @@ func (s *Server) serveHub(w http.ResponseWriter, r *http.Request) {
 		segs[i] = u
 	}
 	switch {
+	case len(segs) == 2 && segs[0] == "cdn-blobs":
+		s.mu.Lock()
+		data, found := s.blobs[segs[1]]
+		s.mu.Unlock()
+		if !found {
+			http.Error(w, "NoSuchKey", http.StatusNotFound)
+			return
+		}
+		w.Header().Set("ETag", `"`+segs[1][:32]+`"`)
+		s.serveBlob(w, r, data)
 	case len(segs) == 6 && segs[0] == "api" && segs[1] == "models" && segs[4] == "tree" && r.Method == http.MethodGet:
 		s.serveTree(w, r, segs[2]+"/"+segs[3], segs[5])
 	case len(segs) >= 5 && segs[2] == "resolve" && (r.Method == http.MethodGet || r.Method == http.MethodHead):
@@ -412,7 +424,11 @@ func (s *Server) serveResolve(w http.ResponseWriter, r *http.Request, id, rev, p
 		w.Header().Set("X-Linked-Size", strconv.Itoa(len(fl.data)))
 	}
 	w.Header().Set("ETag", `W/"`+fl.gitOID[:20]+`"`)
-	w.Header().Set("Location", s.cdn.URL+"/blobs/"+fl.sha256+"?sig=fake&expires=9999999999")
+	if f.SameHostCDN {
+		w.Header().Set("Location", "/cdn-blobs/"+fl.sha256)
+	} else {
+		w.Header().Set("Location", s.cdn.URL+"/blobs/"+fl.sha256+"?sig=fake&expires=9999999999")
+	}
 	w.WriteHeader(http.StatusFound)
 }
 
