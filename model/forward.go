@@ -2,7 +2,6 @@ package model
 
 import (
 	"fmt"
-	"math"
 
 	"kiln/kernels"
 )
@@ -22,6 +21,8 @@ type scratch struct {
 	rows   []float32 // [R][Dim] final hidden states of the logit rows
 	logits []float32 // [R][Vocab]
 	attn   kernels.AttnBatch
+	qkv    [3]kernels.MatMulOp // Q, K, V products of one normalised input
+	gateUp [2]kernels.MatMulOp // gate and up products of one normalised input
 }
 
 func grow(buf []float32, n int) []float32 {
@@ -77,7 +78,7 @@ func (m *Model) Forward(b *Batch, kv *KVCache) ([]float32, error) {
 	// once the slice has grown).
 	at := &s.attn
 	at.Q, at.Out, at.Positions, at.Heads = s.q, s.att, b.Positions, c.Heads
-	at.Scale = float32(1 / math.Sqrt(float64(c.HeadDim)))
+	at.Scale = 0 // kernels: 1/sqrtf(HeadDim), exactly as llama.cpp computes it
 	at.Seqs = at.Seqs[:0]
 	for i := 0; i < b.NumSeqs(); i++ {
 		at.Seqs = append(at.Seqs, kernels.AttnSeq{Start: int(b.SeqStarts[i]), End: int(b.SeqStarts[i+1]), BlockTable: b.BlockTables[i]})
@@ -89,9 +90,9 @@ func (m *Model) Forward(b *Batch, kv *KVCache) ([]float32, error) {
 
 		// Attention: x += O · attn(rope(Q·norm(x)), rope(K·norm(x)), V·norm(x)).
 		kernels.RMSNormRows(p, s.xn, s.x, l.AttnNorm, T, c.Dim, c.NormEps)
-		p.MatMul(s.q, &l.Q, s.xn, T)
-		p.MatMul(s.k, &l.K, s.xn, T)
-		p.MatMul(s.v, &l.V, s.xn, T)
+		// One dispatch for Q, K and V: the input is quantized once.
+		s.qkv = [3]kernels.MatMulOp{{Dst: s.q, W: &l.Q}, {Dst: s.k, W: &l.K}, {Dst: s.v, W: &l.V}}
+		p.MatMuls(s.xn, T, s.qkv[:])
 		if c.QKVBias {
 			kernels.AddBias(s.q, l.QBias, T)
 			kernels.AddBias(s.k, l.KBias, T)
@@ -118,8 +119,8 @@ func (m *Model) Forward(b *Batch, kv *KVCache) ([]float32, error) {
 
 		// MLP: x += Down · (silu(Gate·norm(x)) * Up·norm(x)).
 		kernels.RMSNormRows(p, s.xn, s.x, l.FFNNorm, T, c.Dim, c.NormEps)
-		p.MatMul(s.gate, &l.Gate, s.xn, T)
-		p.MatMul(s.up, &l.Up, s.xn, T)
+		s.gateUp = [2]kernels.MatMulOp{{Dst: s.gate, W: &l.Gate}, {Dst: s.up, W: &l.Up}}
+		p.MatMuls(s.xn, T, s.gateUp[:])
 		kernels.SiLUMul(s.gate, s.up)
 		p.MatMul(s.proj, &l.Down, s.gate, T)
 		kernels.Add(s.x, s.x, s.proj)

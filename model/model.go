@@ -41,7 +41,7 @@ func Load(f *gguf.File, opts Options) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &Model{Config: cfg, Weights: w, pool: kernels.NewPool(opts.Threads)}
+	m := &Model{Config: cfg, Weights: w}
 	m.rope = kernels.RoPE{
 		HeadDim:     cfg.HeadDim,
 		Base:        cfg.RopeBase,
@@ -49,6 +49,10 @@ func Load(f *gguf.File, opts Options) (*Model, error) {
 		FreqFactors: w.RopeFreqs,
 		Neox:        cfg.RopeNeox,
 	}
+	if err := m.rope.Validate(); err != nil {
+		return nil, fmt.Errorf("model: %w", err)
+	}
+	m.pool = kernels.NewPool(opts.Threads)
 	return m, nil
 }
 

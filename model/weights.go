@@ -33,13 +33,6 @@ type Weights struct {
 	RopeFreqs []float32      // rope_freqs.weight: [HeadDim/2] divisors of each frequency (llama3 scaling); nil = none
 }
 
-// matmulTypes are the weight types Forward multiplies directly.
-var matmulTypes = map[gguf.Type]bool{
-	gguf.TypeF32: true, gguf.TypeF16: true, gguf.TypeBF16: true,
-	gguf.TypeQ8_0: true, gguf.TypeQ4_0: true, gguf.TypeQ4_1: true, gguf.TypeQ5_0: true, gguf.TypeQ5_1: true,
-	gguf.TypeQ4_K: true, gguf.TypeQ5_K: true, gguf.TypeQ6_K: true,
-}
-
 // loader resolves tensors by name and checks their shapes.
 type loader struct {
 	f   *gguf.File
@@ -77,11 +70,15 @@ func (l *loader) matrix(name string, rows, cols int) kernels.Matrix {
 	if t == nil {
 		return kernels.Matrix{}
 	}
-	if !matmulTypes[t.Type] {
+	if !kernels.Supported(t.Type) {
 		l.err = fmt.Errorf("model: tensor %s has type %s, which kiln cannot multiply yet (supported: F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K)", name, t.Type)
 		return kernels.Matrix{}
 	}
-	return kernels.Matrix{Type: t.Type, Rows: rows, Cols: cols, Data: l.f.Data(t)}
+	m := kernels.Matrix{Type: t.Type, Rows: rows, Cols: cols, Data: l.f.Data(t)}
+	if err := m.Validate(); err != nil {
+		l.err = fmt.Errorf("model: tensor %s: %w", name, err)
+	}
+	return m
 }
 
 // vector returns a 1-D tensor as float32: a view when it is stored as F32.
@@ -118,12 +115,15 @@ func loadWeights(f *gguf.File, c *Config) (*Weights, error) {
 	}
 	c.Vocab = int(emb.Shape[1])
 	w.Embed = kernels.Matrix{Type: emb.Type, Rows: c.Vocab, Cols: c.Dim, Data: f.Data(emb)}
+	if err := w.Embed.Validate(); err != nil {
+		return nil, fmt.Errorf("model: tensor token_embd.weight: %w", err)
+	}
 	w.OutNorm = l.vector("output_norm.weight", c.Dim)
 	if l.has("output.weight") {
 		w.Output = l.matrix("output.weight", c.Vocab, c.Dim)
 	} else {
 		c.Tied = true
-		if !matmulTypes[emb.Type] {
+		if !kernels.Supported(emb.Type) {
 			return nil, fmt.Errorf("model: tied output uses token_embd.weight of type %s, which kiln cannot multiply yet", emb.Type)
 		}
 		w.Output = w.Embed
