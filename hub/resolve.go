@@ -74,6 +74,9 @@ func (c *Client) fetch(ctx context.Context, r Ref, update bool) (Manifest, bool,
 		if err != nil {
 			return Manifest{}, false, fmt.Errorf("%w: %s: %v", ErrNotFound, r, err)
 		}
+		if c.opts.Progress != nil {
+			fmt.Fprintf(c.opts.Progress, "%s is %s (%s)\n", r, f.Path, FormatBytes(f.Size))
+		}
 		r, listed = r.withFile(f.Path), &f
 	}
 	p := c.pathsFor(r)
