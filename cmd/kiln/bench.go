@@ -5,6 +5,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"runtime/pprof"
 	"time"
 
 	"kiln/gguf"
@@ -38,6 +40,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	gen := fs.Int("gen", 64, "tokens to decode (per sequence)")
 	parallel := fs.Int("parallel", 1, "sequences decoded together in one batch")
 	asJSON := fs.Bool("json", false, "print JSON instead of a table")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the timed part to this file (go tool pprof)")
 	fs.Usage = func() {
 		io.WriteString(stderr, "usage: kiln bench MODEL [--threads N] [--prompt 128] [--gen 64] [--parallel N] [--json]\n")
 		fs.PrintDefaults()
@@ -81,6 +84,18 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	}
 	// Deterministic pseudo-text token ids (speed does not depend on them).
 	tok := func(i int) int32 { return int32((i*7919 + 13) % c.Vocab) }
+
+	if *cpuProfile != "" {
+		pf, err := os.Create(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer pf.Close()
+		if err := pprof.StartCPUProfile(pf); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
 
 	// Prefill: each sequence's prompt in one batch, as llama.cpp's bench does
 	// with a 512-token ubatch.
