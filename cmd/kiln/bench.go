@@ -9,7 +9,6 @@ import (
 	"runtime/pprof"
 	"time"
 
-	"kiln/gguf"
 	"kiln/model"
 )
 
@@ -55,7 +54,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	if *prompt < 1 || *gen < 1 || *parallel < 1 {
 		return usageErrorf("--prompt, --gen and --parallel must be positive")
 	}
-	f, err := gguf.Open(pos[0])
+	f, err := openGGUF(pos[0], stderr)
 	if err != nil {
 		return err
 	}

@@ -31,7 +31,7 @@ func runInspect(args []string, stdout, stderr io.Writer) error {
 	if len(pos) != 1 {
 		return usageErrorf("want one MODEL argument, got %d", len(pos))
 	}
-	f, err := gguf.Open(pos[0])
+	f, err := openGGUF(pos[0], stderr)
 	if err != nil {
 		return err
 	}

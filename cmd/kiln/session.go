@@ -3,6 +3,8 @@ package main
 import (
 	"flag"
 	"fmt"
+	"io"
+	"os"
 	"strconv"
 	"strings"
 
@@ -21,7 +23,7 @@ type loaded struct {
 
 // openModel maps a GGUF file and loads its weights and tokenizer.
 func openModel(path string, threads int) (*loaded, error) {
-	f, err := gguf.Open(path)
+	f, err := openGGUF(path, os.Stderr)
 	if err != nil {
 		return nil, err
 	}
@@ -42,6 +44,16 @@ func openModel(path string, threads int) (*loaded, error) {
 func (l *loaded) Close() {
 	l.model.Close()
 	l.file.Close()
+}
+
+// openGGUF maps a MODEL argument: a local path, or an hf: reference that
+// is fetched into the cache first (progress on stderr).
+func openGGUF(arg string, stderr io.Writer) (*gguf.File, error) {
+	path, err := resolveModel(arg, stderr)
+	if err != nil {
+		return nil, err
+	}
+	return gguf.Open(path)
 }
 
 // promptTokens turns a command-line prompt into ids the way the llama.cpp
@@ -86,6 +98,7 @@ type sequence struct {
 	kv    *model.KVCache
 	table []int32 // [numBlocks] identity block table
 	pos   int     // tokens already in the cache
+	limit int     // most tokens the sequence may hold (<= len(table)*BlockSize)
 	batch model.Batch
 	chunk int // prompt tokens per forward pass
 }
@@ -100,7 +113,7 @@ func newSequence(m *model.Model, maxTokens int, kvF32 bool) (*sequence, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &sequence{m: m, kv: kv, table: make([]int32, n), chunk: 256}
+	s := &sequence{m: m, kv: kv, table: make([]int32, n), limit: maxTokens, chunk: 256}
 	for i := range s.table {
 		s.table[i] = int32(i)
 	}
@@ -111,8 +124,8 @@ func newSequence(m *model.Model, maxTokens int, kvF32 bool) (*sequence, error) {
 // every token ([len(tokens)][Vocab]); otherwise only after the last ([Vocab]).
 func (s *sequence) feed(tokens []int32, all bool) ([]float32, error) {
 	vocab := s.m.Config.Vocab
-	if s.pos+len(tokens) > len(s.table)*s.kv.BlockSize {
-		return nil, fmt.Errorf("sequence of %d tokens exceeds the %d reserved", s.pos+len(tokens), len(s.table)*s.kv.BlockSize)
+	if s.pos+len(tokens) > s.limit {
+		return nil, fmt.Errorf("sequence of %d tokens exceeds the %d reserved", s.pos+len(tokens), s.limit)
 	}
 	var out []float32
 	for start := 0; start < len(tokens); start += s.chunk {
@@ -147,6 +160,30 @@ func (s *sequence) feed(tokens []int32, all bool) ([]float32, error) {
 	}
 	return out, nil
 }
+
+// The methods below make a sequence a chatloop.LM for 'kiln run'.
+
+// Feed appends tokens and returns the logits after the last ([Vocab]).
+func (s *sequence) Feed(tokens []int32) ([]float32, error) {
+	if len(tokens) == 0 {
+		return nil, fmt.Errorf("no tokens to feed")
+	}
+	return s.feed(tokens, false)
+}
+
+// Len is the number of tokens in the cache.
+func (s *sequence) Len() int { return s.pos }
+
+// Cap is the most tokens the cache holds.
+func (s *sequence) Cap() int { return s.limit }
+
+// Truncate forgets all but the first n tokens. The KV slots of later
+// positions are simply overwritten by the next Feed: attention never reads
+// past ContextLens.
+func (s *sequence) Truncate(n int) { s.pos = max(0, min(n, s.pos)) }
+
+// Vocab is the length of a logit row.
+func (s *sequence) Vocab() int { return s.m.Config.Vocab }
 
 // kvTypeFlag registers --kv-type (llama.cpp's --cache-type-k/v) on fs; the
 // returned func reports whether F32 storage was asked for.

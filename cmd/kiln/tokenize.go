@@ -5,7 +5,6 @@ import (
 	"flag"
 	"io"
 
-	"kiln/gguf"
 	"kiln/tokenizer"
 )
 
@@ -28,7 +27,7 @@ func runTokenize(args []string, stdout, stderr io.Writer) error {
 	if len(pos) != 2 {
 		return usageErrorf("want MODEL and TEXT, got %d arguments", len(pos))
 	}
-	f, err := gguf.Open(pos[0])
+	f, err := openGGUF(pos[0], stderr)
 	if err != nil {
 		return err
 	}
