@@ -54,7 +54,11 @@ func buildCategories() {
 			}
 		}
 	}
-	set(unicode.C, flagControl) // Cc Cf Co Cs (Go's C has no Cn)
+	// \p{C} without Cn: Go's unicode.C also covers unassigned code points,
+	// which llama.cpp classes as undefined.
+	for _, tab := range []*unicode.RangeTable{unicode.Cc, unicode.Cf, unicode.Co, unicode.Cs} {
+		set(tab, flagControl)
+	}
 	set(unicode.S, flagSymbol)
 	set(unicode.P, flagPunct)
 	set(unicode.M, flagMark)
