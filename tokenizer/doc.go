@@ -4,14 +4,19 @@
 //
 // It owns:
 //   - Vocab: token texts, scores, types, merges, special ids and flags, as
-//     GGUF stores them (VocabFromMeta / VocabFromGGUF, and loaders for
-//     SentencePiece .model, GPT-2 vocab.json + merges.txt, tiktoken ranks);
+//     GGUF stores them (VocabFromGGUF; Metadata writes them back), loaders
+//     for SentencePiece .model, GPT-2 vocab.json + merges.txt and tiktoken
+//     ranks, and AddSpecials for the special tokens those files leave out;
 //   - Tokenizer: SentencePiece ("llama": score-ordered merges, byte
 //     fallback, dummy-prefix space) and byte-level BPE ("gpt2": pre-tokenizer
 //     chosen by tokenizer.ggml.pre, rank-ordered merges), special-token
 //     splitting, Decode, Piece, end-of-generation ids;
 //   - Decoder: streaming detokenization that returns only final, complete
-//     UTF-8 text.
+//     UTF-8 text and adds up to exactly what Decode returns.
+//
+// Fidelity: every llama.cpp tokenizer vector in shared/models passes, and
+// testdata/oracle holds llama.cpp's answers (tokenize with and without
+// special tokens, detokenize, end-of-generation ids) for 17 vocabularies.
 //
 // Encoding a text:
 //
