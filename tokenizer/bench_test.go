@@ -64,3 +64,24 @@ func BenchmarkDecode(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkNew builds a tokenizer from a loaded vocabulary (text index,
+// merge tables, piece cache).
+func BenchmarkNew(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		v    func() *Vocab
+	}{
+		{"llama-spm", func() *Vocab { return ggufTokenizer(b, "llamacpp-vocab/ggml-vocab-llama-spm.gguf").Vocab() }},
+		{"llama3", func() *Vocab { return llama3Vocab(b) }},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			v := c.v()
+			for b.Loop() {
+				if _, err := New(v); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -203,3 +203,32 @@ func TestVocabValidate(t *testing.T) {
 		}
 	}
 }
+
+// TestConcurrentEncode encodes from several goroutines at once (run with
+// -race): results must match the serial ones.
+func TestConcurrentEncode(t *testing.T) {
+	tok := tinyBPE(t, "llama-bpe", []string{"l l", "h e", "Ġ w", "he ll", "o r", "hell o"})
+	inputs := []string{"hello world", "hello  hello\n\tworld", "ll or he", "日本 hello 123456"}
+	want := make([][]int32, len(inputs))
+	for i, s := range inputs {
+		want[i] = tok.Encode(s, true)
+	}
+	done := make(chan error)
+	for g := range 4 {
+		go func() {
+			for i := range 200 {
+				k := (g + i) % len(inputs)
+				if got := tok.Encode(inputs[k], true); !slices.Equal(got, want[k]) {
+					done <- fmt.Errorf("goroutine %d: Encode(%q) = %v, want %v", g, inputs[k], got, want[k])
+					return
+				}
+			}
+			done <- nil
+		}()
+	}
+	for range 4 {
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}
+}
