@@ -175,6 +175,19 @@ func TestRunInteractive(t *testing.T) {
 	}
 }
 
+func TestRunPromptThenChat(t *testing.T) {
+	m := chatModel(t)
+	out, stderr, code := kilnRun(t, "/show\n", m, "first", "-i", "-n", "3", "--seed", "2")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	// The PROMPT's answer comes first, then the chat, which sees it.
+	answer, rest, ok := strings.Cut(out, "\n\n>>> /show\n")
+	if !ok || answer == "" || strings.Contains(answer, ">>>") || !strings.Contains(rest, "conversation    2 messages") {
+		t.Fatalf("transcript:\n%s", out)
+	}
+}
+
 func TestRunContextLimits(t *testing.T) {
 	m := chatModel(t)
 	// A prompt longer than the context is refused, not crashed on.
