@@ -87,7 +87,8 @@ func (s *Session) generate(ctx context.Context, prompt []int32, out io.Writer) (
 			res.Reason = ContextFull
 			break
 		}
-		if logits, err = s.lm.Feed([]int32{tk.ID}); err != nil {
+		s.one[0] = tk.ID
+		if logits, err = s.lm.Feed(s.one[:]); err != nil {
 			return res, err
 		}
 		s.cached = append(s.cached, tk.ID)

@@ -54,6 +54,7 @@ type Session struct {
 	system   string
 	msgs     []chat.Message // user and assistant turns, oldest first (the system message is kept apart)
 	cached   []int32        // [lm.Len()] the tokens in the model's cache
+	one      [1]int32       // the sampled token, fed back without allocating
 	reserve  int
 	load     time.Duration // reported once, then zeroed
 	stats    io.Writer

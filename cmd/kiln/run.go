@@ -123,7 +123,7 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	var intr chatloop.Interrupts
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, os.Interrupt)
-	defer signal.Stop(sig)
+	defer func() { signal.Stop(sig); close(sig) }() // Stop guarantees no more sends
 	go func() {
 		for range sig {
 			if !intr.Interrupt() {
