@@ -95,7 +95,7 @@ func (d *Decoder) cut() int {
 	}
 	// Tidying looks from a space or an apostrophe up to two bytes ahead: cut
 	// after a byte that is neither, with at least two non-space bytes since
-	// the last apostrophe, and on a character boundary.
+	// the last apostrophe that follows a space, and on a character boundary.
 	for ; c > d.keep; c-- {
 		if c < len(b) && !utf8.RuneStart(b[c]) {
 			continue
@@ -105,7 +105,9 @@ func (d *Decoder) cut() int {
 		}
 		ok, nonSpace := true, 0
 		for i := c - 1; i >= 0; i-- {
-			if b[i] == '\'' {
+			// Only an apostrophe after a space can start a rule (the
+			// passes delete nothing but spaces, so its neighbour stays).
+			if b[i] == '\'' && i > 0 && b[i-1] == ' ' {
 				ok = nonSpace >= 2
 				break
 			}

@@ -179,3 +179,23 @@ func TestDecoderPrimeRandom(t *testing.T) {
 		}
 	}
 }
+
+// TestDecoderLatency checks that tidying holds back only what it must: a
+// contraction inside a word is returned at once, a trailing space waits.
+func TestDecoderLatency(t *testing.T) {
+	tok := ggufTokenizer(t, "llamacpp-vocab/ggml-vocab-gpt-2.gguf")
+	d := tok.NewDecoder()
+	var got []string
+	for _, s := range []string{"I", "'m", " here", " ", ","} {
+		ids := tok.Encode(s, false)
+		if len(ids) != 1 {
+			t.Fatalf("%q is %d tokens", s, len(ids))
+		}
+		got = append(got, d.Add(ids[0]))
+	}
+	got = append(got, d.Flush())
+	want := []string{"I", "'m", " here", "", ",", ""}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("chunks %q, want %q", got, want)
+	}
+}

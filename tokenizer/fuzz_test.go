@@ -34,7 +34,8 @@ func checkEncodeDecode(t *testing.T, tok *Tokenizer, text string, roundTrip bool
 }
 
 // FuzzEncodeDecode round-trips text through a SentencePiece vocab and a
-// byte-level BPE vocab without space tidying. As in llama.cpp, the round
+// byte-level BPE vocab without space tidying, and streams the tokens of a
+// vocab with tidying. As in llama.cpp, the round
 // trip holds for valid UTF-8 only (SPM: an invalid lead byte swallows the
 // bytes after it, "▁" of an escaped space included; BPE: invalid bytes
 // become U+FFFD), and SPM decodes a literal U+2581 as a space.
@@ -45,9 +46,11 @@ func FuzzEncodeDecode(f *testing.F) {
 	}
 	spm := ggufTokenizer(f, "llamacpp-vocab/ggml-vocab-llama-spm.gguf")
 	bpe := ggufTokenizer(f, "llamacpp-vocab/ggml-vocab-deepseek-coder.gguf")
+	tidy := ggufTokenizer(f, "llamacpp-vocab/ggml-vocab-gpt-2.gguf") // Decode tidies spaces: no round trip
 	f.Fuzz(func(t *testing.T, text string) {
 		checkEncodeDecode(t, spm, text, utf8.ValidString(text) && !strings.Contains(text, spaceMark))
 		checkEncodeDecode(t, bpe, text, utf8.ValidString(text))
+		checkEncodeDecode(t, tidy, text, false)
 	})
 }
 
