@@ -23,9 +23,26 @@ type AttnBatch struct {
 	Out       []float32 // [numTokens][Heads*HeadDim] written for the tokens of Seqs
 	Positions []int32   // [numTokens] position of each token in its sequence
 	Seqs      []AttnSeq
-	Heads     int     // query heads; a multiple of the cache's KVHeads
-	Scale     float32 // score scale; 0 means 1/sqrt(HeadDim)
+	Heads     int // query heads; a multiple of the cache's KVHeads
+	// Scale multiplies the q·k scores; 0 means AttnScale(HeadDim), the
+	// float32 1/sqrtf(HeadDim) that llama.cpp uses.
+	Scale float32
 }
+
+// AttnScale returns llama.cpp's attention score scale for heads of
+// headDim elements, 1.0f/sqrtf(headDim) in float32 arithmetic (for
+// 96 or 112 it is one ulp away from float32(1/math.Sqrt(headDim))).
+func AttnScale(headDim int) float32 {
+	return 1 / float32(math.Sqrt(float64(float32(headDim))))
+}
+
+// attnTileKV is the number of KV positions one online-softmax step covers:
+// ggml's GGML_FA_TILE_KV. Tiles are counted from position 0 of a sequence.
+const attnTileKV = 64
+
+// attnRunLen bounds the run of consecutive tokens of one sequence that
+// form a work item and share each converted K tile.
+const attnRunLen = 16
 
 // Attention computes causal multi-head attention for every token of b's
 // sequences against its sequence's cached keys and values: the token at
@@ -35,24 +52,41 @@ type AttnBatch struct {
 //
 //	out[t][h] = sum_j softmax_j(Scale * q[t][h]·K[j][g]) V[j][g]   j = 0..pos(t), g = h*KVHeads/Heads
 //
-// The softmax is online (FlashAttention's tiling idea): keys are visited a
-// block at a time, keeping per head a running max M, a running sum S and an
-// unnormalised float32 output, rescaled when M grows; no score matrix is
-// built. Work items are (token, KV head) pairs of all sequences together,
-// so a decode step of many sequences is one pool dispatch, and each item
-// reads its K and V rows once for the Heads/KVHeads query heads sharing them.
+// The arithmetic is that of llama.cpp's CPU flash attention in its tiled
+// form (ggml_compute_forward_flash_attn_ext_tiled, the path the oracle's
+// prompts take), bit for bit, for every token whatever the batch: the keys
+// 0..pos of a row are visited in tiles of 64 positions counted from
+// position 0, and per tile
 //
-// Rounding, compared with llama.cpp's CPU flash attention (the default of
-// the oracle; ggml_compute_forward_flash_attn_ext_f16):
-//   - With an F16 cache, q is rounded to F16 before the q·k dots, as ggml
-//     converts Q to K's vec_dot_type (one_chunk path, used for decode and
-//     small batches; its tiled prefill path keeps q in F32). With an F32
-//     cache q stays F32.
-//   - Scores, probabilities and the output accumulator stay float32; ggml's
-//     one_chunk path keeps the V accumulator in F16 (rounded after every
-//     key), its tiled path in F32 like kiln. The non-flash path rounds the
-//     probabilities to F16 before P·V; kiln does not.
-//   - e^x is exp32 (ggml_v_expf); sums are float32 as in ggml.
+//	s[j]   = fma(q[D-1], k[j][D-1], ... fma(q[1], k[j][1], q[0]*k[j][0])) * Scale
+//	         (one float32 FMA chain per key, in element order; q stays float32,
+//	          F16 keys are widened exactly)
+//	M'     = max(M, max_j s[j]);  if M' > M: acc *= expf(M-M'), S *= expf(M-M')
+//	p[j]   = exp(s[j] - M')      (ggml_v_expf, kiln's exp32)
+//	S      = float32(float64(S) + sum of the tile's p, summed as ggml's AVX2
+//	         ggml_vec_soft_max_f32: per 8 positions in float32,
+//	         ((p0+p4)+(p2+p6)) + ((p1+p5)+(p3+p7)), the 8-sums in float64)
+//	acc[d] = fma(p[j], v[j][d], acc[d])   for j in order
+//
+// and out = acc * (1/S). expf is glibc's (expf below). This holds for any
+// batch size, so results are batch invariant; llama.cpp itself takes this
+// path only for batches of 64 or more query rows. For smaller batches
+// (single-token decode) its one_chunk path rounds q to F16 and keeps the V
+// accumulator in F16, rounded after every key, and for one query over 512
+// or more cells it splits the keys across threads: there kiln differs from
+// llama.cpp by that F16 rounding (about 1e-3 relative) but not in kind.
+// llama.cpp tiles KV *cells*, which are positions only when the sequence's
+// cells start at cell 0 in order (one sequence in a fresh context, as in
+// the oracle); kiln tiles positions.
+//
+// The FMA chains over a tile run as element-wise FMAs across its keys
+// (simd.Axpy over a transposed F32 copy of the K tile) and need simd's AVX2
+// kernels to be exact FMAs; with the generic simd kernels Attention uses
+// its own exact Go FMA instead (fmaf), slower but equal.
+//
+// Work items are (run, KV head) pairs: a run is up to 16 consecutive tokens
+// of one sequence, which share the conversion of each K tile; each item
+// serves the Heads/KVHeads query heads of its KV head.
 //
 // Attention validates the whole batch first and returns an error, writing
 // nothing, if a shape is wrong, sequences' token ranges overlap, a
@@ -82,8 +116,20 @@ func (p *Pool) Attention(kv *PagedKV, b *AttnBatch) error {
 			tokSeq[t] = int32(si)
 		}
 	}
+	t := &s.attn
+	runs := t.runs[:0]
+	for _, sq := range b.Seqs {
+		for lo := sq.Start; lo < sq.End; lo += attnRunLen {
+			runs = append(runs, int32(lo), int32(min(lo+attnRunLen, sq.End)))
+		}
+	}
 	group := b.Heads / kv.KVHeads
-	per := 2*group*kv.HeadDim + group*kv.BlockSize + 2*group // q, acc, scores, M, S
+	hd := kv.HeadDim
+	// Per worker: the tile's keys (transposed) and values in float32, one
+	// row's scores, and for each of the run's rows (token, head) an
+	// accumulator, running max and sum.
+	rows := attnRunLen * group
+	per := 2*hd*attnTileKV + attnTileKV + rows*hd + 2*rows
 	if len(s.attnWork) < p.threads {
 		s.attnWork = make([][]float32, p.threads)
 	}
@@ -94,13 +140,13 @@ func (p *Pool) Attention(kv *PagedKV, b *AttnBatch) error {
 	}
 	scale := b.Scale
 	if scale == 0 {
-		scale = 1 / float32(math.Sqrt(float64(kv.HeadDim)))
+		scale = AttnScale(hd)
 	}
-	t := &s.attn
-	*t = attnTask{kv: kv, b: b, tokSeq: tokSeq, work: s.attnWork, group: group, scale: scale}
-	items := n * kv.KVHeads
+	*t = attnTask{kv: kv, b: b, tokSeq: tokSeq, runs: runs, work: s.attnWork, group: group, scale: scale,
+		fma: simd.Impl() == "avx2"}
+	items := len(runs) / 2 * kv.KVHeads
 	p.run(items, max(1, items/(8*p.threads)), t)
-	*t = attnTask{}
+	*t = attnTask{runs: runs[:0]}
 	return nil
 }
 
@@ -139,107 +185,243 @@ func (kv *PagedKV) checkBatch(b *AttnBatch) error {
 	return nil
 }
 
-// attnTask runs the (token, KV head) items [lo, hi) of one Attention call.
+// attnTask runs the (run, KV head) items [lo, hi) of one Attention call.
 type attnTask struct {
 	kv     *PagedKV
 	b      *AttnBatch
 	tokSeq []int32     // [numTokens] index into b.Seqs, -1 for none
+	runs   []int32     // [numRuns][2] token ranges [lo, hi) of one sequence each
 	work   [][]float32 // per-worker scratch
 	group  int         // query heads per KV head
 	scale  float32
+	fma    bool // simd's Axpy kernels are exact float32 FMAs
 }
 
 func (t *attnTask) Run(worker, lo, hi int) {
 	kv, b := t.kv, t.b
-	hd, bs, g := kv.HeadDim, kv.BlockSize, t.group
+	hd, g := kv.HeadDim, t.group
+	const T = attnTileKV
+	rows := attnRunLen * g
 	wk := t.work[worker]
-	q := wk[:g*hd]                          // [g][hd] queries (rounded to F16 for an F16 cache)
-	acc := wk[g*hd : 2*g*hd]                // [g][hd] unnormalised outputs
-	sc := wk[2*g*hd : 2*g*hd+g*bs]          // [g][bs] scores, then probabilities, of one block
-	mS := wk[2*g*hd+g*bs : 2*g*hd+g*bs+2*g] // [g] running max, then [g] running sum
+	kt, wk := wk[:hd*T], wk[hd*T:]        // [hd][T] the tile's keys, transposed, F32
+	vt, wk := wk[:T*hd], wk[T*hd:]        // [T][hd] the tile's values (F16 rows, then keys, converted)
+	sc, wk := wk[:T], wk[T:]              // [T] one row's scores, then probabilities
+	acc, wk := wk[:rows*hd], wk[rows*hd:] // [rows][hd] unnormalised outputs
+	mS := wk[:2*rows]                     // [rows] running max, then [rows] running sum
 	for it := lo; it < hi; it++ {
-		tok, kvh := it/kv.KVHeads, it%kv.KVHeads
-		si := t.tokSeq[tok]
-		if si < 0 {
-			continue
+		ri, kvh := it/kv.KVHeads, it%kv.KVHeads
+		t0, t1 := int(t.runs[2*ri]), int(t.runs[2*ri+1])
+		table := b.Seqs[t.tokSeq[t0]].BlockTable
+		last := 0 // highest position of the run
+		for tok := t0; tok < t1; tok++ {
+			last = max(last, int(b.Positions[tok]))
 		}
-		table := b.Seqs[si].BlockTable
-		ctx := int(b.Positions[tok]) + 1 // keys 0..pos
-		qRow := b.Q[(tok*b.Heads+kvh*g)*hd : (tok*b.Heads+(kvh+1)*g)*hd]
-		if kv.F16 {
-			for i, v := range qRow {
-				q[i] = simd.F16ToF32(simd.F32ToF16(v))
-			}
-		} else {
-			copy(q, qRow)
+		nr := (t1 - t0) * g
+		clear(acc[:nr*hd])
+		for r := 0; r < nr; r++ {
+			mS[r] = float32(math.Inf(-1))
+			mS[rows+r] = 0
 		}
-		clear(acc)
-		for h := 0; h < g; h++ {
-			mS[h] = float32(math.Inf(-1))
-			mS[g+h] = 0
-		}
-		for j := 0; j*bs < ctx; j++ {
-			n := min(bs, ctx-j*bs)
-			base := int(table[j]) * bs * kv.KVHeads * hd
-			// Scores of this block's n keys for each head of the group.
-			for s := 0; s < n; s++ {
-				off := base + (s*kv.KVHeads+kvh)*hd
+		for c0 := 0; c0 <= last; c0 += T {
+			nt := min(T, last+1-c0) // positions of this tile some token of the run sees
+			t.pack(kt, vt, table, kvh, c0, nt)
+			for tok := t0; tok < t1; tok++ {
+				pos := int(b.Positions[tok])
+				if pos < c0 {
+					continue // the whole tile is in this token's future
+				}
+				n := min(T, pos+1-c0)
 				for h := 0; h < g; h++ {
-					var d float32
-					if kv.F16 {
-						d = simd.DotF32F16(q[h*hd:(h+1)*hd], kv.K16[off:off+hd])
-					} else {
-						d = simd.DotF32(q[h*hd:(h+1)*hd], kv.K32[off:off+hd])
-					}
-					sc[h*bs+s] = d * t.scale
+					r := (tok-t0)*g + h
+					q := b.Q[(tok*b.Heads+kvh*g+h)*hd : (tok*b.Heads+kvh*g+h+1)*hd]
+					t.tile(q, kt, vt, sc[:n], acc[r*hd:(r+1)*hd], &mS[r], &mS[rows+r])
 				}
 			}
-			// Online softmax update: rescale by e^(Mold-Mnew) when the max grows.
+		}
+		for tok := t0; tok < t1; tok++ {
 			for h := 0; h < g; h++ {
-				row := sc[h*bs : h*bs+n]
-				mx := mS[h]
-				for _, v := range row {
-					if v > mx {
-						mx = v
-					}
+				r := (tok-t0)*g + h
+				inv := float32(0)
+				if s := mS[rows+r]; s != 0 {
+					inv = 1 / s
 				}
-				if mx > mS[h] {
-					f := exp32(mS[h] - mx) // 0 on the first block (M = -Inf)
-					simd.Scale(f, acc[h*hd:(h+1)*hd])
-					mS[g+h] *= f
-					mS[h] = mx
+				o := b.Out[(tok*b.Heads+kvh*g+h)*hd : (tok*b.Heads+kvh*g+h+1)*hd]
+				for i, v := range acc[r*hd : (r+1)*hd] {
+					o[i] = v * inv
 				}
-				var sum float32
-				for i, v := range row {
-					e := exp32(v - mx)
-					row[i] = e
-					sum += e
-				}
-				mS[g+h] += sum
-			}
-			// acc += P · V for the block.
-			for s := 0; s < n; s++ {
-				off := base + (s*kv.KVHeads+kvh)*hd
-				for h := 0; h < g; h++ {
-					pr := sc[h*bs+s]
-					if kv.F16 {
-						simd.AxpyF16(pr, kv.V16[off:off+hd], acc[h*hd:(h+1)*hd])
-					} else {
-						simd.Axpy(pr, kv.V32[off:off+hd], acc[h*hd:(h+1)*hd])
-					}
-				}
-			}
-		}
-		out := b.Out[(tok*b.Heads+kvh*g)*hd : (tok*b.Heads+(kvh+1)*g)*hd]
-		for h := 0; h < g; h++ {
-			inv := float32(0)
-			if s := mS[g+h]; s != 0 {
-				inv = 1 / s
-			}
-			o, a := out[h*hd:(h+1)*hd], acc[h*hd:(h+1)*hd]
-			for i, v := range a {
-				o[i] = v * inv
 			}
 		}
 	}
+}
+
+// pack converts the keys and values of KV head kvh at positions
+// c0..c0+n-1 of a sequence (block table table) to float32: values into vt
+// as rows, vt[j*HeadDim+d], keys into kt transposed, kt[d*attnTileKV+j].
+// The key rows pass through vt on the way; values are converted last.
+func (t *attnTask) pack(kt, vt []float32, table []int32, kvh, c0, n int) {
+	kv := t.kv
+	hd := kv.HeadDim
+	slot := func(j int) int { // element offset of position c0+j in the cache
+		pos := c0 + j
+		return ((int(table[pos/kv.BlockSize])*kv.BlockSize+pos%kv.BlockSize)*kv.KVHeads + kvh) * hd
+	}
+	for j := 0; j < n; j++ {
+		row := vt[j*hd : (j+1)*hd]
+		if off := slot(j); kv.F16 {
+			simd.F16ToF32Row(kv.K16[off:off+hd], row)
+		} else {
+			copy(row, kv.K32[off:off+hd])
+		}
+		for d, v := range row {
+			kt[d*attnTileKV+j] = v
+		}
+	}
+	for j := 0; j < n; j++ {
+		row := vt[j*hd : (j+1)*hd]
+		if off := slot(j); kv.F16 {
+			simd.F16ToF32Row(kv.V16[off:off+hd], row)
+		} else {
+			copy(row, kv.V32[off:off+hd])
+		}
+	}
+}
+
+// tile runs one online-softmax step of one query row q over the first
+// len(sc) positions of a packed tile (the rest are masked): scores into
+// sc, the running max *m and sum *s updated, probabilities times the
+// values added to acc.
+func (t *attnTask) tile(q, kt, vt, sc, acc []float32, m, s *float32) {
+	n := len(sc)
+	// Scores: one FMA chain per key over the head's elements, run across
+	// the keys element by element (ggml's simd_gemm with K transposed).
+	clear(sc)
+	for d, qd := range q {
+		t.axpy(qd, kt[d*attnTileKV:d*attnTileKV+n], sc)
+	}
+	mx := float32(math.Inf(-1))
+	for i := range sc {
+		sc[i] *= t.scale
+		if sc[i] > mx {
+			mx = sc[i]
+		}
+	}
+	if !(mx > float32(math.Inf(-1))) {
+		return // no finite score: ggml skips the row for this tile
+	}
+	if mx > *m {
+		f := expf(*m - mx) // 0 on the first tile (M = -Inf)
+		simd.Scale(f, acc)
+		*s *= f
+		*m = mx
+	}
+	// Probabilities, summed in ggml's AVX2 order: 8 lanes folded in float32,
+	// the 8-sums in float64. Masked positions are exact zeros.
+	var sum float64
+	for c := 0; c < n; c += 8 {
+		var e [8]float32
+		for i := range e[:min(8, n-c)] {
+			e[i] = exp32(sc[c+i] - *m)
+			sc[c+i] = e[i]
+		}
+		sum += float64(((e[0] + e[4]) + (e[2] + e[6])) + ((e[1] + e[5]) + (e[3] + e[7])))
+	}
+	*s = float32(float64(*s) + sum)
+	// acc += p[j] * V[j], one position at a time.
+	hd := len(acc)
+	for j, p := range sc {
+		t.axpy(p, vt[j*hd:(j+1)*hd], acc)
+	}
+}
+
+// axpy computes y[i] = fma(alpha, x[i], y[i]) in float32.
+func (t *attnTask) axpy(alpha float32, x, y []float32) {
+	if t.fma {
+		simd.Axpy(alpha, x, y)
+		return
+	}
+	y = y[:len(x)]
+	for i, v := range x {
+		y[i] = fmaf(alpha, v, y[i])
+	}
+}
+
+// fmaf returns a*b+c rounded once to float32, as the fused multiply-add
+// instructions of llama.cpp's compiled kernels. a*b is exact in float64, so
+// s = a*b+c in float64 is one rounding; rounding s again to float32 only
+// goes wrong when s lies exactly halfway between two float32 values (or in
+// float32's subnormal range) while a*b+c does not: then s is moved one
+// float64 ulp towards the exact sum, whose error TwoSum gives (rounding to
+// odd), and rounds correctly.
+func fmaf(a, b, c float32) float32 {
+	p := float64(a) * float64(b)
+	s := p + float64(c)
+	u := math.Float64bits(s)
+	if u&(1<<29-1) != 1<<28 && u&0x7ff0000000000000 >= 0x3810000000000000 {
+		return float32(s)
+	}
+	// TwoSum: e = (p + c) - s exactly.
+	bv := s - p
+	e := (p - (s - bv)) + (float64(c) - bv)
+	if e != 0 && u&1 == 0 && !math.IsInf(s, 0) {
+		if (e > 0) == (s > 0) {
+			u++
+		} else {
+			u--
+		}
+	}
+	return float32(math.Float64frombits(u))
+}
+
+// expf returns e^x as glibc's expf does on x86-64 with FMA (glibc 2.27 and
+// later, the ifunc variant for AVX2+FMA CPUs), bit for bit: ggml's flash
+// attention rescales its running sums with it. x*32/ln2 = k + r, k integral;
+// e^x = 2^(k/32) * 2^(r/32), the first factor from a table of 2^(i/32) with
+// k/32's integer part added to the exponent bits, the second a cubic in r,
+// in float64 with FMAs where the compiled code has them, rounded once to
+// float32.
+func expf(x float32) float32 {
+	const (
+		invLn2N = 0x1.71547652b82fep+5 // 32/ln2
+		shift   = 0x1.8p+52            // adding it rounds to an integer in the low mantissa bits
+		c0      = 0x1.c6af84b912394p-20
+		c1      = 0x1.ebfce50fac4f3p-13
+		c2      = 0x1.62e42ff0c52d6p-6
+	)
+	if top := math.Float32bits(x) >> 20 & 0x7ff; top >= 0x42b { // |x| >= 88, Inf or NaN
+		switch {
+		case math.Float32bits(x) == 0xff800000: // -Inf
+			return 0
+		case top >= 0x7f8:
+			return x + x
+		case x > 0x1.62e42ep6: // above log(2^128)
+			return float32(math.Inf(1))
+		case x < -0x1.9fe368p6: // below log(2^-150)
+			return 0
+		case x < -0x1.9d1d9ep6: // below log(2^-149): glibc returns 0x1.4p-75f squared
+			return 0x1p-149
+		}
+	}
+	xd := float64(x)
+	kd := math.FMA(invLn2N, xd, shift)
+	ki := math.Float64bits(kd)
+	kd -= shift
+	r := math.FMA(invLn2N, xd, -kd)
+	s := math.Float64frombits(expfTab[ki%32] + ki<<47)
+	z := math.FMA(c0, r, c1)
+	y := math.FMA(c2, r, 1)
+	y = math.FMA(z, r*r, y)
+	return float32(y * s)
+}
+
+// expfTab[i] is the float64 bits of 2^(i/32) minus i<<47, so that adding
+// k<<47 for k = 32m+i gives 2^(k/32).
+var expfTab = [32]uint64{
+	0x3ff0000000000000, 0x3fefd9b0d3158574, 0x3fefb5586cf9890f, 0x3fef9301d0125b51,
+	0x3fef72b83c7d517b, 0x3fef54873168b9aa, 0x3fef387a6e756238, 0x3fef1e9df51fdee1,
+	0x3fef06fe0a31b715, 0x3feef1a7373aa9cb, 0x3feedea64c123422, 0x3feece086061892d,
+	0x3feebfdad5362a27, 0x3feeb42b569d4f82, 0x3feeab07dd485429, 0x3feea47eb03a5585,
+	0x3feea09e667f3bcd, 0x3fee9f75e8ec5f74, 0x3feea11473eb0187, 0x3feea589994cce13,
+	0x3feeace5422aa0db, 0x3feeb737b0cdc5e5, 0x3feec49182a3f090, 0x3feed503b23e255d,
+	0x3feee89f995ad3ad, 0x3feeff76f2fb5e47, 0x3fef199bdd85529c, 0x3fef3720dcef9069,
+	0x3fef5818dcfba487, 0x3fef7c97337b9b5f, 0x3fefa4afa2a490da, 0x3fefd0765b6e4540,
 }

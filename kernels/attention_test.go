@@ -2,7 +2,9 @@ package kernels
 
 import (
 	"math"
+	"math/big"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"kiln/kernels/simd"
@@ -81,8 +83,8 @@ func roundF16(x []float32) []float32 {
 }
 
 // reference computes naive softmax(q·Kᵀ·scale)·V in float64 for every token
-// and head. roundQ rounds q to F16 first, as Attention does with an F16 cache.
-func (c *attnCase) reference(roundQ bool) []float64 {
+// and head.
+func (c *attnCase) reference() []float64 {
 	b, kv := c.batch, c.kv
 	hd, heads := kv.HeadDim, b.Heads
 	group := heads / kv.KVHeads
@@ -94,9 +96,6 @@ func (c *attnCase) reference(roundQ bool) []float64 {
 			for h := 0; h < heads; h++ {
 				g := h / group
 				q := b.Q[(tok*heads+h)*hd : (tok*heads+h+1)*hd]
-				if roundQ {
-					q = roundF16(q)
-				}
 				scores := make([]float64, pos+1)
 				mx := math.Inf(-1)
 				for j := 0; j <= pos; j++ {
@@ -126,6 +125,74 @@ func (c *attnCase) reference(roundQ bool) []float64 {
 	return out
 }
 
+// tiledReference computes Attention's documented arithmetic (llama.cpp's
+// tiled flash attention) plainly, one query row at a time with scalar
+// float32 FMAs: tiles of 64 positions from 0, a fused dot per key, the
+// running max and sum rescaled by expf, probabilities by exp32 summed 8 at
+// a time in ggml's lane order, the output accumulated by fused multiply-adds.
+func (c *attnCase) tiledReference() []float32 {
+	b, kv := c.batch, c.kv
+	hd, heads := kv.HeadDim, b.Heads
+	group := heads / kv.KVHeads
+	scale := AttnScale(hd)
+	out := make([]float32, len(b.Out))
+	for si, s := range b.Seqs {
+		for tok := s.Start; tok < s.End; tok++ {
+			pos := int(b.Positions[tok])
+			for h := 0; h < heads; h++ {
+				g := h / group
+				q := b.Q[(tok*heads+h)*hd : (tok*heads+h+1)*hd]
+				acc := make([]float32, hd)
+				m, sum := float32(math.Inf(-1)), float32(0)
+				for c0 := 0; c0 <= pos; c0 += 64 {
+					var p [64]float32
+					for j := range p {
+						p[j] = float32(math.Inf(-1)) // masked
+					}
+					mx := float32(math.Inf(-1))
+					for j := 0; c0+j <= pos && j < 64; j++ {
+						k := c.history[si][c0+j][g*hd : (g+1)*hd]
+						var d float32
+						for i := range q {
+							d = fmaf(q[i], k[i], d)
+						}
+						p[j] = d * scale
+						mx = max(mx, p[j])
+					}
+					if mx > m {
+						f := expf(m - mx)
+						for i := range acc {
+							acc[i] *= f
+						}
+						sum *= f
+						m = mx
+					}
+					var ts float64
+					for j0 := 0; j0 < 64; j0 += 8 {
+						e := p[j0 : j0+8]
+						for i := range e {
+							e[i] = exp32(e[i] - m)
+						}
+						ts += float64(((e[0] + e[4]) + (e[2] + e[6])) + ((e[1] + e[5]) + (e[3] + e[7])))
+					}
+					sum = float32(float64(sum) + ts)
+					for j := 0; c0+j <= pos && j < 64; j++ {
+						v := c.vals[si][c0+j][g*hd : (g+1)*hd]
+						for i := range acc {
+							acc[i] = fmaf(p[j], v[i], acc[i])
+						}
+					}
+				}
+				o := out[(tok*heads+h)*hd : (tok*heads+h+1)*hd]
+				for i := range o {
+					o[i] = acc[i] * (1 / sum)
+				}
+			}
+		}
+	}
+	return out
+}
+
 func TestAttention(t *testing.T) {
 	pool := NewPool(3)
 	defer pool.Close()
@@ -136,6 +203,8 @@ func TestAttention(t *testing.T) {
 		{10, 26}, // prefill chunk on top of history
 		{0, 21},  // whole prompt
 		{100, 101},
+		{60, 140},  // prefill chunk across tiles 0..2, several runs
+		{255, 256}, // decode at the last position of tile 3
 	}
 	for _, tc := range []struct {
 		name                    string
@@ -143,29 +212,28 @@ func TestAttention(t *testing.T) {
 		blockSize               int
 	}{
 		{"MHA", 4, 4, 32, 16},
+		{"GQA 128 generic simd", 4, 2, 128, 16},
 		{"GQA", 8, 2, 64, 16},
 		{"MQA", 6, 1, 16, 5},
 		{"GQA odd block", 12, 4, 8, 7},
 	} {
+		if strings.Contains(tc.name, "generic") {
+			defer simd.ForceGeneric(simd.ForceGeneric(true))
+		}
 		for _, f16 := range []bool{true, false} {
 			c := newAttnCase(r, f16, tc.heads, tc.kvHeads, tc.headDim, tc.blockSize, seqs)
 			if err := pool.Attention(c.kv, c.batch); err != nil {
 				t.Fatalf("%s f16=%v: %v", tc.name, f16, err)
 			}
-			want := c.reference(f16)
-			for i, w := range want {
-				if d := math.Abs(float64(c.batch.Out[i]) - w); d > 2e-5 {
+			for i, w := range c.reference() {
+				if d := math.Abs(float64(c.batch.Out[i]) - w); d > 2e-6 {
 					t.Fatalf("%s f16=%v: out[%d] = %g, want %g", tc.name, f16, i, c.batch.Out[i], w)
 				}
 			}
-			if f16 {
-				// Against unrounded q: F16 rounding of q moves scores by
-				// ~|q||k|*2^-11, outputs by about as much.
-				loose := c.reference(false)
-				for i, w := range loose {
-					if d := math.Abs(float64(c.batch.Out[i]) - w); d > 5e-3 {
-						t.Fatalf("%s: out[%d] = %g, unrounded-q reference %g", tc.name, i, c.batch.Out[i], w)
-					}
+			want := c.tiledReference()
+			for i, w := range want {
+				if math.Float32bits(c.batch.Out[i]) != math.Float32bits(w) {
+					t.Fatalf("%s f16=%v: out[%d] = %g, tiled reference %g", tc.name, f16, i, c.batch.Out[i], w)
 				}
 			}
 		}
@@ -307,5 +375,111 @@ func TestAttentionAllocs(t *testing.T) {
 	}
 	if a := testing.AllocsPerRun(20, func() { _ = pool.Attention(c.kv, c.batch) }); a != 0 {
 		t.Fatalf("%v allocations per Attention", a)
+	}
+}
+
+// TestAttentionScale: AttnScale is llama.cpp's float32 1.0f/sqrtf(n)
+// (values from C); for 96 and 112 float32(1/math.Sqrt(n)) is an ulp off.
+func TestAttentionScale(t *testing.T) {
+	for _, tc := range []struct {
+		hd   int
+		want float32
+	}{
+		{64, 0.125}, {128, 0x1.6a09e6p-4}, {96, 0x1.a20bd6p-4}, {112, 0x1.83092p-4}, {256, 0.0625},
+	} {
+		if got := AttnScale(tc.hd); got != tc.want {
+			t.Errorf("AttnScale(%d) = %x, want %x", tc.hd, got, tc.want)
+		}
+	}
+}
+
+// TestFmaf checks fmaf against a+b*c computed exactly (math/big) and
+// rounded once, on random operands and on ones built so that the float64
+// sum lands exactly halfway between two float32 values (where rounding
+// twice goes wrong).
+func TestFmaf(t *testing.T) {
+	r := rand.New(rand.NewPCG(41, 42))
+	exact := func(a, b, c float32) float32 {
+		x := new(big.Float).SetPrec(1000).SetFloat64(float64(a))
+		x.Mul(x, new(big.Float).SetFloat64(float64(b)))
+		x.Add(x, new(big.Float).SetFloat64(float64(c)))
+		f, _ := x.Float32()
+		return f
+	}
+	check := func(a, b, c float32) {
+		t.Helper()
+		if got, want := fmaf(a, b, c), exact(a, b, c); math.Float32bits(got) != math.Float32bits(want) && !(got != got && want != want) {
+			t.Fatalf("fmaf(%x, %x, %x) = %x, want %x", a, b, c, got, want)
+		}
+	}
+	for i := 0; i < 200000; i++ {
+		a := math.Float32frombits(r.Uint32())
+		b := math.Float32frombits(r.Uint32())
+		c := math.Float32frombits(r.Uint32())
+		if i%2 == 0 { // ordinary magnitudes
+			a, b, c = float32(r.NormFloat64()), float32(r.NormFloat64()), float32(r.NormFloat64()*math.Ldexp(1, r.IntN(60)-30))
+		}
+		if math.IsInf(float64(a), 0) || math.IsInf(float64(b), 0) || math.IsInf(float64(c), 0) || a != a || b != b || c != c {
+			continue
+		}
+		check(a, b, c)
+	}
+	// Sums that round in float64 to exactly halfway between two float32
+	// values while the exact sum is 2^-70 to one side, where rounding
+	// twice goes wrong: a*b = ±2^-24 (1 - 2^-46), c = 1 + 2^-23 (odd).
+	for _, k := range []int{0, -20, 30} {
+		a := float32(math.Ldexp(1+0x1p-23, -24+k))
+		b := float32(1 - 0x1p-23)
+		c := float32(math.Ldexp(1+0x1p-23, k))
+		check(a, b, c)
+		check(-a, b, c)
+		check(a, -b, -c)
+		check(-a, -b, -c)
+	}
+	// Results in float32's subnormal range.
+	check(0x1p-75, 0x1.8p-74, -0x1p-149)
+	check(0x1.000002p-75, 0x1p-75, 0x1p-149)
+}
+
+// TestExpfKnown: glibc's expf at points where it is not the correctly
+// rounded e^x (so float32(math.Exp) would fail), and its special cases.
+func TestExpfKnown(t *testing.T) {
+	for _, tc := range []struct{ x, want float32 }{
+		{0, 1}, {float32(math.Inf(-1)), 0}, {float32(math.Inf(1)), float32(math.Inf(1))},
+		{89, float32(math.Inf(1))}, {-104, 0}, {-103.5, 0x1p-149}, {-87.5, 0x1.b2cafp-127},
+		// glibc rounds these the other way than float32(math.Exp(x)):
+		{-0x1.0115dp-1, 0x1.35e2dep-1}, {-0x1.015dc8p-1, 0x1.35b752p-1}, {-0x1.024ddcp-1, 0x1.35263ap-1},
+	} {
+		if got := expf(tc.x); math.Float32bits(got) != math.Float32bits(tc.want) {
+			t.Errorf("expf(%x) = %x, want %x", tc.x, got, tc.want)
+		}
+	}
+	if v := expf(float32(math.NaN())); v == v {
+		t.Errorf("expf(NaN) = %v", v)
+	}
+}
+
+// TestSimdAxpyIsFMA: Attention relies on simd's AVX2 Axpy being an exact
+// float32 FMA per element (VFMADD231PS), as ggml's simd_gemm is.
+func TestSimdAxpyIsFMA(t *testing.T) {
+	if simd.Impl() != "avx2" {
+		t.Skip("simd runs its generic kernels here; Attention uses fmaf instead")
+	}
+	r := rand.New(rand.NewPCG(43, 44))
+	for _, n := range []int{1, 7, 8, 33, 64, 128} {
+		for k := 0; k < 200; k++ {
+			x, y := randFloats(r, n, 1), randFloats(r, n, 1)
+			alpha := float32(r.NormFloat64())
+			want := make([]float32, n)
+			for i := range want {
+				want[i] = fmaf(alpha, x[i], y[i])
+			}
+			simd.Axpy(alpha, x, y)
+			for i := range y {
+				if y[i] != want[i] {
+					t.Fatalf("n=%d: simd.Axpy [%d] = %x, fma %x", n, i, y[i], want[i])
+				}
+			}
+		}
 	}
 }
