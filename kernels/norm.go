@@ -10,7 +10,8 @@ import (
 // rounded to float32 and summed in float64 (ggml_float), the mean and the
 // scale 1/sqrtf(mean+eps) are float32, and dst[i] = (x[i]*scale)*weight[i].
 // weight may be nil (no scaling). dst may alias x. len(dst), len(x) and
-// len(weight) (when not nil) must be equal.
+// len(weight) (when not nil) must be equal. The result is bit-identical to
+// ggml's (TestRMSNormGgml).
 func RMSNorm(dst, x, weight []float32, eps float32) {
 	if len(dst) != len(x) || (weight != nil && len(weight) != len(x)) {
 		panic(fmt.Sprintf("kernels: RMSNorm lengths dst %d, x %d, weight %d differ", len(dst), len(x), len(weight)))

@@ -14,9 +14,15 @@ import (
 //	theta_i = FreqScale * (p * base^(-2i/Dims)) / FreqFactors[i]
 //	(a, b) -> (a*cos theta_i - b*sin theta_i, a*sin theta_i + b*cos theta_i)
 //
-// where p*base^(-2i/Dims) is computed as ggml does, by repeated float32
-// multiplication: theta_0 = float32(p), theta_{i+1} = theta_i * powf(base, -2/Dims);
-// cos and sin are float32 values of the float32 angle.
+// with the arithmetic of llama.cpp's CPU backend, bit for bit:
+//   - p*base^(-2i/Dims) is computed as ggml does, by repeated float32
+//     multiplication: theta_0 = float32(p), theta_{i+1} = theta_i * powf(base, -2/Dims);
+//   - cos and sin are glibc's sincosf of the float32 angle (sincosf below),
+//     not the correctly rounded values: glibc's differ in the last bit for
+//     about 1% of angles, and ggml calls glibc;
+//   - the rotation is contracted into FMAs as the compiled ggml kernel does
+//     (gcc -march=haswell): a' = fma(a, cos, -(b*sin)), b' = fma(a, sin, b*cos),
+//     with b*sin and b*cos rounded to float32.
 //
 // Which elements form pair i of a head h[0:HeadDim]:
 //
@@ -95,15 +101,15 @@ func (r *RoPE) Apply(x []float32, nTok, nHeads int, positions []int32) {
 				for i := 0; i < half; i++ {
 					c, s := cache[2*i], cache[2*i+1]
 					x0, x1 := a[i], b[i]
-					a[i] = float32(x0*c) - float32(x1*s)
-					b[i] = float32(x0*s) + float32(x1*c)
+					a[i] = fmaf(x0, c, -float32(x1*s))
+					b[i] = fmaf(x0, s, float32(x1*c))
 				}
 			} else {
 				for i := 0; i < half; i++ {
 					c, s := cache[2*i], cache[2*i+1]
 					x0, x1 := v[2*i], v[2*i+1]
-					v[2*i] = float32(x0*c) - float32(x1*s)
-					v[2*i+1] = float32(x0*s) + float32(x1*c)
+					v[2*i] = fmaf(x0, c, -float32(x1*s))
+					v[2*i+1] = fmaf(x0, s, float32(x1*c))
 				}
 			}
 		}
@@ -118,9 +124,108 @@ func (r *RoPE) cache(cs []float32, pos int32, freqScale, thetaScale float32) {
 		if r.FreqFactors != nil {
 			ext = theta / r.FreqFactors[i]
 		}
-		a := float64(freqScale * ext)
-		cs[2*i] = float32(math.Cos(a))
-		cs[2*i+1] = float32(math.Sin(a))
+		cs[2*i+1], cs[2*i] = sincosf(freqScale * ext)
 		theta *= thetaScale
 	}
+}
+
+// sincosf returns sin x and cos x as glibc's sincosf does on x86-64 with
+// FMA (glibc 2.28 and later: the float variant of ARM's optimized routines,
+// built for the ifunc that runs on AVX2+FMA CPUs), bit for bit. llama.cpp's
+// RoPE calls it for every angle; the correctly rounded values differ from
+// it in the last bit for about 1% of the angles RoPE uses.
+//
+// The argument is reduced to r in [-pi/4, pi/4] and quadrant n: directly
+// for |x| < pi/4, by r = x - n*pi/2 (one FMA) for |x| < 120, and with a
+// 192-bit 4/pi table for larger |x|. Then two even/odd polynomials in r,
+// evaluated in float64 with FMAs where the compiled code has them, give
+// sin and cos of r, swapped and negated by quadrant, and each is rounded
+// once to float32.
+func sincosf(y float32) (sin, cos float32) {
+	x := float64(y)
+	top := math.Float32bits(y) >> 20 & 0x7ff
+	switch {
+	case top < 0x3f4: // |y| < pi/4
+		if top < 0x398 { // |y| < 2^-12: sin y = y, cos y = 1 in float32
+			return y, 1
+		}
+		return sincosfPoly(x, x*x, &sincosfTab[0], 0)
+	case top < 0x42f: // |y| < 120
+		n := (int32(x*0x1.45f306dc9c883p+23) + 0x800000) >> 24 // round(x * 2/pi), 2/pi pre-scaled by 2^24
+		r := math.FMA(-float64(n), 0x1.921fb54442d18p+0, x)    // x - n*pi/2
+		p := &sincosfTab[n>>1&1]
+		return sincosfPoly(r*sincosfSign[n&3], r*r, p, n)
+	case top < 0x7f8: // |y| >= 120, finite
+		xi := math.Float32bits(y)
+		sign := int32(xi >> 31)
+		r, n := sincosfReduceLarge(xi)
+		p := &sincosfTab[(n+sign)>>1&1]
+		return sincosfPoly(r*sincosfSign[(n+sign)&3], r*r, p, n)
+	default: // Inf or NaN
+		nan := y - y
+		return nan, nan
+	}
+}
+
+// sincosfCoef are the polynomial coefficients of one quadrant pair: cos r ~
+// c0 + c1 r^2 + c2 r^4 + c3 r^6 + c4 r^8 and sin r ~ r + s1 r^3 + s2 r^5 + s3 r^7.
+// The second entry has the cosine negated (quadrants 2 and 3).
+type sincosfCoef struct{ c0, c1, c2, c3, c4, s1, s2, s3 float64 }
+
+var sincosfTab = [2]sincosfCoef{
+	{1, -0x1.ffffffd0c621cp-2, 0x1.55553e1068f19p-5, -0x1.6c087e89a359dp-10, 0x1.99343027bf8c3p-16,
+		-0x1.555545995a603p-3, 0x1.1107605230bc4p-7, -0x1.994eb3774cf24p-13},
+	{-1, 0x1.ffffffd0c621cp-2, -0x1.55553e1068f19p-5, 0x1.6c087e89a359dp-10, -0x1.99343027bf8c3p-16,
+		-0x1.555545995a603p-3, 0x1.1107605230bc4p-7, -0x1.994eb3774cf24p-13},
+}
+
+// sincosfSign is the sign of the sine in quadrants 0..3.
+var sincosfSign = [4]float64{1, -1, -1, 1}
+
+// sincosfPoly evaluates both polynomials at the reduced argument: x is r
+// with the quadrant's sine sign applied, x2 = r*r. An odd quadrant n swaps
+// the results. The operation order and FMA contractions are those of the
+// compiled glibc code.
+func sincosfPoly(x, x2 float64, p *sincosfCoef, n int32) (sin, cos float32) {
+	x3 := x2 * x
+	x4 := x2 * x2
+	x5 := x2 * x3
+	x6 := x2 * x4
+	s1 := math.FMA(x2, p.s3, p.s2)
+	c2 := math.FMA(x2, p.c4, p.c3)
+	c1 := math.FMA(x2, p.c1, p.c0)
+	s := math.FMA(x3, p.s1, x)
+	c := math.FMA(x4, p.c2, c1)
+	sin = float32(math.FMA(s1, x5, s))
+	cos = float32(math.FMA(c2, x6, c))
+	if n&1 != 0 {
+		return cos, sin
+	}
+	return sin, cos
+}
+
+// sincosfInvPio4 holds 4/pi to 192 bits: entry i is bits [8i-24, 8i+8) of
+// its binary fraction, so that any 96-bit window starts at a whole entry.
+var sincosfInvPio4 = [24]uint32{
+	0xa2, 0xa2f9, 0xa2f983, 0xa2f9836e, 0xf9836e4e, 0x836e4e44, 0x6e4e4415, 0x4e441529,
+	0x441529fc, 0x1529fc27, 0x29fc2757, 0xfc2757d1, 0x2757d1f5, 0x57d1f534, 0xd1f534dd, 0xf534ddc0,
+	0x34ddc0db, 0xddc0db62, 0xc0db6295, 0xdb629599, 0x6295993c, 0x95993c43, 0x993c4390, 0x3c439041,
+}
+
+// sincosfReduceLarge reduces |x| >= 2 (xi: its float32 bits, sign ignored)
+// modulo pi/2 with integer arithmetic: the 24-bit mantissa times a 96-bit
+// window of 4/pi gives the fraction of x*2/pi in 2.62 fixed point; n is its
+// rounded integer part (mod 4) and the remainder times pi/2 is returned.
+func sincosfReduceLarge(xi uint32) (r float64, n int32) {
+	arr := sincosfInvPio4[xi>>26&15:]
+	shift := xi >> 23 & 7
+	m := (xi&0xffffff | 0x800000) << shift
+	res0 := uint64(m * arr[0]) // low 32 bits only, as the C code's uint32 product
+	res1 := uint64(m) * uint64(arr[4])
+	res2 := uint64(m) * uint64(arr[8])
+	res0 = res2>>32 | res0<<32
+	res0 += res1
+	q := (res0 + 1<<61) >> 62
+	res0 -= q << 62
+	return float64(int64(res0)) * 0x1.921fb54442d18p-62, int32(q)
 }

@@ -151,3 +151,85 @@ func TestRoPEValidate(t *testing.T) {
 		t.Errorf("Apply allocates %v times", a)
 	}
 }
+
+// TestSincosfKnown: values where glibc's sincosf (so ggml's RoPE) is not
+// the correctly rounded sine or cosine, and the three argument ranges.
+func TestSincosfKnown(t *testing.T) {
+	for _, tc := range []struct{ x, sin, cos float32 }{
+		{0, 0, 1},
+		{0x1p-13, 0x1p-13, 1}, // tiny: sin x = x
+		{0x1.00015p-1, 0x1.eaf0d4p-2, 0x1.c151ep-1}, // correctly rounded sin: 0x1.eaf0d6p-2
+		{0x1.0001b2p-1, 0x1.eaf18p-2, 0x1.c151bp-1}, // correctly rounded sin: 0x1.eaf182p-2
+		{-3, -0x1.210386p-3, -0x1.fae04cp-1},        // |x| < 120: one-step reduction
+		{1000, 0x1.a75cc2p-1, 0x1.1ff026p-1},        // large: 4/pi table reduction
+	} {
+		s, c := sincosf(tc.x)
+		if math.Float32bits(s) != math.Float32bits(tc.sin) || math.Float32bits(c) != math.Float32bits(tc.cos) {
+			t.Errorf("sincosf(%x) = %x, %x; want %x, %x", tc.x, s, c, tc.sin, tc.cos)
+		}
+	}
+	if s, c := sincosf(float32(math.Inf(1))); s == s || c == c {
+		t.Errorf("sincosf(+Inf) = %v, %v; want NaN", s, c)
+	}
+}
+
+// TestSincosfGgml: sincosf against glibc's on a sweep of float32 bit
+// patterns of both signs (about 1.7 million values, all three ranges).
+func TestSincosfGgml(t *testing.T) {
+	x := floatSweep(5003)
+	got := make([]float32, 2*len(x))
+	for i, v := range x {
+		got[2*i], got[2*i+1] = sincosf(v)
+	}
+	checkGgml(t, "sincosf sweep", ggmlRecord(int32(4), int32(len(x)), x), got, "688fedc272e77eb6")
+}
+
+// TestRoPEGgml: Apply against ggml_rope_ext (ext_factor 0, attn_factor 1,
+// as llama.cpp's llama/qwen graphs call it) at positions up to 40000.
+func TestRoPEGgml(t *testing.T) {
+	r := rand.New(rand.NewPCG(61, 62))
+	ff := make([]float32, 32)
+	for i := range ff {
+		ff[i] = float32(1 + r.IntN(8))
+	}
+	for _, tc := range []struct {
+		name   string
+		rope   RoPE
+		heads  int
+		nTok   int
+		maxPos int
+		want   string
+	}{
+		{"llama", RoPE{HeadDim: 64, Base: 10000}, 4, 300, 40000, "2aa24e96122ef524"},
+		{"neox 128", RoPE{HeadDim: 128, Base: 1000000, Neox: true}, 2, 300, 40000, "6b7bd77b73ddf837"},
+		{"neox scaled", RoPE{HeadDim: 64, Base: 10000, FreqScale: 0.25, Neox: true}, 2, 100, 5000, "e4dd1bb2caa7beaf"},
+		{"llama3 freq factors", RoPE{HeadDim: 64, Base: 500000, FreqFactors: ff}, 2, 200, 9000, "0b840638aaa98099"},
+		{"partial neox", RoPE{HeadDim: 48, Dims: 16, Base: 10000, Neox: true}, 3, 50, 3000, "598b2641b798090a"},
+	} {
+		rp := tc.rope
+		x := randFloats(r, tc.nTok*tc.heads*rp.HeadDim, 1)
+		pos := make([]int32, tc.nTok)
+		for i := range pos {
+			pos[i] = int32(r.IntN(tc.maxPos))
+		}
+		pos[0] = 0
+		got := append([]float32(nil), x...)
+		rp.Apply(got, tc.nTok, tc.heads, pos)
+		mode, fs, hasFF := int32(0), rp.FreqScale, int32(0)
+		if rp.Neox {
+			mode = 2
+		}
+		if fs == 0 {
+			fs = 1
+		}
+		rec := ggmlRecord(int32(1), []int32{mode, int32(rp.HeadDim), int32(tc.heads), int32(tc.nTok), int32(rp.dims())}, rp.Base, fs)
+		if rp.FreqFactors != nil {
+			hasFF = 1
+		}
+		rec = append(rec, ggmlRecord(hasFF, x, pos)...)
+		if rp.FreqFactors != nil {
+			rec = append(rec, ggmlRecord(rp.FreqFactors[:rp.dims()/2])...)
+		}
+		checkGgml(t, tc.name, rec, got, tc.want)
+	}
+}
