@@ -44,3 +44,20 @@ func dotQ5_KQ8_Kx4AVX2(nb int, w, x []byte, s int, out *[4]float32) {
 func dotQ6_KQ8_Kx4AVX2(nb int, w, x []byte, s int, out *[4]float32) {
 	dotX4Generic(dotQ6_KQ8_KGeneric, nb, w, x, s, out)
 }
+
+// GEMM entry points: never called without the assembly (run checks fast).
+
+func gemmUnavailable() { panic("simd: GEMM assembly called on a generic build") }
+
+func gemmPackQ8_0(int, *byte, int, *byte)                  { gemmUnavailable() }
+func gemmPackQ4_0(int, *byte, int, *byte)                  { gemmUnavailable() }
+func gemmActQ8_0x16(int, *byte, *byte)                     { gemmUnavailable() }
+func gemmActQ8_0x8(int, *byte, *byte)                      { gemmUnavailable() }
+func gemmQ8_0Q8_0x1(int, *byte, *byte, int, *float32, int) { gemmUnavailable() }
+func gemmQ8_0Q8_0x2(int, *byte, *byte, int, *float32, int) { gemmUnavailable() }
+func gemmQ8_0Q8_0x3(int, *byte, *byte, int, *float32, int) { gemmUnavailable() }
+func gemmQ8_0Q8_0x4(int, *byte, *byte, int, *float32, int) { gemmUnavailable() }
+func gemmQ4_0Q8_0x1(int, *byte, *byte, int, *float32, int) { gemmUnavailable() }
+func gemmQ4_0Q8_0x2(int, *byte, *byte, int, *float32, int) { gemmUnavailable() }
+func gemmQ4_0Q8_0x3(int, *byte, *byte, int, *float32, int) { gemmUnavailable() }
+func gemmQ4_0Q8_0x4(int, *byte, *byte, int, *float32, int) { gemmUnavailable() }

@@ -1,0 +1,327 @@
+package simd
+
+import (
+	"fmt"
+	"math"
+	"unsafe"
+)
+
+//go:generate go run ./internal/asmgen -o gemm_amd64.s
+
+// GEMM: a block of weight rows against a batch of activation rows
+// (prefill, batched decode), with register-tiled micro-kernels after
+// llama.cpp's tinyBLAS (llamafile/sgemm.cpp) and repacked GEMMs
+// (ggml-cpu/repack.cpp):
+//
+//	out[j*outStride + i] = Dot(n, w[i*wStride:], x_j)     i < rows, j < m
+//
+// where Dot is the single-row dot of the weight type and x_j the j-th
+// activation row. Every output has exactly the bits of that single-row
+// call: the per-block integer sums are exact and are folded into float32
+// in the same order with the same roundings. So a matmul may use the GEMM
+// for some rows and the single-row dots for others without any result
+// changing (batch invariance).
+//
+// # Panels
+//
+// The weight rows are repacked, a panel of P rows at a time, so that one
+// 256-bit register holds the same few quants of 8 different rows:
+//
+//	row r:  [ q0 q1 q2 q3 | q4 q5 q6 q7 | ... ]     (one quant block)
+//	V_k:    [ row0 group k | row1 group k | ... | row7 group k ]   8 x 32 bits
+//
+// A broadcast of activation group k (the same 32 bits in every lane) times
+// V_k gives partial sums of 8 output rows at once, lane by lane, so block
+// sums need no horizontal reductions; the eight float32 folds also run as
+// one vector operation. A panel of nb blocks is repacked once and stays in
+// L2 while all m activation rows pass over it, 4 rows per kernel call
+// (registers: 4 rows x 8 or 16 weight rows of running sums).
+//
+//	Q8_0 panel, 8 rows, 544 B per block:
+//	  V_k (k = 0..15): lane r = int16 (q[r][2k], q[r][2k+1])       16 x 32 B
+//	  dw:              float32 d of rows 0..7                             32 B
+//	  activation (GemmActQ8_0Q8_0, 68 B per block): int16 q[0..31], float32 d
+//	  per block: sum_r = sum_k VPMADDWD(V_k, bcast(x pair k))  (exact int32)
+//	             acc_r += float(sum_r) * (dw_r*dx)
+//
+//	Q4_0 panel, 16 rows, 576 B per block:
+//	  V[k][g] (k = 0..7, g = 0..1) at (2k+g)*32: lane r = the 4 nibbles of
+//	    elements 4k..4k+3 of row 8g+r, one per byte (0..15)          16 x 32 B
+//	  dw:              float32 d of rows 0..15                            64 B
+//	  activation (GemmActQ4_0Q8_0, 40 B per block): int8 q[0..31],
+//	    float32 d, int32 8*sum(q)
+//	  per block: s_r = sum_k VPMADDUBSW(V[k][g], bcast(x quad k)) (int16,
+//	             |s| <= 8*2*15*128 = 30720), widened by VPMADDWD with ones;
+//	             sum_r = s_r - 8*sum(q)  (the nibbles' -8 offset)
+//	             acc_r += (float(sum_r)*dw_r)*dx
+//
+// Panels are built in scratch memory by the caller's thread (see
+// GemmScratchBytes); rows beyond the last full panel are copied into a
+// zero-padded panel and their outputs go through a small tile buffer.
+
+const (
+	gemmActQ8_0Q8_0Block = 68 // int16 q[32], f32 d
+	gemmActQ4_0Q8_0Block = 40 // int8 q[32], f32 d, int32 8*sum(q)
+
+	panelQ8_0Rows  = 8
+	panelQ8_0Block = 544 // 16*32 + 8*4
+	panelQ4_0Rows  = 16
+	panelQ4_0Block = 576 // 16*32 + 16*4
+
+	gemmMaxPanelRows = 16
+	gemmMaxPanelB    = 576 // largest panel bytes per 32 elements
+	gemmMaxRawB      = 34  // largest weight bytes per 32 elements
+)
+
+// GemmActQ8_0Q8_0Bytes is the size of one activation row of n elements in
+// the form GemmQ8_0Q8_0 reads (68 bytes per 32 elements).
+func GemmActQ8_0Q8_0Bytes(n int) int {
+	return gemmActBytes("GemmActQ8_0Q8_0Bytes", n, gemmActQ8_0Q8_0Block)
+}
+
+// GemmActQ4_0Q8_0Bytes is the size of one activation row of n elements in
+// the form GemmQ4_0Q8_0 reads (40 bytes per 32 elements).
+func GemmActQ4_0Q8_0Bytes(n int) int {
+	return gemmActBytes("GemmActQ4_0Q8_0Bytes", n, gemmActQ4_0Q8_0Block)
+}
+
+func gemmActBytes(fn string, n, block int) int {
+	if n < 0 || n%qk != 0 {
+		panic(fmt.Sprintf("simd: %s: n=%d is not a non-negative multiple of %d", fn, n, qk))
+	}
+	return n / qk * block
+}
+
+// GemmScratchBytes is the scratch every Gemm* call with rows of n elements
+// needs: one panel, a zero-padded copy of the last partial panel's rows,
+// and a tile of outputs.
+func GemmScratchBytes(n int) int {
+	if n < 0 || n%qk != 0 {
+		panic(fmt.Sprintf("simd: GemmScratchBytes: n=%d is not a non-negative multiple of %d", n, qk))
+	}
+	nb := n / qk
+	return nb*gemmMaxPanelB + gemmMaxPanelRows*nb*gemmMaxRawB + 4*gemmMaxPanelRows*4
+}
+
+// GemmActQ8_0Q8_0 writes the Q8_0 activation row x (n elements) into dst
+// (GemmActQ8_0Q8_0Bytes(n) bytes) in the form GemmQ8_0Q8_0 reads: per block
+// the 32 quants as int16, then d as float32.
+func GemmActQ8_0Q8_0(n int, x, dst []byte) {
+	nb := checkAct("GemmActQ8_0Q8_0", n, x, dst, gemmActQ8_0Q8_0Block)
+	if fast.Load() && nb > 0 {
+		gemmActQ8_0x16(nb, &x[0], &dst[0])
+		return
+	}
+	for b := range nb {
+		bx, bd := x[b*bytesQ8_0:], dst[b*gemmActQ8_0Q8_0Block:]
+		for j := range 32 {
+			v := uint16(int16(int8(bx[2+j])))
+			bd[2*j], bd[2*j+1] = byte(v), byte(v>>8)
+		}
+		putF32(bd[64:], f16At(bx, 0))
+	}
+}
+
+// GemmActQ4_0Q8_0 writes the Q8_0 activation row x (n elements) into dst
+// (GemmActQ4_0Q8_0Bytes(n) bytes) in the form GemmQ4_0Q8_0 reads: per block
+// the 32 int8 quants, d as float32 and 8*sum(q) as int32.
+func GemmActQ4_0Q8_0(n int, x, dst []byte) {
+	nb := checkAct("GemmActQ4_0Q8_0", n, x, dst, gemmActQ4_0Q8_0Block)
+	if fast.Load() && nb > 0 {
+		gemmActQ8_0x8(nb, &x[0], &dst[0])
+		return
+	}
+	for b := range nb {
+		bx, bd := x[b*bytesQ8_0:], dst[b*gemmActQ4_0Q8_0Block:]
+		copy(bd[:32], bx[2:34])
+		var s int32
+		for _, q := range bx[2:34] {
+			s += int32(int8(q))
+		}
+		putF32(bd[32:], f16At(bx, 0))
+		v := uint32(8 * s)
+		bd[36], bd[37], bd[38], bd[39] = byte(v), byte(v>>8), byte(v>>16), byte(v>>24)
+	}
+}
+
+// checkAct validates an activation conversion: n a multiple of 32, x at
+// least n/32 Q8_0 blocks, dst at least n/32 blocks of block bytes.
+func checkAct(fn string, n int, x, dst []byte, block int) int {
+	nb := gemmActBytes(fn, n, 1)
+	if len(x) < nb*bytesQ8_0 {
+		panic(fmt.Sprintf("simd: %s: x holds %d bytes, %d Q8_0 blocks need %d", fn, len(x), nb, nb*bytesQ8_0))
+	}
+	if len(dst) < nb*block {
+		panic(fmt.Sprintf("simd: %s: dst holds %d bytes, need %d", fn, len(dst), nb*block))
+	}
+	return nb
+}
+
+// GemmQ8_0Q8_0 computes out[j*outStride+i] = DotQ8_0Q8_0(n, w[i*wStride:],
+// x_j) for i < rows and j < m, where a holds the m activation rows x_j in
+// GemmActQ8_0Q8_0 form, aStride bytes apart. scratch must hold
+// GemmScratchBytes(n) bytes; it is overwritten. See the package notes on
+// GEMM for the layout; each output has the single-row dot's bits.
+func GemmQ8_0Q8_0(n int, w []byte, wStride, rows int, a []byte, aStride, m int, out []float32, outStride int, scratch []byte) {
+	g := &gemmQ8_0
+	nb := g.check("GemmQ8_0Q8_0", n, w, wStride, rows, a, aStride, m, out, outStride, scratch)
+	g.run(nb, w, wStride, rows, a, aStride, m, out, outStride, scratch)
+}
+
+// GemmQ4_0Q8_0 is GemmQ8_0Q8_0 for Q4_0 weights: out[j*outStride+i] =
+// DotQ4_0Q8_0(n, w[i*wStride:], x_j), with a in GemmActQ4_0Q8_0 form.
+func GemmQ4_0Q8_0(n int, w []byte, wStride, rows int, a []byte, aStride, m int, out []float32, outStride int, scratch []byte) {
+	g := &gemmQ4_0
+	nb := g.check("GemmQ4_0Q8_0", n, w, wStride, rows, a, aStride, m, out, outStride, scratch)
+	g.run(nb, w, wStride, rows, a, aStride, m, out, outStride, scratch)
+}
+
+// gemmKind describes one weight type's GEMM: its layouts, its assembly
+// (pack and the kernels for 1..4 activation rows) and its generic dot over
+// a prepared activation row.
+type gemmKind struct {
+	rows     int // panel rows
+	panelB   int // panel bytes per block
+	wB, actB int // weight and prepared-activation bytes per block
+	pack     func(nb int, w *byte, wStride int, panel *byte)
+	kernels  [4]func(nb int, panel *byte, x *byte, xStride int, out *float32, outStride int)
+	generic  func(nb int, w, a []byte) float32
+}
+
+var gemmQ8_0 = gemmKind{
+	rows: panelQ8_0Rows, panelB: panelQ8_0Block, wB: bytesQ8_0, actB: gemmActQ8_0Q8_0Block,
+	pack:    gemmPackQ8_0,
+	kernels: [4]func(int, *byte, *byte, int, *float32, int){gemmQ8_0Q8_0x1, gemmQ8_0Q8_0x2, gemmQ8_0Q8_0x3, gemmQ8_0Q8_0x4},
+	generic: gemmQ8_0Q8_0Generic,
+}
+
+var gemmQ4_0 = gemmKind{
+	rows: panelQ4_0Rows, panelB: panelQ4_0Block, wB: bytesQ4_0, actB: gemmActQ4_0Q8_0Block,
+	pack:    gemmPackQ4_0,
+	kernels: [4]func(int, *byte, *byte, int, *float32, int){gemmQ4_0Q8_0x1, gemmQ4_0Q8_0x2, gemmQ4_0Q8_0x3, gemmQ4_0Q8_0x4},
+	generic: gemmQ4_0Q8_0Generic,
+}
+
+// check validates a Gemm call and returns the number of blocks per row.
+func (g *gemmKind) check(fn string, n int, w []byte, wStride, rows int, a []byte, aStride, m int, out []float32, outStride int, scratch []byte) int {
+	if n < 0 || n%qk != 0 {
+		panic(fmt.Sprintf("simd: %s: n=%d is not a non-negative multiple of %d", fn, n, qk))
+	}
+	nb := n / qk
+	if rows < 0 || m < 0 {
+		panic(fmt.Sprintf("simd: %s: negative shape rows=%d m=%d", fn, rows, m))
+	}
+	if rows == 0 || m == 0 {
+		return nb
+	}
+	if wStride < nb*g.wB || len(w) < (rows-1)*wStride+nb*g.wB {
+		panic(fmt.Sprintf("simd: %s: weights hold %d bytes at stride %d, %d rows of %d blocks need %d", fn, len(w), wStride, rows, nb, (rows-1)*wStride+nb*g.wB))
+	}
+	if aStride < nb*g.actB || len(a) < (m-1)*aStride+nb*g.actB {
+		panic(fmt.Sprintf("simd: %s: activations hold %d bytes at stride %d, %d rows of %d blocks need %d", fn, len(a), aStride, m, nb, (m-1)*aStride+nb*g.actB))
+	}
+	if outStride < rows || len(out) < (m-1)*outStride+rows {
+		panic(fmt.Sprintf("simd: %s: out holds %d floats at stride %d, %d rows of %d need %d", fn, len(out), outStride, m, rows, (m-1)*outStride+rows))
+	}
+	if len(scratch) < GemmScratchBytes(n) {
+		panic(fmt.Sprintf("simd: %s: scratch holds %d bytes, need %d", fn, len(scratch), GemmScratchBytes(n)))
+	}
+	return nb
+}
+
+// run computes the product; arguments are checked.
+func (g *gemmKind) run(nb int, w []byte, wStride, rows int, a []byte, aStride, m int, out []float32, outStride int, scratch []byte) {
+	if rows == 0 || m == 0 {
+		return
+	}
+	if nb == 0 {
+		for j := range m {
+			clear(out[j*outStride : j*outStride+rows])
+		}
+		return
+	}
+	if !fast.Load() {
+		for j := range m {
+			x := a[j*aStride:]
+			o := out[j*outStride:]
+			for i := range rows {
+				o[i] = g.generic(nb, w[i*wStride:], x)
+			}
+		}
+		return
+	}
+	panel := scratch[:nb*g.panelB]
+	pad := scratch[nb*gemmMaxPanelB : nb*gemmMaxPanelB+gemmMaxPanelRows*nb*gemmMaxRawB]
+	tileB := scratch[nb*gemmMaxPanelB+gemmMaxPanelRows*nb*gemmMaxRawB:]
+	tile := unsafe.Slice((*float32)(unsafe.Pointer(&tileB[0])), 4*gemmMaxPanelRows)
+	P := g.rows
+	for r0 := 0; r0 < rows; r0 += P {
+		full := r0+P <= rows
+		if full {
+			g.pack(nb, &w[r0*wStride], wStride, &panel[0])
+		} else {
+			rb := nb * g.wB
+			clear(pad[:P*rb])
+			for i := r0; i < rows; i++ {
+				copy(pad[(i-r0)*rb:(i-r0+1)*rb], w[i*wStride:i*wStride+rb])
+			}
+			g.pack(nb, &pad[0], rb, &panel[0])
+		}
+		for j := 0; j < m; j += 4 {
+			nx := min(4, m-j)
+			k := g.kernels[nx-1]
+			if full {
+				k(nb, &panel[0], &a[j*aStride], aStride, &out[j*outStride+r0], outStride)
+				continue
+			}
+			k(nb, &panel[0], &a[j*aStride], aStride, &tile[0], P)
+			for jj := range nx {
+				copy(out[(j+jj)*outStride+r0:(j+jj)*outStride+rows], tile[jj*P:])
+			}
+		}
+	}
+}
+
+// gemmQ8_0Q8_0Generic is dotQ8_0Q8_0Generic with the activation row in
+// GemmActQ8_0Q8_0 form: the same integer sums, the same fold.
+func gemmQ8_0Q8_0Generic(nb int, w, a []byte) float32 {
+	var sumf float32
+	for ib := 0; ib < nb; ib++ {
+		bw := w[ib*bytesQ8_0 : (ib+1)*bytesQ8_0]
+		ba := a[ib*gemmActQ8_0Q8_0Block : (ib+1)*gemmActQ8_0Q8_0Block]
+		var sumi int32
+		for j := range 32 {
+			sumi += int32(int8(bw[2+j])) * int32(int16(uint16(ba[2*j])|uint16(ba[2*j+1])<<8))
+		}
+		sumf += float32(float32(sumi) * (f16At(bw, 0) * getF32(ba[64:])))
+	}
+	return sumf
+}
+
+// gemmQ4_0Q8_0Generic is dotQ4_0Q8_0Generic with the activation row in
+// GemmActQ4_0Q8_0 form.
+func gemmQ4_0Q8_0Generic(nb int, w, a []byte) float32 {
+	var sumf float32
+	for ib := 0; ib < nb; ib++ {
+		bw := w[ib*bytesQ4_0 : (ib+1)*bytesQ4_0]
+		ba := a[ib*gemmActQ4_0Q8_0Block : (ib+1)*gemmActQ4_0Q8_0Block]
+		qs := bw[2:18]
+		var sumi int32
+		for j := range 16 {
+			v0 := int32(qs[j]&0x0f) - 8
+			v1 := int32(qs[j]>>4) - 8
+			sumi += v0*int32(int8(ba[j])) + v1*int32(int8(ba[j+16]))
+		}
+		sumf += float32(float32(sumi) * f16At(bw, 0) * getF32(ba[32:]))
+	}
+	return sumf
+}
+
+func putF32(b []byte, f float32) {
+	v := math.Float32bits(f)
+	b[0], b[1], b[2], b[3] = byte(v), byte(v>>8), byte(v>>16), byte(v>>24)
+}
+
+func getF32(b []byte) float32 {
+	return math.Float32frombits(uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24)
+}

@@ -1,0 +1,19 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"testing"
+)
+
+// TestGeneratedUpToDate fails when the committed gemm_amd64.s differs from
+// what the generator writes (run go generate ./kernels/simd).
+func TestGeneratedUpToDate(t *testing.T) {
+	have, err := os.ReadFile("../../gemm_amd64.s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(have, Generate()) {
+		t.Fatal("kernels/simd/gemm_amd64.s is stale: run go generate ./kernels/simd")
+	}
+}
