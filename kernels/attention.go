@@ -75,9 +75,10 @@ const attnRunLen = 16
 // accumulator in F16, rounded after every key, and for one query over 512
 // or more cells it splits the keys across threads: there kiln differs from
 // llama.cpp by that F16 rounding (about 1e-3 relative) but not in kind.
-// llama.cpp tiles KV *cells*, which are positions only when the sequence's
-// cells start at cell 0 in order (one sequence in a fresh context, as in
-// the oracle); kiln tiles positions.
+// llama.cpp also takes one_chunk when the head size is not a multiple of 8.
+// It tiles KV *cells*, which are positions only when the sequence's cells
+// start at cell 0 in order (one sequence in a fresh context, as in the
+// oracle); kiln tiles positions.
 //
 // The FMA chains over a tile run as element-wise FMAs across its keys
 // (simd.Axpy over a transposed F32 copy of the K tile) and need simd's AVX2
