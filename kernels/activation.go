@@ -15,6 +15,26 @@ func SiLUMul(gate, up []float32) {
 	}
 }
 
+// SiLUMulRows is SiLUMul over rows of dim elements ([rows][dim]), exactly as
+// llama.cpp's ggml_vec_swiglu_f32 does it per row on AVX2: whole groups of
+// 8 use the vector exp (exp32), the last dim%8 elements of each row glibc's
+// expf (expf here).
+func SiLUMulRows(gate, up []float32, rows, dim int) {
+	if len(gate) != len(up) || len(gate) < rows*dim || rows < 0 || dim < 0 {
+		panic(fmt.Sprintf("kernels: SiLUMulRows %d rows of %d: gate %d, up %d", rows, dim, len(gate), len(up)))
+	}
+	vec := dim - dim%8
+	for r := 0; r < rows; r++ {
+		g, u := gate[r*dim:(r+1)*dim], up[r*dim:(r+1)*dim]
+		for i := 0; i < vec; i++ {
+			g[i] = g[i] / (1 + exp32(-g[i])) * u[i]
+		}
+		for i := vec; i < dim; i++ {
+			g[i] = g[i] / (1 + expf(-g[i])) * u[i]
+		}
+	}
+}
+
 // SiLU computes x[i] = x[i]/(1+e^-x[i]) in place.
 func SiLU(x []float32) {
 	for i, v := range x {
