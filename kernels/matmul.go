@@ -1,6 +1,10 @@
 package kernels
 
-import "fmt"
+import (
+	"fmt"
+
+	"kiln/kernels/simd"
+)
 
 // MatMul computes dst = x · Wᵀ for a batch of m activation rows:
 //
@@ -83,7 +87,7 @@ func (p *Pool) matMuls(x []float32, m int, ops []MatMulOp) {
 	}
 	t := &s.mm
 	t.ops, t.m, t.out4 = s.mmOps[:len(ops)], m, s.out4
-	nconv, rows := 0, 0
+	nbuf, rows, gemmRows := 0, 0, 0
 	for j, op := range ops {
 		vd := vecDots[op.W.Type]
 		rb, _ := op.W.Type.RowBytes(cols)
@@ -95,26 +99,48 @@ func (p *Pool) matMuls(x []float32, m int, ops []MatMulOp) {
 			continue
 		}
 		o.xrb, _ = vd.act.RowBytes(cols)
-		// Reuse an earlier op's conversion to the same type.
+		useGemm := vd.gemm != nil && m >= gemmMinRows
+		if useGemm {
+			o.grb = vd.gemm.actBytes(cols)
+			gemmRows += op.W.Rows
+		}
+		// Reuse an earlier op's conversion to the same type, and its
+		// prepared GEMM rows if it has the same GEMM.
 		for k := 0; k < j; k++ {
 			if t.ops[k].vd.act == vd.act {
 				o.x = t.ops[k].x
+				if useGemm && t.ops[k].vd.gemm == vd.gemm && t.ops[k].g != nil {
+					o.g = t.ops[k].g
+				}
 				break
 			}
 		}
-		if o.x != nil {
+		if o.x != nil && (!useGemm || o.g != nil) {
 			continue
 		}
-		o.x = s.actBuf(nconv, m*o.xrb)
-		nconv++
 		c := &s.conv
-		*c = convTask{dst: o.x, src: x, drb: o.xrb, cols: cols, convert: vd.convert}
+		*c = convTask{src: x, cols: cols, drb: o.xrb, dst: o.x}
+		if o.x == nil {
+			o.x = s.actBuf(nbuf, m*o.xrb)
+			nbuf++
+			c.dst, c.convert = o.x, vd.convert
+		}
+		if useGemm {
+			o.g = s.actBuf(nbuf, m*o.grb)
+			nbuf++
+			c.gdst, c.grb, c.gact = o.g, o.grb, vd.gemm.act
+		}
 		p.run(m, 1, c)
 		*c = convTask{}
 	}
+	if gemmRows > 0 {
+		t.gemmScratch = s.gemmBufs(p.threads, simd.GemmScratchBytes(cols))
+	}
 	// Chunks of weight rows: enough for dynamic balance, but not so small
-	// that per-chunk overhead shows on small matrices.
+	// that per-chunk overhead shows on small matrices; a multiple of the
+	// GEMM panels (16 rows) so that chunks rarely split a panel.
 	grain := max(16, (rows+8*p.threads-1)/(8*p.threads))
+	grain = (grain + 15) &^ 15
 	if rows*cols*m < 1<<15 {
 		grain = rows // tiny: not worth waking workers
 	}
@@ -122,6 +148,11 @@ func (p *Pool) matMuls(x []float32, m int, ops []MatMulOp) {
 	clear(t.ops)
 	*t = matmulTask{}
 }
+
+// gemmMinRows is the batch size from which MatMul uses the GEMM kernels
+// (repacking weight panels pays off over several activation rows); below
+// it, the single-row and 4-row dots.
+var gemmMinRows = 2
 
 // mmOp is one matrix of a MatMuls call, its rows numbered from start in the
 // call's combined row space.
@@ -131,15 +162,18 @@ type mmOp struct {
 	vd    vecDot
 	x     []byte // [m][xrb] activations in vd.act layout
 	xrb   int    // bytes per activation row
+	g     []byte // [m][grb] activations prepared for vd.gemm; nil: no GEMM
+	grb   int    // bytes per prepared activation row
 	dst   []float32
 	start int
 }
 
 // matmulTask computes the combined rows [lo, hi) of one MatMuls call.
 type matmulTask struct {
-	ops  []mmOp
-	m    int
-	out4 []float32 // [threads][16] per-worker dot4 results (first 4 used)
+	ops         []mmOp
+	m           int
+	out4        []float32 // [threads][16] per-worker dot4 results (first 4 used)
+	gemmScratch [][]byte  // [threads] per-worker GEMM panels
 }
 
 func (t *matmulTask) Run(worker, lo, hi int) {
@@ -154,6 +188,13 @@ func (t *matmulTask) Run(worker, lo, hi int) {
 
 // rows computes the weight rows [lo, hi) of o against all m activation rows.
 func (t *matmulTask) rows(o *mmOp, lo, hi, worker int) {
+	if o.g != nil {
+		// The GEMM repacks 8 or 16 weight rows at a time into a panel in
+		// the worker's scratch (L2) and runs every activation row over it.
+		o.vd.gemm.run(o.w.Cols, o.w.Data[lo*o.rb:], o.rb, hi-lo, o.g, o.grb, t.m,
+			o.dst[lo:], o.w.Rows, t.gemmScratch[worker])
+		return
+	}
 	w, rows, cols, dot := o.w.Data, o.w.Rows, o.w.Cols, o.vd.dot
 	// Sub-tiles of about tileBytes of weights stay in L1 while every
 	// activation row passes over them, so each x row is also read from L1
@@ -193,17 +234,28 @@ func (t *matmulTask) rows(o *mmOp, lo, hi, worker int) {
 // L1 data cache, leaving room for the activation row.
 const tileBytes = 16 << 10
 
-// convTask converts activation rows [lo, hi) to the vec_dot_type layout.
+// convTask converts activation rows [lo, hi) to the vec_dot_type layout
+// (when convert is set) and then, when gact is set, prepares the converted
+// rows for a GEMM.
 type convTask struct {
 	dst     []byte // [m][drb]
 	src     []float32
 	drb     int
 	cols    int
 	convert func(x []float32, dst []byte)
+	gdst    []byte // [m][grb]
+	grb     int
+	gact    func(n int, x, dst []byte)
 }
 
 func (t *convTask) Run(_, lo, hi int) {
 	for i := lo; i < hi; i++ {
-		t.convert(t.src[i*t.cols:(i+1)*t.cols], t.dst[i*t.drb:(i+1)*t.drb])
+		row := t.dst[i*t.drb : (i+1)*t.drb]
+		if t.convert != nil {
+			t.convert(t.src[i*t.cols:(i+1)*t.cols], row)
+		}
+		if t.gact != nil {
+			t.gact(t.cols, row, t.gdst[i*t.grb:(i+1)*t.grb])
+		}
 	}
 }

@@ -10,6 +10,7 @@ type scratch struct {
 	tokSeq   []int32     // Attention: [numTokens] sequence of each token
 	attnWork [][]float32 // Attention: [threads][...] per-worker q, acc, scores, max, sum
 	out4     []float32   // MatMul: [threads][16] per-worker results of 4-row dots
+	gemm     [][]byte    // MatMul: [threads][simd.GemmScratchBytes] per-worker GEMM panels
 
 	// Task structs live here so that dispatching them allocates nothing
 	// (a pointer to a field converts to a Task interface without escaping).
@@ -29,4 +30,17 @@ func (s *scratch) actBuf(k, n int) []byte {
 		s.acts[k] = make([]byte, n)
 	}
 	return s.acts[k][:n]
+}
+
+// gemmBufs returns threads GEMM scratch buffers of at least n bytes each.
+func (s *scratch) gemmBufs(threads, n int) [][]byte {
+	if len(s.gemm) < threads {
+		s.gemm = make([][]byte, threads)
+	}
+	for i := range s.gemm[:threads] {
+		if len(s.gemm[i]) < n {
+			s.gemm[i] = make([]byte, n)
+		}
+	}
+	return s.gemm[:threads]
 }

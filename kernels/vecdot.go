@@ -33,21 +33,38 @@ type vecDot struct {
 	// unpacked once), each lane bit-identical to dot: batched MatMul may mix
 	// the two without changing any result.
 	dot4 func(n int, w, x []byte, stride int, out *[4]float32)
+	// gemm, when not nil, multiplies a block of weight rows by all m
+	// activation rows at once (simd's register-tiled GEMM) from activations
+	// prepared once per call; each output has dot's bits.
+	gemm *gemmDot
 }
+
+// gemmDot is one weight type's GEMM: the prepared activation form (from
+// the act layout) and the product.
+type gemmDot struct {
+	actBytes func(n int) int
+	act      func(n int, x, dst []byte)
+	run      func(n int, w []byte, wStride, rows int, a []byte, aStride, m int, out []float32, outStride int, scratch []byte)
+}
+
+var (
+	gemmQ8_0 = &gemmDot{simd.GemmActQ8_0Q8_0Bytes, simd.GemmActQ8_0Q8_0, simd.GemmQ8_0Q8_0}
+	gemmQ4_0 = &gemmDot{simd.GemmActQ4_0Q8_0Bytes, simd.GemmActQ4_0Q8_0, simd.GemmQ4_0Q8_0}
+)
 
 // vecDots maps each weight type MatMul supports to its kernel.
 var vecDots = map[gguf.Type]vecDot{
-	gguf.TypeF32:  {gguf.TypeF32, nil, dotF32, nil},
-	gguf.TypeF16:  {gguf.TypeF16, convertF16, dotF16, nil},
-	gguf.TypeBF16: {gguf.TypeBF16, convertBF16, dotBF16, nil},
-	gguf.TypeQ8_0: {gguf.TypeQ8_0, quant.QuantizeActQ8_0, simd.DotQ8_0Q8_0, simd.DotQ8_0Q8_0x4},
-	gguf.TypeQ4_0: {gguf.TypeQ8_0, quant.QuantizeActQ8_0, simd.DotQ4_0Q8_0, simd.DotQ4_0Q8_0x4},
-	gguf.TypeQ5_0: {gguf.TypeQ8_0, quant.QuantizeActQ8_0, simd.DotQ5_0Q8_0, nil},
-	gguf.TypeQ4_1: {gguf.TypeQ8_1, quant.QuantizeActQ8_1, simd.DotQ4_1Q8_1, nil},
-	gguf.TypeQ5_1: {gguf.TypeQ8_1, quant.QuantizeActQ8_1, simd.DotQ5_1Q8_1, nil},
-	gguf.TypeQ4_K: {gguf.TypeQ8_K, quant.QuantizeActQ8_K, simd.DotQ4_KQ8_K, simd.DotQ4_KQ8_Kx4},
-	gguf.TypeQ5_K: {gguf.TypeQ8_K, quant.QuantizeActQ8_K, simd.DotQ5_KQ8_K, nil},
-	gguf.TypeQ6_K: {gguf.TypeQ8_K, quant.QuantizeActQ8_K, simd.DotQ6_KQ8_K, simd.DotQ6_KQ8_Kx4},
+	gguf.TypeF32:  {gguf.TypeF32, nil, dotF32, nil, nil},
+	gguf.TypeF16:  {gguf.TypeF16, convertF16, dotF16, nil, nil},
+	gguf.TypeBF16: {gguf.TypeBF16, convertBF16, dotBF16, nil, nil},
+	gguf.TypeQ8_0: {gguf.TypeQ8_0, quant.QuantizeActQ8_0, simd.DotQ8_0Q8_0, simd.DotQ8_0Q8_0x4, gemmQ8_0},
+	gguf.TypeQ4_0: {gguf.TypeQ8_0, quant.QuantizeActQ8_0, simd.DotQ4_0Q8_0, simd.DotQ4_0Q8_0x4, gemmQ4_0},
+	gguf.TypeQ5_0: {gguf.TypeQ8_0, quant.QuantizeActQ8_0, simd.DotQ5_0Q8_0, nil, nil},
+	gguf.TypeQ4_1: {gguf.TypeQ8_1, quant.QuantizeActQ8_1, simd.DotQ4_1Q8_1, nil, nil},
+	gguf.TypeQ5_1: {gguf.TypeQ8_1, quant.QuantizeActQ8_1, simd.DotQ5_1Q8_1, nil, nil},
+	gguf.TypeQ4_K: {gguf.TypeQ8_K, quant.QuantizeActQ8_K, simd.DotQ4_KQ8_K, simd.DotQ4_KQ8_Kx4, nil},
+	gguf.TypeQ5_K: {gguf.TypeQ8_K, quant.QuantizeActQ8_K, simd.DotQ5_KQ8_K, nil, nil},
+	gguf.TypeQ6_K: {gguf.TypeQ8_K, quant.QuantizeActQ8_K, simd.DotQ6_KQ8_K, simd.DotQ6_KQ8_Kx4, nil},
 }
 
 // Supported reports whether MatMul and Matrix.Row handle weights of type t.

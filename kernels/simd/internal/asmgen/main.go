@@ -418,7 +418,7 @@ func kernelQ4_0(a *asm, nx int) {
 			a.i("VPSUBD Y10, Y%d, Y%d", acc, acc)
 			a.i("VCVTDQ2PS Y%d, Y%d", acc, acc)
 			a.i("VMULPS %d(SI), Y%d, Y%d", 512+32*g, acc, acc) // *dw
-			a.i("VMULPS Y11, Y%d, Y%d", acc, acc)               // *dx
+			a.i("VMULPS Y11, Y%d, Y%d", acc, acc)              // *dx
 			a.i("VADDPS %s, Y%d, Y%d", outAddr(j, 32*g), acc, acc)
 			a.i("VMOVUPS Y%d, %s", acc, outAddr(j, 32*g))
 		}
