@@ -152,7 +152,7 @@ func (p *Pool) matMuls(x []float32, m int, ops []MatMulOp) {
 // gemmMinRows is the batch size from which MatMul uses the GEMM kernels
 // (repacking weight panels pays off over several activation rows); below
 // it, the single-row and 4-row dots.
-var gemmMinRows = 2
+var gemmMinRows = 1
 
 // mmOp is one matrix of a MatMuls call, its rows numbered from start in the
 // call's combined row space.

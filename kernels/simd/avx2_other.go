@@ -61,3 +61,5 @@ func gemmQ4_0Q8_0x1(int, *byte, *byte, int, *float32, int) { gemmUnavailable() }
 func gemmQ4_0Q8_0x2(int, *byte, *byte, int, *float32, int) { gemmUnavailable() }
 func gemmQ4_0Q8_0x3(int, *byte, *byte, int, *float32, int) { gemmUnavailable() }
 func gemmQ4_0Q8_0x4(int, *byte, *byte, int, *float32, int) { gemmUnavailable() }
+func gemvQ8_0Q8_0(int, *byte, int, *byte, *float32)        { gemmUnavailable() }
+func gemvQ4_0Q8_0(int, *byte, int, *byte, *float32)        { gemmUnavailable() }

@@ -185,6 +185,7 @@ type gemmKind struct {
 	wB, actB int // weight and prepared-activation bytes per block
 	pack     func(nb int, w *byte, wStride int, panel *byte)
 	kernels  [4]func(nb int, panel *byte, x *byte, xStride int, out *float32, outStride int)
+	gemv     func(nb int, w *byte, wStride int, x *byte, out *float32) // 8 rows, m = 1
 	generic  func(nb int, w, a []byte) float32
 }
 
@@ -192,6 +193,7 @@ var gemmQ8_0 = gemmKind{
 	rows: panelQ8_0Rows, panelB: panelQ8_0Block, wB: bytesQ8_0, actB: gemmActQ8_0Q8_0Block,
 	pack:    gemmPackQ8_0,
 	kernels: [4]func(int, *byte, *byte, int, *float32, int){gemmQ8_0Q8_0x1, gemmQ8_0Q8_0x2, gemmQ8_0Q8_0x3, gemmQ8_0Q8_0x4},
+	gemv:    gemvQ8_0Q8_0,
 	generic: gemmQ8_0Q8_0Generic,
 }
 
@@ -199,6 +201,7 @@ var gemmQ4_0 = gemmKind{
 	rows: panelQ4_0Rows, panelB: panelQ4_0Block, wB: bytesQ4_0, actB: gemmActQ4_0Q8_0Block,
 	pack:    gemmPackQ4_0,
 	kernels: [4]func(int, *byte, *byte, int, *float32, int){gemmQ4_0Q8_0x1, gemmQ4_0Q8_0x2, gemmQ4_0Q8_0x3, gemmQ4_0Q8_0x4},
+	gemv:    gemvQ4_0Q8_0,
 	generic: gemmQ4_0Q8_0Generic,
 }
 
@@ -254,6 +257,23 @@ func (g *gemmKind) run(nb int, w []byte, wStride, rows int, a []byte, aStride, m
 	pad := scratch[nb*gemmMaxPanelB : nb*gemmMaxPanelB+gemmMaxPanelRows*nb*gemmMaxRawB]
 	tileB := scratch[nb*gemmMaxPanelB+gemmMaxPanelRows*nb*gemmMaxRawB:]
 	tile := unsafe.Slice((*float32)(unsafe.Pointer(&tileB[0])), 4*gemmMaxPanelRows)
+	if m == 1 {
+		// Decode: no repacking; 8 rows at a time straight from the weights.
+		r0 := 0
+		for ; r0+8 <= rows; r0 += 8 {
+			g.gemv(nb, &w[r0*wStride], wStride, &a[0], &out[r0])
+		}
+		if r0 < rows {
+			rb := nb * g.wB
+			clear(pad[:8*rb])
+			for i := r0; i < rows; i++ {
+				copy(pad[(i-r0)*rb:(i-r0+1)*rb], w[i*wStride:i*wStride+rb])
+			}
+			g.gemv(nb, &pad[0], rb, &a[0], &tile[0])
+			copy(out[r0:rows], tile)
+		}
+		return
+	}
 	P := g.rows
 	for r0 := 0; r0 < rows; r0 += P {
 		full := r0+P <= rows

@@ -48,3 +48,12 @@ func gemmQ4_0Q8_0x3(nb int, panel *byte, x *byte, xStride int, out *float32, out
 
 //go:noescape
 func gemmQ4_0Q8_0x4(nb int, panel *byte, x *byte, xStride int, out *float32, outStride int)
+
+// Decode kernels: 8 weight rows (wStride bytes apart) against one prepared
+// activation row, writing 8 floats.
+
+//go:noescape
+func gemvQ8_0Q8_0(nb int, w *byte, wStride int, x *byte, out *float32)
+
+//go:noescape
+func gemvQ4_0Q8_0(nb int, w *byte, wStride int, x *byte, out *float32)

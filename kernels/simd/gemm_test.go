@@ -53,7 +53,7 @@ func TestGemmMatchesSingleRow(t *testing.T) {
 		fw := formats[c.w]
 		for _, mode := range modes {
 			for _, nb := range []int{1, 2, 3, 7, 64} {
-				for _, shape := range [][2]int{{16, 4}, {8, 1}, {24, 9}, {5, 3}, {33, 6}, {1, 2}, {17, 8}} {
+				for _, shape := range [][2]int{{16, 4}, {8, 1}, {24, 9}, {5, 3}, {33, 6}, {1, 2}, {17, 8}, {40, 1}, {13, 1}, {3, 1}} {
 					rows, m := shape[0], shape[1]
 					if nb == 64 && mode != "random" && mode != "mixed" {
 						continue // keep the test fast: long rows only for the busy modes

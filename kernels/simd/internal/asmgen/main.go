@@ -72,6 +72,8 @@ func Generate() []byte {
 	for nx := 1; nx <= 4; nx++ {
 		kernelQ4_0(a, nx)
 	}
+	gemvQ8_0(a)
+	gemvQ4_0(a)
 	return a.b.Bytes()
 }
 
@@ -128,6 +130,13 @@ func transpose8x8(a *asm, dst func(k int) string) {
 // halves8 gathers the f16 d of 8 rows (addresses m) into X8 and stores
 // them as 8 float32 at dst. Clobbers AX, BX, DX, Y8.
 func halves8(a *asm, m [8]string, dst string) {
+	halves8Reg(a, m, 8)
+	a.i("VMOVUPS Y8, %s", dst)
+}
+
+// halves8Reg gathers the f16 d of 8 rows (addresses m) and converts them
+// to 8 float32 in Y(reg). Clobbers AX, BX, DX.
+func halves8Reg(a *asm, m [8]string, reg int) {
 	for h := 0; h < 2; h++ {
 		reg := []string{"AX", "DX"}[h]
 		a.i("MOVWLZX %s, %s", m[4*h], reg)
@@ -137,10 +146,9 @@ func halves8(a *asm, m [8]string, dst string) {
 			a.i("ORQ BX, %s", reg)
 		}
 	}
-	a.i("VMOVQ AX, X8")
-	a.i("VPINSRQ $1, DX, X8, X8")
-	a.i("VCVTPH2PS X8, Y8")
-	a.i("VMOVUPS Y8, %s", dst)
+	a.i("VMOVQ AX, X%d", reg)
+	a.i("VPINSRQ $1, DX, X%d, X%d", reg, reg)
+	a.i("VCVTPH2PS X%d, Y%d", reg, reg)
 }
 
 // packPrologue loads (nb int, w *byte, wStride int, panel *byte) into
@@ -429,6 +437,161 @@ func kernelQ4_0(a *asm, nx int) {
 	}
 	a.i("DECQ CX")
 	a.i("JNZ %s", lbl)
+	a.i("VZEROUPPER")
+	a.i("RET")
+	a.p("")
+}
+
+// gemvPrologue loads (nb int, w *byte, wStride int, x *byte, out *float32)
+// for an 8-row, one-activation-row kernel: CX blocks, SI = row 0 (A),
+// R8 = stride (S), R9 = 3S (T), R10 = A+3S (B), DI = x, R11 = out.
+func gemvPrologue(a *asm, name string) {
+	a.p("// func %s(nb int, w *byte, wStride int, x *byte, out *float32)", name)
+	a.p("TEXT ·%s(SB), NOSPLIT, $0-40", name)
+	a.i("MOVQ nb+0(FP), CX")
+	a.i("MOVQ w+8(FP), SI")
+	a.i("MOVQ wStride+16(FP), R8")
+	a.i("MOVQ x+24(FP), DI")
+	a.i("MOVQ out+32(FP), R11")
+	a.i("LEAQ (R8)(R8*2), R9")
+	a.i("LEAQ (SI)(R9*1), R10")
+	a.i("LEAQ (SI)(R8*8), R12") // prefetch cursor: the next 8 rows
+}
+
+// gemvPrefetch issues prefetches for the next 8 rows at the rate this
+// group is read (8 blocks of bb bytes per iteration), assuming rows are
+// contiguous (a matrix); the hardware prefetchers alone leave a decode
+// step latency-bound on DRAM with 8 interleaved streams.
+func gemvPrefetch(a *asm, bb int) {
+	for off := 0; off < 8*bb; off += 64 {
+		a.i("PREFETCHT0 %d(R12)", off)
+	}
+	a.i("ADDQ $%d, R12", 8*bb)
+}
+
+// gemvQ8_0: 8 Q8_0 rows against one activation row in x16 form (decode).
+// Per block: P_r = VPMADDWD(sext(w_r[0:16]), x[0:16]) + VPMADDWD(sext(w_r[16:32]),
+// x[16:32]) (8 int32 lanes per row), reduced by an unpack tree to the 8
+// exact block sums in one vector (rows in order), then acc += float(sum)
+// * (dw*dx) as the single-row fold.
+//
+//	Y0..Y7 P_r, Y8/Y9 temporaries, Y13 acc, Y14/Y15 x.
+func gemvQ8_0(a *asm) {
+	name := "gemvQ8_0Q8_0"
+	gemvPrologue(a, name)
+	a.i("VXORPS Y13, Y13, Y13")
+	a.p("gemvq80:")
+	gemvPrefetch(a, 34)
+	a.i("VMOVDQU (DI), Y14")
+	a.i("VMOVDQU 32(DI), Y15")
+	lo := rowAddr8(2, "SI", "R10", "R8", "R9")
+	hi := rowAddr8(18, "SI", "R10", "R8", "R9")
+	for r := 0; r < 8; r++ {
+		a.i("VPMOVSXBW %s, Y8", lo[r])
+		a.i("VPMOVSXBW %s, Y9", hi[r])
+		a.i("VPMADDWD Y14, Y8, Y8")
+		a.i("VPMADDWD Y15, Y9, Y9")
+		a.i("VPADDD Y9, Y8, Y%d", r)
+	}
+	reduce8(a)
+	a.i("VCVTDQ2PS Y0, Y0")
+	halves8Reg(a, rowAddr8(0, "SI", "R10", "R8", "R9"), 8)
+	a.i("VBROADCASTSS 64(DI), Y9")
+	a.i("VMULPS Y9, Y8, Y8") // dw*dx
+	a.i("VMULPS Y8, Y0, Y0") // float(sumi)*(dw*dx)
+	a.i("VADDPS Y0, Y13, Y13")
+	a.i("ADDQ $34, SI")
+	a.i("ADDQ $34, R10")
+	a.i("ADDQ $68, DI")
+	a.i("DECQ CX")
+	a.i("JNZ gemvq80")
+	a.i("VMOVUPS Y13, (R11)")
+	a.i("VZEROUPPER")
+	a.i("RET")
+	a.p("")
+}
+
+// reduce8 sums the 8 int32 lanes of each of Y0..Y7 into lane r of Y0
+// (an unpack tree: 21 operations, no VPHADDD, which is slow on Zen).
+// Clobbers Y0..Y9.
+func reduce8(a *asm) {
+	for p := 0; p < 4; p++ {
+		r0, r1 := 2*p, 2*p+1
+		a.i("VPUNPCKLDQ Y%d, Y%d, Y8", r1, r0)
+		a.i("VPUNPCKHDQ Y%d, Y%d, Y9", r1, r0)
+		a.i("VPADDD Y9, Y8, Y%d", r0) // [r0 r1 r0 r1 | r0 r1 r0 r1] partials
+	}
+	for h := 0; h < 2; h++ {
+		r0, r1 := 4*h, 4*h+2
+		a.i("VPUNPCKLQDQ Y%d, Y%d, Y8", r1, r0)
+		a.i("VPUNPCKHQDQ Y%d, Y%d, Y9", r1, r0)
+		a.i("VPADDD Y9, Y8, Y%d", r0) // rows 4h..4h+3 in both halves
+	}
+	a.i("VPERM2I128 $0x20, Y4, Y0, Y8")
+	a.i("VPERM2I128 $0x31, Y4, Y0, Y9")
+	a.i("VPADDD Y9, Y8, Y0")
+}
+
+// gemvQ4_0: 8 Q4_0 rows against one activation row in x8 form (decode).
+// Rows r and r+4 share a register (one per 128-bit half) so that each
+// VPMADDUBSW serves two rows with the broadcast activation halves:
+//
+//	Y = [nibbles of row p | nibbles of row p+4]   (16 bytes each)
+//	lo = Y & 15 (elements 0..15), hi = Y >> 4 & 15 (elements 16..31)
+//	P_p = VPMADDWD(VPMADDUBSW(lo, [x0..15|x0..15]) + VPMADDUBSW(hi, [x16..31|x16..31]), 1)
+//
+// (int16 sums at most 2*2*15*128 = 7680), then a 6-operation unpack tree
+// leaves the 8 block sums in row order; sumi = sum - 8*sum(x) and
+// acc += (float(sumi)*dw)*dx.
+//
+//	Y0..Y3 P_p, Y4..Y9 temporaries, Y11 0x0f, Y12 ones, Y13 acc,
+//	Y14/Y15 activation halves.
+func gemvQ4_0(a *asm) {
+	name := "gemvQ4_0Q8_0"
+	gemvPrologue(a, name)
+	a.i("VXORPS Y13, Y13, Y13")
+	a.i("VMOVDQU gemmNib<>(SB), Y11")
+	a.i("VMOVDQU gemmOnes16<>(SB), Y12")
+	a.p("gemvq40:")
+	gemvPrefetch(a, 18)
+	a.i("VBROADCASTI128 (DI), Y14")
+	a.i("VBROADCASTI128 16(DI), Y15")
+	rows := rowAddr8(2, "SI", "R10", "R8", "R9")
+	for p := 0; p < 4; p++ {
+		a.i("VMOVDQU %s, X4", rows[p])
+		a.i("VINSERTI128 $1, %s, Y4, Y4", rows[p+4])
+		a.i("VPSRLW $4, Y4, Y5")
+		a.i("VPAND Y11, Y4, Y4")
+		a.i("VPAND Y11, Y5, Y5")
+		a.i("VPMADDUBSW Y14, Y4, Y4")
+		a.i("VPMADDUBSW Y15, Y5, Y5")
+		a.i("VPADDW Y5, Y4, Y4")
+		a.i("VPMADDWD Y12, Y4, Y%d", p)
+	}
+	// P_p = [row p (4 lanes) | row p+4 (4 lanes)].
+	for q := 0; q < 2; q++ {
+		r0, r1 := 2*q, 2*q+1
+		a.i("VPUNPCKLDQ Y%d, Y%d, Y4", r1, r0)
+		a.i("VPUNPCKHDQ Y%d, Y%d, Y5", r1, r0)
+		a.i("VPADDD Y5, Y4, Y%d", r0)
+	}
+	a.i("VPUNPCKLQDQ Y2, Y0, Y4")
+	a.i("VPUNPCKHQDQ Y2, Y0, Y5")
+	a.i("VPADDD Y5, Y4, Y0") // [rows 0..3 | rows 4..7]
+	a.i("VPBROADCASTD 36(DI), Y4")
+	a.i("VPSUBD Y4, Y0, Y0")
+	a.i("VCVTDQ2PS Y0, Y0")
+	halves8Reg(a, rowAddr8(0, "SI", "R10", "R8", "R9"), 8)
+	a.i("VMULPS Y8, Y0, Y0") // *dw
+	a.i("VBROADCASTSS 32(DI), Y9")
+	a.i("VMULPS Y9, Y0, Y0") // *dx
+	a.i("VADDPS Y0, Y13, Y13")
+	a.i("ADDQ $18, SI")
+	a.i("ADDQ $18, R10")
+	a.i("ADDQ $40, DI")
+	a.i("DECQ CX")
+	a.i("JNZ gemvq40")
+	a.i("VMOVUPS Y13, (R11)")
 	a.i("VZEROUPPER")
 	a.i("RET")
 	a.p("")
