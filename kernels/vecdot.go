@@ -57,9 +57,9 @@ var vecDots = map[gguf.Type]vecDot{
 	gguf.TypeF32:  {gguf.TypeF32, nil, dotF32, nil, nil},
 	gguf.TypeF16:  {gguf.TypeF16, convertF16, dotF16, nil, nil},
 	gguf.TypeBF16: {gguf.TypeBF16, convertBF16, dotBF16, nil, nil},
-	gguf.TypeQ8_0: {gguf.TypeQ8_0, quant.QuantizeActQ8_0, simd.DotQ8_0Q8_0, simd.DotQ8_0Q8_0x4, gemmQ8_0},
-	gguf.TypeQ4_0: {gguf.TypeQ8_0, quant.QuantizeActQ8_0, simd.DotQ4_0Q8_0, simd.DotQ4_0Q8_0x4, gemmQ4_0},
-	gguf.TypeQ5_0: {gguf.TypeQ8_0, quant.QuantizeActQ8_0, simd.DotQ5_0Q8_0, nil, nil},
+	gguf.TypeQ8_0: {gguf.TypeQ8_0, quantizeActQ8_0, simd.DotQ8_0Q8_0, simd.DotQ8_0Q8_0x4, gemmQ8_0},
+	gguf.TypeQ4_0: {gguf.TypeQ8_0, quantizeActQ8_0, simd.DotQ4_0Q8_0, simd.DotQ4_0Q8_0x4, gemmQ4_0},
+	gguf.TypeQ5_0: {gguf.TypeQ8_0, quantizeActQ8_0, simd.DotQ5_0Q8_0, nil, nil},
 	gguf.TypeQ4_1: {gguf.TypeQ8_1, quant.QuantizeActQ8_1, simd.DotQ4_1Q8_1, nil, nil},
 	gguf.TypeQ5_1: {gguf.TypeQ8_1, quant.QuantizeActQ8_1, simd.DotQ5_1Q8_1, nil, nil},
 	gguf.TypeQ4_K: {gguf.TypeQ8_K, quant.QuantizeActQ8_K, simd.DotQ4_KQ8_K, simd.DotQ4_KQ8_Kx4, nil},
@@ -80,6 +80,14 @@ func dotF32(n int, w, x []byte) float32 { return simd.DotF32(f32s(w, n), f32s(x,
 func dotF16(n int, w, x []byte) float32 { return simd.DotF16(u16s(w, n), u16s(x, n)) }
 func dotBF16(n int, w, x []byte) float32 {
 	return simd.DotBF16(u16s(w, n), u16s(x, n))
+}
+
+// quantizeActQ8_0 is quant.QuantizeActQ8_0 (llama.cpp's AVX2
+// quantize_row_q8_0), through simd's assembly twin where there is one.
+func quantizeActQ8_0(x []float32, dst []byte) {
+	if !simd.QuantizeActQ8_0(x, dst) {
+		quant.QuantizeActQ8_0(x, dst)
+	}
 }
 
 // convertF16 rounds x to halves (nearest even), ggml's F16 from_float.

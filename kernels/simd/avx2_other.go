@@ -63,3 +63,5 @@ func gemmQ4_0Q8_0x3(int, *byte, *byte, int, *float32, int) { gemmUnavailable() }
 func gemmQ4_0Q8_0x4(int, *byte, *byte, int, *float32, int) { gemmUnavailable() }
 func gemvQ8_0Q8_0(int, *byte, int, *byte, *float32)        { gemmUnavailable() }
 func gemvQ4_0Q8_0(int, *byte, int, *byte, *float32)        { gemmUnavailable() }
+
+func quantizeActQ8_0AVX2(int, *float32, *byte) { panic("simd: quantizeActQ8_0AVX2 without assembly") }

@@ -45,3 +45,8 @@ func dotQ5_KQ8_Kx4AVX2(nb int, w, x []byte, xStride int, out *[4]float32)
 
 //go:noescape
 func dotQ6_KQ8_Kx4AVX2(nb int, w, x []byte, xStride int, out *[4]float32)
+
+// Activation quantization in quantact_amd64.s. nb > 0.
+
+//go:noescape
+func quantizeActQ8_0AVX2(nb int, x *float32, dst *byte)
