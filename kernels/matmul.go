@@ -100,38 +100,45 @@ func (p *Pool) matMuls(x []float32, m int, ops []MatMulOp) {
 		}
 		o.xrb, _ = vd.act.RowBytes(cols)
 		useGemm := vd.gemm != nil && m >= gemmMinRows
+		// GEMM rows: prepared from the converted rows, or (act == nil) the
+		// converted rows themselves.
+		prep := useGemm && vd.gemm.act != nil
 		if useGemm {
-			o.grb = vd.gemm.actBytes(cols)
 			gemmRows += op.W.Rows
+		}
+		if prep {
+			o.grb = vd.gemm.actBytes(cols)
 		}
 		// Reuse an earlier op's conversion to the same type, and its
 		// prepared GEMM rows if it has the same GEMM.
 		for k := 0; k < j; k++ {
 			if t.ops[k].vd.act == vd.act {
 				o.x = t.ops[k].x
-				if useGemm && t.ops[k].vd.gemm == vd.gemm && t.ops[k].g != nil {
+				if prep && t.ops[k].vd.gemm == vd.gemm && t.ops[k].g != nil {
 					o.g = t.ops[k].g
 				}
 				break
 			}
 		}
-		if o.x != nil && (!useGemm || o.g != nil) {
-			continue
+		if o.x == nil || (prep && o.g == nil) {
+			c := &s.conv
+			*c = convTask{src: x, cols: cols, drb: o.xrb, dst: o.x}
+			if o.x == nil {
+				o.x = s.actBuf(nbuf, m*o.xrb)
+				nbuf++
+				c.dst, c.convert = o.x, vd.convert
+			}
+			if prep {
+				o.g = s.actBuf(nbuf, m*o.grb)
+				nbuf++
+				c.gdst, c.grb, c.gact = o.g, o.grb, vd.gemm.act
+			}
+			p.run(m, 1, c)
+			*c = convTask{}
 		}
-		c := &s.conv
-		*c = convTask{src: x, cols: cols, drb: o.xrb, dst: o.x}
-		if o.x == nil {
-			o.x = s.actBuf(nbuf, m*o.xrb)
-			nbuf++
-			c.dst, c.convert = o.x, vd.convert
+		if useGemm && !prep {
+			o.g, o.grb = o.x, o.xrb
 		}
-		if useGemm {
-			o.g = s.actBuf(nbuf, m*o.grb)
-			nbuf++
-			c.gdst, c.grb, c.gact = o.g, o.grb, vd.gemm.act
-		}
-		p.run(m, 1, c)
-		*c = convTask{}
 	}
 	if gemmRows > 0 {
 		t.gemmScratch = s.gemmBufs(p.threads, simd.GemmScratchBytes(cols))

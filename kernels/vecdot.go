@@ -40,7 +40,8 @@ type vecDot struct {
 }
 
 // gemmDot is one weight type's GEMM: the prepared activation form (from
-// the act layout) and the product.
+// the act layout; nil act: the act rows are used as they are) and the
+// product.
 type gemmDot struct {
 	actBytes func(n int) int
 	act      func(n int, x, dst []byte)
@@ -50,6 +51,7 @@ type gemmDot struct {
 var (
 	gemmQ8_0 = &gemmDot{simd.GemmActQ8_0Q8_0Bytes, simd.GemmActQ8_0Q8_0, simd.GemmQ8_0Q8_0}
 	gemmQ4_0 = &gemmDot{simd.GemmActQ4_0Q8_0Bytes, simd.GemmActQ4_0Q8_0, simd.GemmQ4_0Q8_0}
+	gemmQ4_K = &gemmDot{nil, nil, simd.GemmQ4_KQ8_K} // reads Q8_K rows as they are
 )
 
 // vecDots maps each weight type MatMul supports to its kernel.
@@ -62,7 +64,7 @@ var vecDots = map[gguf.Type]vecDot{
 	gguf.TypeQ5_0: {gguf.TypeQ8_0, quantizeActQ8_0, simd.DotQ5_0Q8_0, nil, nil},
 	gguf.TypeQ4_1: {gguf.TypeQ8_1, quant.QuantizeActQ8_1, simd.DotQ4_1Q8_1, nil, nil},
 	gguf.TypeQ5_1: {gguf.TypeQ8_1, quant.QuantizeActQ8_1, simd.DotQ5_1Q8_1, nil, nil},
-	gguf.TypeQ4_K: {gguf.TypeQ8_K, quant.QuantizeActQ8_K, simd.DotQ4_KQ8_K, simd.DotQ4_KQ8_Kx4, nil},
+	gguf.TypeQ4_K: {gguf.TypeQ8_K, quant.QuantizeActQ8_K, simd.DotQ4_KQ8_K, simd.DotQ4_KQ8_Kx4, gemmQ4_K},
 	gguf.TypeQ5_K: {gguf.TypeQ8_K, quant.QuantizeActQ8_K, simd.DotQ5_KQ8_K, nil, nil},
 	gguf.TypeQ6_K: {gguf.TypeQ8_K, quant.QuantizeActQ8_K, simd.DotQ6_KQ8_K, simd.DotQ6_KQ8_Kx4, nil},
 }

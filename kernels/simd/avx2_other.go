@@ -64,4 +64,9 @@ func gemmQ4_0Q8_0x4(int, *byte, *byte, int, *float32, int) { gemmUnavailable() }
 func gemvQ8_0Q8_0(int, *byte, int, *byte, *float32)        { gemmUnavailable() }
 func gemvQ4_0Q8_0(int, *byte, int, *byte, *float32)        { gemmUnavailable() }
 
-func quantizeActQ8_0AVX2(int, *float32, *byte) { panic("simd: quantizeActQ8_0AVX2 without assembly") }
+func quantizeActQ8_0AVX2(int, *float32, *byte)             { panic("simd: quantizeActQ8_0AVX2 without assembly") }
+func gemmPackQ4_K(int, *byte, int, *byte)                  { gemmUnavailable() }
+func gemmQ4_KQ8_Kx1(int, *byte, *byte, int, *float32, int) { gemmUnavailable() }
+func gemmQ4_KQ8_Kx2(int, *byte, *byte, int, *float32, int) { gemmUnavailable() }
+func gemmQ4_KQ8_Kx3(int, *byte, *byte, int, *float32, int) { gemmUnavailable() }
+func gemmQ4_KQ8_Kx4(int, *byte, *byte, int, *float32, int) { gemmUnavailable() }

@@ -67,9 +67,11 @@ const (
 	panelQ8_0Block = 544 // 16*32 + 8*4
 	panelQ4_0Rows  = 16
 	panelQ4_0Block = 576 // 16*32 + 16*4
+	panelQ4_KRows  = 8
+	panelQ4_KBlock = 2624 // per 256 elements: 64*32 + 2*8*32 + 2*8*4
 
 	gemmMaxPanelRows = 16
-	gemmMaxPanelB    = 576 // largest panel bytes per 32 elements
+	gemmMaxPanelB    = 576 // largest panel bytes per 32 elements (K-quants: 2624/8 = 328)
 	gemmMaxRawB      = 34  // largest weight bytes per 32 elements
 )
 
@@ -180,17 +182,19 @@ func GemmQ4_0Q8_0(n int, w []byte, wStride, rows int, a []byte, aStride, m int, 
 // (pack and the kernels for 1..4 activation rows) and its generic dot over
 // a prepared activation row.
 type gemmKind struct {
+	block    int // elements per block (32, or 256 for the K-quants)
 	rows     int // panel rows
 	panelB   int // panel bytes per block
 	wB, actB int // weight and prepared-activation bytes per block
 	pack     func(nb int, w *byte, wStride int, panel *byte)
 	kernels  [4]func(nb int, panel *byte, x *byte, xStride int, out *float32, outStride int)
-	gemv     func(nb int, w *byte, wStride int, x *byte, out *float32) // 8 rows, m = 1
+	gemv     func(nb int, w *byte, wStride int, x *byte, out *float32) // 8 rows, m = 1; nil: single-row dots
 	generic  func(nb int, w, a []byte) float32
+	single   func(nb int, w, a []byte) float32 // the fast single-row dot, for m = 1 without gemv
 }
 
 var gemmQ8_0 = gemmKind{
-	rows: panelQ8_0Rows, panelB: panelQ8_0Block, wB: bytesQ8_0, actB: gemmActQ8_0Q8_0Block,
+	block: qk, rows: panelQ8_0Rows, panelB: panelQ8_0Block, wB: bytesQ8_0, actB: gemmActQ8_0Q8_0Block,
 	pack:    gemmPackQ8_0,
 	kernels: [4]func(int, *byte, *byte, int, *float32, int){gemmQ8_0Q8_0x1, gemmQ8_0Q8_0x2, gemmQ8_0Q8_0x3, gemmQ8_0Q8_0x4},
 	gemv:    gemvQ8_0Q8_0,
@@ -198,19 +202,36 @@ var gemmQ8_0 = gemmKind{
 }
 
 var gemmQ4_0 = gemmKind{
-	rows: panelQ4_0Rows, panelB: panelQ4_0Block, wB: bytesQ4_0, actB: gemmActQ4_0Q8_0Block,
+	block: qk, rows: panelQ4_0Rows, panelB: panelQ4_0Block, wB: bytesQ4_0, actB: gemmActQ4_0Q8_0Block,
 	pack:    gemmPackQ4_0,
 	kernels: [4]func(int, *byte, *byte, int, *float32, int){gemmQ4_0Q8_0x1, gemmQ4_0Q8_0x2, gemmQ4_0Q8_0x3, gemmQ4_0Q8_0x4},
 	gemv:    gemvQ4_0Q8_0,
 	generic: gemmQ4_0Q8_0Generic,
 }
 
+var gemmQ4_K = gemmKind{
+	block: qkK, rows: panelQ4_KRows, panelB: panelQ4_KBlock, wB: bytesQ4_K, actB: bytesQ8_K,
+	pack:    gemmPackQ4_K,
+	kernels: [4]func(int, *byte, *byte, int, *float32, int){gemmQ4_KQ8_Kx1, gemmQ4_KQ8_Kx2, gemmQ4_KQ8_Kx3, gemmQ4_KQ8_Kx4},
+	generic: dotQ4_KQ8_KGeneric,
+	single:  dotQ4_KQ8_KAVX2,
+}
+
+// GemmQ4_KQ8_K is GemmQ8_0Q8_0 for Q4_K weights and Q8_K activation rows,
+// which it reads as they are (no preparation): out[j*outStride+i] =
+// DotQ4_KQ8_K(n, w[i*wStride:], a[j*aStride:]).
+func GemmQ4_KQ8_K(n int, w []byte, wStride, rows int, a []byte, aStride, m int, out []float32, outStride int, scratch []byte) {
+	g := &gemmQ4_K
+	nb := g.check("GemmQ4_KQ8_K", n, w, wStride, rows, a, aStride, m, out, outStride, scratch)
+	g.run(nb, w, wStride, rows, a, aStride, m, out, outStride, scratch)
+}
+
 // check validates a Gemm call and returns the number of blocks per row.
 func (g *gemmKind) check(fn string, n int, w []byte, wStride, rows int, a []byte, aStride, m int, out []float32, outStride int, scratch []byte) int {
-	if n < 0 || n%qk != 0 {
-		panic(fmt.Sprintf("simd: %s: n=%d is not a non-negative multiple of %d", fn, n, qk))
+	if n < 0 || n%g.block != 0 {
+		panic(fmt.Sprintf("simd: %s: n=%d is not a non-negative multiple of %d", fn, n, g.block))
 	}
-	nb := n / qk
+	nb := n / g.block
 	if rows < 0 || m < 0 {
 		panic(fmt.Sprintf("simd: %s: negative shape rows=%d m=%d", fn, rows, m))
 	}
@@ -253,10 +274,18 @@ func (g *gemmKind) run(nb int, w []byte, wStride, rows int, a []byte, aStride, m
 		}
 		return
 	}
+	// Scratch layout (GemmScratchBytes), in units of 32 elements (n32).
+	n32 := nb * g.block / qk
 	panel := scratch[:nb*g.panelB]
-	pad := scratch[nb*gemmMaxPanelB : nb*gemmMaxPanelB+gemmMaxPanelRows*nb*gemmMaxRawB]
-	tileB := scratch[nb*gemmMaxPanelB+gemmMaxPanelRows*nb*gemmMaxRawB:]
+	pad := scratch[n32*gemmMaxPanelB : n32*gemmMaxPanelB+gemmMaxPanelRows*n32*gemmMaxRawB]
+	tileB := scratch[n32*gemmMaxPanelB+gemmMaxPanelRows*n32*gemmMaxRawB:]
 	tile := unsafe.Slice((*float32)(unsafe.Pointer(&tileB[0])), 4*gemmMaxPanelRows)
+	if m == 1 && g.gemv == nil {
+		for i := range rows {
+			out[i] = g.single(nb, w[i*wStride:], a)
+		}
+		return
+	}
 	if m == 1 {
 		// Decode: no repacking; 8 rows at a time straight from the weights.
 		r0 := 0

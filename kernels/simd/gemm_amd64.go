@@ -57,3 +57,18 @@ func gemvQ8_0Q8_0(nb int, w *byte, wStride int, x *byte, out *float32)
 
 //go:noescape
 func gemvQ4_0Q8_0(nb int, w *byte, wStride int, x *byte, out *float32)
+
+//go:noescape
+func gemmPackQ4_K(nb int, w *byte, wStride int, panel *byte)
+
+//go:noescape
+func gemmQ4_KQ8_Kx1(nb int, panel *byte, x *byte, xStride int, out *float32, outStride int)
+
+//go:noescape
+func gemmQ4_KQ8_Kx2(nb int, panel *byte, x *byte, xStride int, out *float32, outStride int)
+
+//go:noescape
+func gemmQ4_KQ8_Kx3(nb int, panel *byte, x *byte, xStride int, out *float32, outStride int)
+
+//go:noescape
+func gemmQ4_KQ8_Kx4(nb int, panel *byte, x *byte, xStride int, out *float32, outStride int)

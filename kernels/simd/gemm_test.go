@@ -20,6 +20,7 @@ type gemmCase struct {
 var gemmCases = []gemmCase{
 	{"Q8_0", "Q8_0", GemmActQ8_0Q8_0Bytes, GemmActQ8_0Q8_0, GemmQ8_0Q8_0, DotQ8_0Q8_0},
 	{"Q4_0", "Q8_0", GemmActQ4_0Q8_0Bytes, GemmActQ4_0Q8_0, GemmQ4_0Q8_0, DotQ4_0Q8_0},
+	{"Q4_K", "Q8_K", nil, nil, GemmQ4_KQ8_K, DotQ4_KQ8_K},
 }
 
 // gemmInputs builds rows weight rows and m activation rows of nb blocks
@@ -33,12 +34,20 @@ func gemmInputs(r *rand.Rand, c gemmCase, nb, rows, m int, mode string) (w []byt
 		copy(w[i*wStride:], genRow(r, fw, nb, mode))
 	}
 	n := nb * fw.block
-	aStride = c.actBytes(n) + 5
+	if c.act == nil { // activations used as they are
+		aStride = nb*fx.bytes + 5
+	} else {
+		aStride = c.actBytes(n) + 5
+	}
 	a = make([]byte, m*aStride)
 	x = make([][]byte, m)
 	for j := range m {
 		x[j] = genRow(r, fx, nb, mode)
-		c.act(n, x[j], a[j*aStride:])
+		if c.act == nil {
+			copy(a[j*aStride:], x[j])
+		} else {
+			c.act(n, x[j], a[j*aStride:])
+		}
 	}
 	return w, wStride, x, a, aStride
 }
@@ -100,6 +109,9 @@ func TestGemmActMatchesGeneric(t *testing.T) {
 	}
 	r := rand.New(rand.NewPCG(43, 44))
 	for _, c := range gemmCases {
+		if c.act == nil {
+			continue
+		}
 		for _, mode := range modes {
 			nb := 5
 			n := nb * qk
@@ -121,7 +133,10 @@ func TestGemmBadShapesPanic(t *testing.T) {
 		fw := formats[c.w]
 		n := 2 * fw.block
 		rb := 2 * fw.bytes
-		ab := c.actBytes(n)
+		ab := 2 * formats[c.x].bytes
+		if c.act != nil {
+			ab = c.actBytes(n)
+		}
 		w, a := make([]byte, 4*rb), make([]byte, 3*ab)
 		out, scratch := make([]float32, 12), make([]byte, GemmScratchBytes(n))
 		name := "Gemm" + c.w + c.x
@@ -138,11 +153,16 @@ func TestGemmBadShapesPanic(t *testing.T) {
 			{"out stride below rows", func() { c.gemm(n, w, rb, 4, a, ab, 3, out, 3, scratch) }},
 			{"short scratch", func() { c.gemm(n, w, rb, 4, a, ab, 3, out, 4, scratch[:len(scratch)-1]) }},
 			{"negative rows", func() { c.gemm(n, w, rb, -1, a, ab, 3, out, 4, scratch) }},
-			{"act short dst", func() { c.act(n, make([]byte, 2*formats[c.x].bytes), make([]byte, ab-1)) }},
 		} {
 			msg := panicMessage(tc.f)
-			if !strings.HasPrefix(msg, "simd: "+name) && !strings.HasPrefix(msg, "simd: GemmAct"+c.w+c.x) {
+			if !strings.HasPrefix(msg, "simd: "+name+": ") {
 				t.Errorf("%s %s: panic %q", name, tc.name, msg)
+			}
+		}
+		if c.act != nil {
+			msg := panicMessage(func() { c.act(n, make([]byte, 2*formats[c.x].bytes), make([]byte, ab-1)) })
+			if !strings.HasPrefix(msg, "simd: GemmAct"+c.w+c.x+": ") {
+				t.Errorf("GemmAct%s%s short dst: panic %q", c.w, c.x, msg)
 			}
 		}
 	}
@@ -165,7 +185,7 @@ func TestGemmNoAllocs(t *testing.T) {
 // matrix of 2048 or 5632 columns) for m activation rows. SetBytes counts
 // the weight bytes once per activation row, as m single-row dots would
 // read them, so MB/s compares with BenchmarkDotQuant; outblk/ns is
-// output blocks (32 multiply-adds) per nanosecond.
+// outputs times 32-element blocks (32 multiply-adds) per nanosecond.
 func BenchmarkGemm(b *testing.B) {
 	r := rand.New(rand.NewPCG(47, 48))
 	for _, c := range gemmCases {
@@ -181,7 +201,7 @@ func BenchmarkGemm(b *testing.B) {
 						for b.Loop() {
 							c.gemm(n, w, wStride, rows, a, aStride, m, out, rows, scratch)
 						}
-						b.ReportMetric(float64(rows*m*nb)*float64(b.N)/float64(b.Elapsed().Nanoseconds()), "outblk/ns")
+						b.ReportMetric(float64(rows*m*n/32)*float64(b.N)/float64(b.Elapsed().Nanoseconds()), "outblk/ns")
 					})
 				})
 			}

@@ -74,6 +74,10 @@ func Generate() []byte {
 	}
 	gemvQ8_0(a)
 	gemvQ4_0(a)
+	packQ4_K(a)
+	for nx := 1; nx <= 4; nx++ {
+		kernelQ4_K(a, nx)
+	}
 	return a.b.Bytes()
 }
 
