@@ -143,15 +143,15 @@ func (p *Pool) matMuls(x []float32, m int, ops []MatMulOp) {
 	if gemmRows > 0 {
 		t.gemmScratch = s.gemmBufs(p.threads, simd.GemmScratchBytes(cols))
 	}
-	// Chunks of weight rows: enough for dynamic balance, but not so small
-	// that per-chunk overhead shows on small matrices; a multiple of the
-	// GEMM panels (16 rows) so that chunks rarely split a panel.
-	grain := max(16, (rows+8*p.threads-1)/(8*p.threads))
-	grain = (grain + 15) &^ 15
+	// Weight rows are handed out in guided chunks (large first, then
+	// smaller), multiples of the GEMM panels (16 rows) so that chunks rarely
+	// split a panel: long contiguous ranges keep decode's prefetch streams
+	// going, small last chunks keep both workers busy to the end.
 	if rows*cols*m < 1<<15 {
-		grain = rows // tiny: not worth waking workers
+		p.run(rows, rows, t) // tiny: not worth waking workers
+	} else {
+		p.runGuided(rows, 16, t)
 	}
-	p.run(rows, grain, t)
 	clear(t.ops)
 	*t = matmulTask{}
 }

@@ -35,11 +35,12 @@ type Pool struct {
 
 	// Current job, written by Run before gen is bumped, read by workers
 	// after they observe the new gen (the atomic store/load orders them).
-	task  Task
-	n     int // items
-	chunk int // items per grab
-	next  atomic.Int64
-	gen   atomic.Uint64
+	task   Task
+	n      int  // items
+	chunk  int  // items per grab (guided: the smallest grab, and its multiple)
+	guided bool // grabs shrink with the work left (runGuided)
+	next   atomic.Int64
+	gen    atomic.Uint64
 
 	pending atomic.Int32  // workers (excluding the caller) not done with gen
 	waiting atomic.Int32  // 1 while the caller is parked on done
@@ -123,11 +124,27 @@ func (p *Pool) run(n, grain int, t Task) {
 	if grain <= 0 {
 		grain = (n + 4*p.threads - 1) / (4 * p.threads)
 	}
+	p.dispatch(n, grain, false, t)
+}
+
+// runGuided is run with guided self-scheduling: each grab takes about
+// 1/(2*threads) of the items still left, rounded up to a multiple of
+// grain (and at least grain). Grabs start large, so each worker streams
+// long contiguous ranges (memory-bound loops keep their prefetch streams),
+// and end small, so workers finish together. The caller holds p.mu.
+func (p *Pool) runGuided(n, grain int, t Task) {
+	if n <= 0 {
+		return
+	}
+	p.dispatch(n, max(1, grain), true, t)
+}
+
+func (p *Pool) dispatch(n, grain int, guided bool, t Task) {
 	if p.threads == 1 || n <= grain {
 		t.Run(0, 0, n)
 		return
 	}
-	p.task, p.n, p.chunk = t, n, grain
+	p.task, p.n, p.chunk, p.guided = t, n, grain, guided
 	p.next.Store(0)
 	p.pending.Store(int32(p.threads - 1))
 	p.gen.Add(1)
@@ -142,6 +159,20 @@ func (p *Pool) run(n, grain int, t Task) {
 // work grabs chunks of the current job until none is left.
 func (p *Pool) work(worker int) {
 	t, n, chunk := p.task, p.n, p.chunk
+	if p.guided {
+		div := int64(2 * p.threads)
+		for {
+			lo := p.next.Load()
+			if lo >= int64(n) {
+				return
+			}
+			size := (int64(n) - lo + div - 1) / div
+			size = max(1, (size+int64(chunk)-1)/int64(chunk)) * int64(chunk)
+			if p.next.CompareAndSwap(lo, lo+size) {
+				t.Run(worker, int(lo), int(min(lo+size, int64(n))))
+			}
+		}
+	}
 	for {
 		lo := int(p.next.Add(int64(chunk))) - chunk
 		if lo >= n {

@@ -50,6 +50,33 @@ func TestPoolRunVisitsEachItemOnce(t *testing.T) {
 	}
 }
 
+// TestPoolGuidedVisitsEachItemOnce: guided grabs cover every item once,
+// in multiples of grain except the last.
+func TestPoolGuidedVisitsEachItemOnce(t *testing.T) {
+	for _, threads := range []int{1, 2, 3, 8} {
+		p := NewPool(threads)
+		for _, tc := range []struct{ n, grain int }{
+			{0, 16}, {1, 16}, {7, 1}, {100, 16}, {2048, 16}, {11264, 16}, {1000, 7}, {5, 100},
+		} {
+			for rep := 0; rep < 20; rep++ {
+				c := &countTask{hits: make([]atomic.Int32, tc.n), threads: threads}
+				p.lock()
+				p.runGuided(tc.n, tc.grain, c)
+				p.mu.Unlock()
+				if c.bad.Load() {
+					t.Fatalf("threads=%d n=%d grain=%d: bad worker or range", threads, tc.n, tc.grain)
+				}
+				for i := range c.hits {
+					if h := c.hits[i].Load(); h != 1 {
+						t.Fatalf("threads=%d n=%d grain=%d: item %d run %d times", threads, tc.n, tc.grain, i, h)
+					}
+				}
+			}
+		}
+		p.Close()
+	}
+}
+
 func TestPoolDefaultThreads(t *testing.T) {
 	p := NewPool(0)
 	defer p.Close()
