@@ -188,9 +188,8 @@ type gemmKind struct {
 	wB, actB int // weight and prepared-activation bytes per block
 	pack     func(nb int, w *byte, wStride int, panel *byte)
 	kernels  [4]func(nb int, panel *byte, x *byte, xStride int, out *float32, outStride int)
-	gemv     func(nb int, w *byte, wStride int, x *byte, out *float32) // 8 rows, m = 1; nil: single-row dots
+	gemv     func(nb int, w *byte, wStride int, x *byte, out *float32) // 8 rows, m = 1; nil: pack and kernel x1
 	generic  func(nb int, w, a []byte) float32
-	single   func(nb int, w, a []byte) float32 // the fast single-row dot, for m = 1 without gemv
 }
 
 var gemmQ8_0 = gemmKind{
@@ -213,8 +212,8 @@ var gemmQ4_K = gemmKind{
 	block: qkK, rows: panelQ4_KRows, panelB: panelQ4_KBlock, wB: bytesQ4_K, actB: bytesQ8_K,
 	pack:    gemmPackQ4_K,
 	kernels: [4]func(int, *byte, *byte, int, *float32, int){gemmQ4_KQ8_Kx1, gemmQ4_KQ8_Kx2, gemmQ4_KQ8_Kx3, gemmQ4_KQ8_Kx4},
+	gemv:    gemvQ4_KQ8_K,
 	generic: dotQ4_KQ8_KGeneric,
-	single:  dotQ4_KQ8_KAVX2,
 }
 
 // GemmQ4_KQ8_K is GemmQ8_0Q8_0 for Q4_K weights and Q8_K activation rows,
@@ -280,13 +279,7 @@ func (g *gemmKind) run(nb int, w []byte, wStride, rows int, a []byte, aStride, m
 	pad := scratch[n32*gemmMaxPanelB : n32*gemmMaxPanelB+gemmMaxPanelRows*n32*gemmMaxRawB]
 	tileB := scratch[n32*gemmMaxPanelB+gemmMaxPanelRows*n32*gemmMaxRawB:]
 	tile := unsafe.Slice((*float32)(unsafe.Pointer(&tileB[0])), 4*gemmMaxPanelRows)
-	if m == 1 && g.gemv == nil {
-		for i := range rows {
-			out[i] = g.single(nb, w[i*wStride:], a)
-		}
-		return
-	}
-	if m == 1 {
+	if m == 1 && g.gemv != nil {
 		// Decode: no repacking; 8 rows at a time straight from the weights.
 		r0 := 0
 		for ; r0+8 <= rows; r0 += 8 {

@@ -72,3 +72,6 @@ func gemmQ4_KQ8_Kx3(nb int, panel *byte, x *byte, xStride int, out *float32, out
 
 //go:noescape
 func gemmQ4_KQ8_Kx4(nb int, panel *byte, x *byte, xStride int, out *float32, outStride int)
+
+//go:noescape
+func gemvQ4_KQ8_K(nb int, w *byte, wStride int, x *byte, out *float32)

@@ -56,7 +56,14 @@ func kscales(a *asm, m4, m8, m12 string) {
 
 func packQ4_K(a *asm) {
 	packPrologue(a, "gemmPackQ4_K")
+	a.i("LEAQ (SI)(R8*8), R13") // prefetch cursor: the next 8 rows
 	a.p("packq4k:")
+	// Decode packs a panel per call and uses it once: stream the next rows
+	// in while this panel is built (rows contiguous in a matrix).
+	for off := 0; off < 8*144; off += 64 {
+		a.i("PREFETCHT0 %d(R13)", off)
+	}
+	a.i("ADDQ $%d, R13", 8*144)
 	off := func(o int) [8]string { return rowAddr8(o, "SI", "R10", "R8", "R9") }
 	m4, m8, m12 := off(4), off(8), off(12)
 	// Scales and mins: per row A_r = [sc0 sc0 .. sc3 sc3 | mn0 mn0 .. mn3 mn3]
@@ -179,6 +186,164 @@ func kernelQ4_K(a *asm, nx int) {
 	}
 	a.i("DECQ CX")
 	a.i("JNZ %s", lbl)
+	a.i("VZEROUPPER")
+	a.i("RET")
+	a.p("")
+}
+
+// gemvQ4_K: 8 Q4_K rows against one Q8_K row (decode), straight from the
+// weights. As in gemvQ4_0, rows p and p+4 share a register, one per 128-bit
+// half, so each VPMADDUBSW serves two rows with broadcast activation halves.
+// Per super-block:
+//
+//	SCP_p = [sc0..3 mn0..3 sc4..7 mn4..7 of row p | the same of row p+4]
+//	        (get_scale_min_k4 on the vector unit), kept on the stack
+//	M_p   = VPMADDWD(VPSHUFB(SCP_p, [mn0 mn0 .. mn3 mn3]), bsums 0..7)
+//	      + VPMADDWD(VPSHUFB(SCP_p, [mn4 mn4 .. mn7 mn7]), bsums 8..15)
+//	I_p  += VPMADDWD(VPMADDUBSW(nibbles, q8) pair sums, bcast(scale[s]))
+//	        per sub-block s (int16 sums at most 2*2*15*128 = 7680)
+//
+// then both are reduced to [rows 0..7] (reducePairs) and folded as
+// DotQ4_KQ8_K: out += (d*dx)*float(isum); out -= (dmin*dx)*float(summs).
+//
+//	Y0..Y3 M_p then I_p, Y4..Y10 temporaries, Y11 summs, Y12..Y15
+//	activation halves (bsums first). The running sums live in out.
+func gemvQ4_K(a *asm) {
+	a.p("// scale/min byte selection for gemvQ4_KQ8_K (see kquant.go)")
+	// k4sc + 32s: words = scale[s] (byte s, or s+4 for s >= 4) in both halves.
+	for sb := 0; sb < 8; sb++ {
+		idx := sb
+		if sb >= 4 {
+			idx = sb + 4
+		}
+		for q := 0; q < 4; q++ {
+			a.p("DATA k4sc<>+%d(SB)/8, $0x80%02x80%02x80%02x80%02x", 32*sb+8*q, idx, idx, idx, idx)
+		}
+	}
+	a.p("GLOBL k4sc<>(SB), RODATA|NOPTR, $256")
+	// k4mn: [mn0 mn0 mn1 mn1 mn2 mn2 mn3 mn3], then the same for mn4..7.
+	for h, base := range []int{4, 12} {
+		for half := 0; half < 2; half++ {
+			// words j = 0..7: byte base + j/2
+			a.p("DATA k4mn<>+%d(SB)/8, $0x80%02x80%02x80%02x80%02x", 32*h+16*half, base+1, base+1, base, base)
+			a.p("DATA k4mn<>+%d(SB)/8, $0x80%02x80%02x80%02x80%02x", 32*h+16*half+8, base+3, base+3, base+2, base+2)
+		}
+	}
+	a.p("GLOBL k4mn<>(SB), RODATA|NOPTR, $64")
+	for q := 0; q < 4; q++ {
+		a.p("DATA k4m3f<>+%d(SB)/8, $0x3f3f3f3f3f3f3f3f", 8*q)
+		a.p("DATA k4m03<>+%d(SB)/8, $0x0303030303030303", 8*q)
+	}
+	a.p("GLOBL k4m3f<>(SB), RODATA|NOPTR, $32")
+	a.p("GLOBL k4m03<>(SB), RODATA|NOPTR, $32")
+	// Per-dword shift counts [0, 0, 0, 4] in each half.
+	a.p("DATA k4sh<>+0(SB)/8, $0")
+	a.p("DATA k4sh<>+8(SB)/8, $0x0000000400000000")
+	a.p("DATA k4sh<>+16(SB)/8, $0")
+	a.p("DATA k4sh<>+24(SB)/8, $0x0000000400000000")
+	a.p("GLOBL k4sh<>(SB), RODATA|NOPTR, $32")
+	a.p("")
+
+	name := "gemvQ4_KQ8_K"
+	a.p("// func %s(nb int, w *byte, wStride int, x *byte, out *float32)", name)
+	a.p("TEXT ·%s(SB), NOSPLIT, $128-40", name)
+	a.i("MOVQ nb+0(FP), CX")
+	a.i("MOVQ w+8(FP), SI")
+	a.i("MOVQ wStride+16(FP), R8")
+	a.i("MOVQ x+24(FP), DI")
+	a.i("MOVQ out+32(FP), R11")
+	a.i("LEAQ (R8)(R8*2), R9")
+	a.i("LEAQ (SI)(R9*1), R10")
+	a.i("LEAQ (SI)(R8*8), R12") // prefetch cursor: the next 8 rows
+	a.i("VXORPS Y0, Y0, Y0")
+	a.i("VMOVUPS Y0, (R11)")
+	a.p("gemvq4k:")
+	off := func(o int) [8]string { return rowAddr8(o, "SI", "R10", "R8", "R9") }
+	sc := off(4)
+	a.i("VBROADCASTI128 260(DI), Y12") // bsums 0..7
+	a.i("VBROADCASTI128 276(DI), Y13") // bsums 8..15
+	for p := 0; p < 4; p++ {
+		a.i("VMOVDQU %s, X4", sc[p])
+		a.i("VINSERTI128 $1, %s, Y4, Y4", sc[p+4]) // dwords [u0 u1 u2 .] per half
+		a.i("VPAND k4m3f<>(SB), Y4, Y5")           // [sc0-3 mn0-3 . .]
+		a.i("VPSRLD $6, Y4, Y6")
+		a.i("VPAND k4m03<>(SB), Y6, Y6")
+		a.i("VPSLLD $4, Y6, Y6")          // [(u0>>6&3)<<4 (u1>>6&3)<<4 . .]
+		a.i("VPSHUFD $0xaa, Y4, Y7")      // u2 everywhere
+		a.i("VPSRLVD k4sh<>(SB), Y7, Y7") // [u2 u2 u2 u2>>4]
+		a.i("VPAND gemmNib<>(SB), Y7, Y7")
+		a.i("VPSHUFD $0x40, Y6, Y6")      // dword 2 = hi bits of u0, dword 3 = of u1
+		a.i("VPOR Y6, Y7, Y7")            // dword 2 = sc4-7, dword 3 = mn4-7
+		a.i("VPBLENDD $0xcc, Y7, Y5, Y5") // [sc0-3 mn0-3 sc4-7 mn4-7]
+		a.i("VMOVDQU Y5, %d(SP)", 32*p)
+		a.i("VPSHUFB k4mn<>(SB), Y5, Y6")
+		a.i("VPMADDWD Y12, Y6, Y6")
+		a.i("VPSHUFB k4mn<>+32(SB), Y5, Y7")
+		a.i("VPMADDWD Y13, Y7, Y7")
+		a.i("VPADDD Y7, Y6, Y%d", p)
+	}
+	reducePairs(a)
+	a.i("VMOVDQA Y0, Y11") // summs, rows 0..7
+	for g := 0; g < 4; g++ {
+		// Prefetch the next 8 rows (1152 bytes per super-block), spread
+		// over the groups.
+		for off := 320 * g; off < min(320*(g+1), 8*144); off += 64 {
+			a.i("PREFETCHT0 %d(R12)", off)
+		}
+		for c := 0; c < 4; c++ {
+			a.i("VBROADCASTI128 %d(DI), Y%d", 4+64*g+16*c, 12+c)
+		}
+		lo, hi := off(16+32*g), off(32+32*g)
+		for p := 0; p < 4; p++ {
+			a.i("VMOVDQU %s, X4", lo[p])
+			a.i("VINSERTI128 $1, %s, Y4, Y4", lo[p+4]) // group bytes 0..15
+			a.i("VMOVDQU %s, X5", hi[p])
+			a.i("VINSERTI128 $1, %s, Y5, Y5", hi[p+4]) // bytes 16..31
+			a.i("VPSRLW $4, Y4, Y6")
+			a.i("VPSRLW $4, Y5, Y7")
+			for r := 4; r < 8; r++ {
+				a.i("VPAND gemmNib<>(SB), Y%d, Y%d", r, r)
+			}
+			a.i("VMOVDQU %d(SP), Y8", 32*p)
+			// sub-block 2g: low nibbles, elements 64g+0..31
+			a.i("VPMADDUBSW Y12, Y4, Y4")
+			a.i("VPMADDUBSW Y13, Y5, Y5")
+			a.i("VPADDW Y5, Y4, Y4")
+			a.i("VPSHUFB k4sc<>+%d(SB), Y8, Y9", 64*g)
+			a.i("VPMADDWD Y9, Y4, Y4")
+			// sub-block 2g+1: high nibbles, elements 64g+32..63
+			a.i("VPMADDUBSW Y14, Y6, Y6")
+			a.i("VPMADDUBSW Y15, Y7, Y7")
+			a.i("VPADDW Y7, Y6, Y6")
+			a.i("VPSHUFB k4sc<>+%d(SB), Y8, Y9", 64*g+32)
+			a.i("VPMADDWD Y9, Y6, Y6")
+			if g == 0 {
+				a.i("VPADDD Y6, Y4, Y%d", p)
+			} else {
+				a.i("VPADDD Y6, Y4, Y4")
+				a.i("VPADDD Y4, Y%d, Y%d", p, p)
+			}
+		}
+	}
+	reducePairs(a) // isum, rows 0..7
+	a.i("VCVTDQ2PS Y0, Y0")
+	halves8Reg(a, off(0), 8)
+	a.i("VBROADCASTSS (DI), Y9")
+	a.i("VMULPS Y9, Y8, Y8") // d*dx
+	a.i("VMULPS Y8, Y0, Y0") // (d*dx)*isum
+	a.i("VADDPS (R11), Y0, Y0")
+	halves8Reg(a, off(2), 8)
+	a.i("VMULPS Y9, Y8, Y8") // dmin*dx
+	a.i("VCVTDQ2PS Y11, Y11")
+	a.i("VMULPS Y8, Y11, Y11")
+	a.i("VSUBPS Y11, Y0, Y0")
+	a.i("VMOVUPS Y0, (R11)")
+	a.i("ADDQ $144, SI")
+	a.i("ADDQ $144, R10")
+	a.i("ADDQ $292, DI")
+	a.i("ADDQ $%d, R12", 8*144)
+	a.i("DECQ CX")
+	a.i("JNZ gemvq4k")
 	a.i("VZEROUPPER")
 	a.i("RET")
 	a.p("")

@@ -78,6 +78,7 @@ func Generate() []byte {
 	for nx := 1; nx <= 4; nx++ {
 		kernelQ4_K(a, nx)
 	}
+	gemvQ4_K(a)
 	return a.b.Bytes()
 }
 
@@ -515,6 +516,21 @@ func gemvQ8_0(a *asm) {
 	a.p("")
 }
 
+// reducePairs sums P_p = [row p (4 int32 lanes) | row p+4 (4 lanes)] in
+// Y0..Y3 into Y0 = [rows 0..3 | rows 4..7], one exact sum per lane (a
+// 6-operation unpack tree). Clobbers Y1..Y5.
+func reducePairs(a *asm) {
+	for q := 0; q < 2; q++ {
+		r0, r1 := 2*q, 2*q+1
+		a.i("VPUNPCKLDQ Y%d, Y%d, Y4", r1, r0)
+		a.i("VPUNPCKHDQ Y%d, Y%d, Y5", r1, r0)
+		a.i("VPADDD Y5, Y4, Y%d", r0)
+	}
+	a.i("VPUNPCKLQDQ Y2, Y0, Y4")
+	a.i("VPUNPCKHQDQ Y2, Y0, Y5")
+	a.i("VPADDD Y5, Y4, Y0")
+}
+
 // reduce8 sums the 8 int32 lanes of each of Y0..Y7 into lane r of Y0
 // (an unpack tree: 21 operations, no VPHADDD, which is slow on Zen).
 // Clobbers Y0..Y9.
@@ -572,16 +588,7 @@ func gemvQ4_0(a *asm) {
 		a.i("VPADDW Y5, Y4, Y4")
 		a.i("VPMADDWD Y12, Y4, Y%d", p)
 	}
-	// P_p = [row p (4 lanes) | row p+4 (4 lanes)].
-	for q := 0; q < 2; q++ {
-		r0, r1 := 2*q, 2*q+1
-		a.i("VPUNPCKLDQ Y%d, Y%d, Y4", r1, r0)
-		a.i("VPUNPCKHDQ Y%d, Y%d, Y5", r1, r0)
-		a.i("VPADDD Y5, Y4, Y%d", r0)
-	}
-	a.i("VPUNPCKLQDQ Y2, Y0, Y4")
-	a.i("VPUNPCKHQDQ Y2, Y0, Y5")
-	a.i("VPADDD Y5, Y4, Y0") // [rows 0..3 | rows 4..7]
+	reducePairs(a)
 	a.i("VPBROADCASTD 36(DI), Y4")
 	a.i("VPSUBD Y4, Y0, Y0")
 	a.i("VCVTDQ2PS Y0, Y0")
