@@ -64,9 +64,9 @@ var vecDots = map[gguf.Type]vecDot{
 	gguf.TypeQ5_0: {gguf.TypeQ8_0, quantizeActQ8_0, simd.DotQ5_0Q8_0, nil, nil},
 	gguf.TypeQ4_1: {gguf.TypeQ8_1, quant.QuantizeActQ8_1, simd.DotQ4_1Q8_1, nil, nil},
 	gguf.TypeQ5_1: {gguf.TypeQ8_1, quant.QuantizeActQ8_1, simd.DotQ5_1Q8_1, nil, nil},
-	gguf.TypeQ4_K: {gguf.TypeQ8_K, quant.QuantizeActQ8_K, simd.DotQ4_KQ8_K, simd.DotQ4_KQ8_Kx4, gemmQ4_K},
-	gguf.TypeQ5_K: {gguf.TypeQ8_K, quant.QuantizeActQ8_K, simd.DotQ5_KQ8_K, nil, nil},
-	gguf.TypeQ6_K: {gguf.TypeQ8_K, quant.QuantizeActQ8_K, simd.DotQ6_KQ8_K, simd.DotQ6_KQ8_Kx4, nil},
+	gguf.TypeQ4_K: {gguf.TypeQ8_K, quantizeActQ8_K, simd.DotQ4_KQ8_K, simd.DotQ4_KQ8_Kx4, gemmQ4_K},
+	gguf.TypeQ5_K: {gguf.TypeQ8_K, quantizeActQ8_K, simd.DotQ5_KQ8_K, nil, nil},
+	gguf.TypeQ6_K: {gguf.TypeQ8_K, quantizeActQ8_K, simd.DotQ6_KQ8_K, simd.DotQ6_KQ8_Kx4, nil},
 }
 
 // Supported reports whether MatMul and Matrix.Row handle weights of type t.
@@ -89,6 +89,14 @@ func dotBF16(n int, w, x []byte) float32 {
 func quantizeActQ8_0(x []float32, dst []byte) {
 	if !simd.QuantizeActQ8_0(x, dst) {
 		quant.QuantizeActQ8_0(x, dst)
+	}
+}
+
+// quantizeActQ8_K is quant.QuantizeActQ8_K, through simd's assembly twin
+// where there is one.
+func quantizeActQ8_K(x []float32, dst []byte) {
+	if !simd.QuantizeActQ8_K(x, dst) {
+		quant.QuantizeActQ8_K(x, dst)
 	}
 }
 

@@ -71,3 +71,5 @@ func gemmQ4_KQ8_Kx2(int, *byte, *byte, int, *float32, int) { gemmUnavailable() }
 func gemmQ4_KQ8_Kx3(int, *byte, *byte, int, *float32, int) { gemmUnavailable() }
 func gemmQ4_KQ8_Kx4(int, *byte, *byte, int, *float32, int) { gemmUnavailable() }
 func gemvQ4_KQ8_K(int, *byte, int, *byte, *float32)        { gemmUnavailable() }
+
+func quantizeActQ8_KAVX2(int, *float32, *byte) { panic("simd: quantizeActQ8_KAVX2 without assembly") }

@@ -50,3 +50,6 @@ func dotQ6_KQ8_Kx4AVX2(nb int, w, x []byte, xStride int, out *[4]float32)
 
 //go:noescape
 func quantizeActQ8_0AVX2(nb int, x *float32, dst *byte)
+
+//go:noescape
+func quantizeActQ8_KAVX2(nb int, x *float32, dst *byte)
