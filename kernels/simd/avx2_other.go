@@ -73,3 +73,12 @@ func gemmQ4_KQ8_Kx4(int, *byte, *byte, int, *float32, int) { gemmUnavailable() }
 func gemvQ4_KQ8_K(int, *byte, int, *byte, *float32)        { gemmUnavailable() }
 
 func quantizeActQ8_KAVX2(int, *float32, *byte) { panic("simd: quantizeActQ8_KAVX2 without assembly") }
+
+func attnUnavailable() { panic("simd: attention assembly called on a generic build") }
+
+func dotF32F16RowsAVX2(*float32, int, *uint16, int, *float32, int) { attnUnavailable() }
+func dotF32RowsAVX2(*float32, int, *float32, int, *float32, int)   { attnUnavailable() }
+func axpyF16RowsAVX2(*float32, int, *uint16, int, *float32, int)   { attnUnavailable() }
+func axpyF32RowsAVX2(*float32, int, *float32, int, *float32, int)  { attnUnavailable() }
+func expSumAVX2(*float32, *float32, int, float32) float64          { attnUnavailable(); return 0 }
+func swigluAVX2(*float32, *float32, *float32, int)                 { attnUnavailable() }

@@ -1,11 +1,11 @@
 // Command asmgen writes kernels/simd/gemm_amd64.s, the register-tiled GEMM
-// micro-kernels, whose fully unrolled bodies are tedious and error-prone to
-// write by hand:
+// micro-kernels, and kernels/simd/attn_amd64.s, the attention primitives,
+// whose fully unrolled bodies are tedious and error-prone to write by hand:
 //
-//	go generate ./kernels/simd     (runs: go run ./internal/asmgen -o gemm_amd64.s)
+//	go generate ./kernels/simd  (go run ./internal/asmgen -o gemm_amd64.s -attn attn_amd64.s)
 //
-// The generated file is committed; TestGeneratedUpToDate fails when it
-// differs from what this program writes. The layouts and the arithmetic are
+// The generated files are committed; TestGeneratedUpToDate fails when they
+// differ from what this program writes. The layouts and the arithmetic are
 // documented in kernels/simd/gemm.go; this file only spells them out.
 package main
 
@@ -19,15 +19,19 @@ import (
 )
 
 func main() {
-	out := flag.String("o", "", "output file (default stdout)")
+	out := flag.String("o", "", "GEMM output file (default stdout)")
+	attn := flag.String("attn", "", "attention primitives output file (default: not written)")
 	flag.Parse()
 	src := Generate()
 	if *out == "" {
 		os.Stdout.Write(src)
-		return
-	}
-	if err := os.WriteFile(*out, src, 0o644); err != nil {
+	} else if err := os.WriteFile(*out, src, 0o644); err != nil {
 		log.Fatal(err)
+	}
+	if *attn != "" {
+		if err := os.WriteFile(*attn, GenerateAttn(), 0o644); err != nil {
+			log.Fatal(err)
+		}
 	}
 }
 
