@@ -27,13 +27,13 @@ func TestFmafExact(t *testing.T) {
 	rf := func() float32 {
 		switch r.IntN(4) {
 		case 0:
-			return math.Float32frombits(r.Uint32() &^ (0xff << 23) | uint32(100+r.IntN(54))<<23) // moderate exponents
+			return math.Float32frombits(r.Uint32()&^(0xff<<23) | uint32(100+r.IntN(54))<<23) // moderate exponents
 		case 1:
 			return float32(r.NormFloat64())
 		case 2:
 			return float32(r.IntN(1<<12)) / float32(int(1)<<r.IntN(20)) // few significant bits: exact ties
 		}
-		return math.Float32frombits(r.Uint32() &^ (0xff << 23) | uint32(r.IntN(254)+1)<<23)
+		return math.Float32frombits(r.Uint32()&^(0xff<<23) | uint32(r.IntN(254)+1)<<23)
 	}
 	for i := range 200000 {
 		a, b, c := rf(), rf(), rf()
