@@ -99,7 +99,7 @@ func (p *Pool) matMuls(x []float32, m int, ops []MatMulOp) {
 			continue
 		}
 		o.xrb, _ = vd.act.RowBytes(cols)
-		useGemm := vd.gemm != nil && m >= gemmMinRows
+		useGemm := vd.gemm != nil && (m == 1 || m >= vd.gemm.minRows)
 		// GEMM rows: prepared from the converted rows, or (act == nil) the
 		// converted rows themselves.
 		prep := useGemm && vd.gemm.act != nil
@@ -155,11 +155,6 @@ func (p *Pool) matMuls(x []float32, m int, ops []MatMulOp) {
 	clear(t.ops)
 	*t = matmulTask{}
 }
-
-// gemmMinRows is the batch size from which MatMul uses the GEMM kernels
-// (repacking weight panels pays off over several activation rows); below
-// it, the single-row and 4-row dots.
-var gemmMinRows = 1
 
 // mmOp is one matrix of a MatMuls call, its rows numbered from start in the
 // call's combined row space.

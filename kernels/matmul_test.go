@@ -135,7 +135,7 @@ func TestMatMulBatchInvariance(t *testing.T) {
 	for _, typ := range testTypes {
 		bs := max(32, typ.BlockSize())
 		w := randMatrix(r, typ, 133, 8*bs)
-		for _, m := range []int{16, 7} { // 7: 4-row pass plus 3 single rows
+		for _, m := range []int{16, 7, 33} { // 7: 4-row pass plus 3 single rows; 33: GEMM for every type (Q6_K from 24)
 			x := randFloats(r, m*w.Cols, 1)
 			batch := make([]float32, m*w.Rows)
 			pools[1].MatMul(batch, w, x, m)

@@ -46,12 +46,20 @@ type gemmDot struct {
 	actBytes func(n int) int
 	act      func(n int, x, dst []byte)
 	run      func(n int, w []byte, wStride, rows int, a []byte, aStride, m int, out []float32, outStride int, scratch []byte)
+	// minRows is the batch from which the GEMM (which repacks weight
+	// panels once per call) beats the 4-row dots; a single row (decode)
+	// always goes through run (8-row decode kernels or the single-row dot).
+	minRows int
 }
 
+// Measured on TinyLlama rows (kernels/simd BenchmarkGemm vs
+// BenchmarkDotQuantX4): Q8_0/Q4_0 panels pay off from 2 rows, Q4_K's from
+// about 8, Q6_K's (a costlier repack) from about 16-32.
 var (
-	gemmQ8_0 = &gemmDot{simd.GemmActQ8_0Q8_0Bytes, simd.GemmActQ8_0Q8_0, simd.GemmQ8_0Q8_0}
-	gemmQ4_0 = &gemmDot{simd.GemmActQ4_0Q8_0Bytes, simd.GemmActQ4_0Q8_0, simd.GemmQ4_0Q8_0}
-	gemmQ4_K = &gemmDot{nil, nil, simd.GemmQ4_KQ8_K} // reads Q8_K rows as they are
+	gemmQ8_0 = &gemmDot{simd.GemmActQ8_0Q8_0Bytes, simd.GemmActQ8_0Q8_0, simd.GemmQ8_0Q8_0, 2}
+	gemmQ4_0 = &gemmDot{simd.GemmActQ4_0Q8_0Bytes, simd.GemmActQ4_0Q8_0, simd.GemmQ4_0Q8_0, 2}
+	gemmQ4_K = &gemmDot{nil, nil, simd.GemmQ4_KQ8_K, 8} // reads Q8_K rows as they are
+	gemmQ6_K = &gemmDot{nil, nil, simd.GemmQ6_KQ8_K, 24}
 )
 
 // vecDots maps each weight type MatMul supports to its kernel.
@@ -66,7 +74,7 @@ var vecDots = map[gguf.Type]vecDot{
 	gguf.TypeQ5_1: {gguf.TypeQ8_1, quant.QuantizeActQ8_1, simd.DotQ5_1Q8_1, nil, nil},
 	gguf.TypeQ4_K: {gguf.TypeQ8_K, quantizeActQ8_K, simd.DotQ4_KQ8_K, simd.DotQ4_KQ8_Kx4, gemmQ4_K},
 	gguf.TypeQ5_K: {gguf.TypeQ8_K, quantizeActQ8_K, simd.DotQ5_KQ8_K, nil, nil},
-	gguf.TypeQ6_K: {gguf.TypeQ8_K, quantizeActQ8_K, simd.DotQ6_KQ8_K, simd.DotQ6_KQ8_Kx4, nil},
+	gguf.TypeQ6_K: {gguf.TypeQ8_K, quantizeActQ8_K, simd.DotQ6_KQ8_K, simd.DotQ6_KQ8_Kx4, gemmQ6_K},
 }
 
 // Supported reports whether MatMul and Matrix.Row handle weights of type t.

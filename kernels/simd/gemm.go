@@ -69,6 +69,8 @@ const (
 	panelQ4_0Block = 576 // 16*32 + 16*4
 	panelQ4_KRows  = 8
 	panelQ4_KBlock = 2624 // per 256 elements: 64*32 + 2*8*32 + 2*8*4
+	panelQ6_KRows  = 8
+	panelQ6_KBlock = 2848 // per 256 elements: 64*32 + 16*32 + 8*32 + 8*4
 
 	gemmMaxPanelRows = 16
 	gemmMaxPanelB    = 576 // largest panel bytes per 32 elements (K-quants: 2624/8 = 328)
@@ -188,8 +190,9 @@ type gemmKind struct {
 	wB, actB int // weight and prepared-activation bytes per block
 	pack     func(nb int, w *byte, wStride int, panel *byte)
 	kernels  [4]func(nb int, panel *byte, x *byte, xStride int, out *float32, outStride int)
-	gemv     func(nb int, w *byte, wStride int, x *byte, out *float32) // 8 rows, m = 1; nil: pack and kernel x1
+	gemv     func(nb int, w *byte, wStride int, x *byte, out *float32) // 8 rows, m = 1
 	generic  func(nb int, w, a []byte) float32
+	single   func(nb int, w, a []byte) float32 // m = 1 without gemv: the fast single-row dot
 }
 
 var gemmQ8_0 = gemmKind{
@@ -222,6 +225,23 @@ var gemmQ4_K = gemmKind{
 func GemmQ4_KQ8_K(n int, w []byte, wStride, rows int, a []byte, aStride, m int, out []float32, outStride int, scratch []byte) {
 	g := &gemmQ4_K
 	nb := g.check("GemmQ4_KQ8_K", n, w, wStride, rows, a, aStride, m, out, outStride, scratch)
+	g.run(nb, w, wStride, rows, a, aStride, m, out, outStride, scratch)
+}
+
+var gemmQ6_K = gemmKind{
+	block: qkK, rows: panelQ6_KRows, panelB: panelQ6_KBlock, wB: bytesQ6_K, actB: bytesQ8_K,
+	pack:    gemmPackQ6_K,
+	kernels: [4]func(int, *byte, *byte, int, *float32, int){gemmQ6_KQ8_Kx1, gemmQ6_KQ8_Kx2, gemmQ6_KQ8_Kx3, gemmQ6_KQ8_Kx4},
+	generic: dotQ6_KQ8_KGeneric,
+	single:  dotQ6_KQ8_KAVX2,
+}
+
+// GemmQ6_KQ8_K is GemmQ4_KQ8_K for Q6_K weights: out[j*outStride+i] =
+// DotQ6_KQ8_K(n, w[i*wStride:], a[j*aStride:]). A single activation row
+// (decode) goes through the single-row dot.
+func GemmQ6_KQ8_K(n int, w []byte, wStride, rows int, a []byte, aStride, m int, out []float32, outStride int, scratch []byte) {
+	g := &gemmQ6_K
+	nb := g.check("GemmQ6_KQ8_K", n, w, wStride, rows, a, aStride, m, out, outStride, scratch)
 	g.run(nb, w, wStride, rows, a, aStride, m, out, outStride, scratch)
 }
 
@@ -279,6 +299,12 @@ func (g *gemmKind) run(nb int, w []byte, wStride, rows int, a []byte, aStride, m
 	pad := scratch[n32*gemmMaxPanelB : n32*gemmMaxPanelB+gemmMaxPanelRows*n32*gemmMaxRawB]
 	tileB := scratch[n32*gemmMaxPanelB+gemmMaxPanelRows*n32*gemmMaxRawB:]
 	tile := unsafe.Slice((*float32)(unsafe.Pointer(&tileB[0])), 4*gemmMaxPanelRows)
+	if m == 1 && g.gemv == nil && g.single != nil {
+		for i := range rows {
+			out[i] = g.single(nb, w[i*wStride:], a)
+		}
+		return
+	}
 	if m == 1 && g.gemv != nil {
 		// Decode: no repacking; 8 rows at a time straight from the weights.
 		r0 := 0

@@ -21,6 +21,7 @@ var gemmCases = []gemmCase{
 	{"Q8_0", "Q8_0", GemmActQ8_0Q8_0Bytes, GemmActQ8_0Q8_0, GemmQ8_0Q8_0, DotQ8_0Q8_0},
 	{"Q4_0", "Q8_0", GemmActQ4_0Q8_0Bytes, GemmActQ4_0Q8_0, GemmQ4_0Q8_0, DotQ4_0Q8_0},
 	{"Q4_K", "Q8_K", nil, nil, GemmQ4_KQ8_K, DotQ4_KQ8_K},
+	{"Q6_K", "Q8_K", nil, nil, GemmQ6_KQ8_K, DotQ6_KQ8_K},
 }
 
 // gemmInputs builds rows weight rows and m activation rows of nb blocks
@@ -190,7 +191,7 @@ func BenchmarkGemm(b *testing.B) {
 	r := rand.New(rand.NewPCG(47, 48))
 	for _, c := range gemmCases {
 		for _, n := range []int{2048, 5632} {
-			for _, m := range []int{4, 16, 128} {
+			for _, m := range []int{4, 16, 32, 128} {
 				nb := n / formats[c.w].block
 				rows := 64
 				w, wStride, _, a, aStride := gemmInputs(r, c, nb, rows, m, "random")

@@ -348,3 +348,166 @@ func gemvQ4_K(a *asm) {
 	a.i("RET")
 	a.p("")
 }
+
+// Q6_K panel of 8 rows, per super-block (2848 bytes):
+//
+//	V[c][k] at (8c+k)*32, c = 0..7 (32-element chunks), k = 0..7: lane r =
+//	        the unsigned 6-bit quants (one per byte) of elements
+//	        32c+4k..32c+4k+3 of row r
+//	SC[t]   at 2048+32t, t = 0..15: lane r = int16 pair (sc[r][t], sc[r][t])
+//	SCB[u]  at 2560+32u, u = 0..7: lane r = int16 pair (sc[r][2u], sc[r][2u+1])
+//	D       at 2816: float32 d of rows 0..7
+const (
+	q6kV, q6kSC, q6kSCB, q6kD, q6kBlock = 0, 2048, 2560, 2816, 2848
+)
+
+// packQ6_K builds Q6_K panels; see the layout above. Element order of a
+// half h (128 elements) per doc.go: chunk 4h+i takes ql[64h+(i&1)*32+l]'s
+// low (i < 2) or high nibble and bits 2i..2i+1 of qh[32h+l].
+func packQ6_K(a *asm) {
+	packPrologue(a, "gemmPackQ6_K")
+	a.p("packq6k:")
+	off := func(o int) [8]string { return rowAddr8(o, "SI", "R10", "R8", "R9") }
+	// Scales: per row the 16 int8 scales as int16; SCB takes them as pairs,
+	// SC duplicates each. The three forms wait in V's space (built last).
+	sc := off(192)
+	tmp := func(form, r int) int { return q6kV + (8*form+r)*32 }
+	for r := 0; r < 8; r++ {
+		a.i("VPMOVSXBW %s, Y8", sc[r])
+		a.i("VMOVDQU Y8, %d(DI)", tmp(0, r))
+		a.i("VPUNPCKLWD Y8, Y8, Y9") // sc0..3 | sc8..11, each twice
+		a.i("VMOVDQU Y9, %d(DI)", tmp(1, r))
+		a.i("VPUNPCKHWD Y8, Y8, Y9") // sc4..7 | sc12..15
+		a.i("VMOVDQU Y9, %d(DI)", tmp(2, r))
+	}
+	cols := [3][8]int{
+		{0, 1, 2, 3, 4, 5, 6, 7},     // SCB[u]
+		{0, 1, 2, 3, 8, 9, 10, 11},   // SC[t]
+		{4, 5, 6, 7, 12, 13, 14, 15}, // SC[t]
+	}
+	for form := 0; form < 3; form++ {
+		for r := 0; r < 8; r++ {
+			a.i("VMOVDQU %d(DI), Y%d", tmp(form, r), r)
+		}
+		form := form
+		transpose8x8(a, func(c int) string {
+			if form == 0 {
+				return fmt.Sprintf("%d(DI)", q6kSCB+32*cols[0][c])
+			}
+			return fmt.Sprintf("%d(DI)", q6kSC+32*cols[form][c])
+		})
+	}
+	halves8(a, off(208), fmt.Sprintf("%d(DI)", q6kD))
+	for h := 0; h < 2; h++ {
+		for i := 0; i < 4; i++ {
+			ql := off(64*h + 32*(i&1))
+			qh := off(128 + 32*h)
+			for r := 0; r < 8; r++ {
+				a.i("VMOVDQU %s, Y%d", ql[r], r)
+				a.i("VMOVDQU %s, Y8", qh[r])
+				if i >= 2 {
+					a.i("VPSRLW $4, Y%d, Y%d", r, r)
+				}
+				a.i("VPAND gemmNib<>(SB), Y%d, Y%d", r, r)
+				// bits 2i..2i+1 of qh to bits 4..5
+				switch s := 2*i - 4; {
+				case s < 0:
+					a.i("VPSLLW $%d, Y8, Y8", -s)
+				case s > 0:
+					a.i("VPSRLW $%d, Y8, Y8", s)
+				}
+				a.i("VPAND gemmQ6Hi<>(SB), Y8, Y8")
+				a.i("VPOR Y8, Y%d, Y%d", r, r)
+			}
+			c := 4*h + i
+			transpose8x8(a, func(k int) string { return fmt.Sprintf("%d(DI)", q6kV+(8*c+k)*32) })
+		}
+	}
+	a.i("ADDQ $210, SI")
+	a.i("ADDQ $210, R10")
+	a.i("ADDQ $%d, DI", q6kBlock)
+	a.i("DECQ CX")
+	a.i("JNZ packq6k")
+	a.i("VZEROUPPER")
+	a.i("RET")
+	a.p("")
+}
+
+// kernelQ6_K: one 8-row Q6_K panel against nx Q8_K rows. Per super-block,
+// activation row j and 16-element scale group t (quads 4t..4t+3):
+//
+//	S  = VPMADDUBSW(V, bcast q8 quad) summed over 2 quads (int16, |.| <=
+//	     2*2*63*128 = 32256), twice per group
+//	I += VPMADDWD(S, SC[t])                        sum scale*q*q8
+//	O  = sum_u VPMADDWD(SCB[u], bcast(bsums[2u], bsums[2u+1]))
+//	isum = I - 32*O   (the quants' -32 offset)
+//	out += (d*dx)*float(isum)                       (DotQ6_KQ8_K's fold)
+//
+//	Y0..Y3 S (then O), Y4..Y7 I, Y8 V, Y9/Y10 broadcasts, Y11/Y12 products,
+//	Y13/Y14 fold. The running sums live in out (zeroed first).
+func kernelQ6_K(a *asm, nx int) {
+	name := fmt.Sprintf("gemmQ6_KQ8_Kx%d", nx)
+	kernelPrologue(a, name, nx)
+	a.i("VXORPS Y8, Y8, Y8")
+	for j := 0; j < nx; j++ {
+		a.i("VMOVUPS Y8, %s", outAddr(j, 0))
+	}
+	lbl := "gemmq6kq8kx" + fmt.Sprint(nx)
+	a.p("%s:", lbl)
+	for t := 0; t < 16; t++ {
+		for h2 := 0; h2 < 2; h2++ {
+			for q := 0; q < 2; q++ {
+				quad := 4*t + 2*h2 + q // element 4*quad
+				c, k := quad/8, quad%8
+				a.i("VMOVDQU %d(SI), Y8", q6kV+(8*c+k)*32)
+				for j := 0; j < nx; j++ {
+					b := 9 + j%2
+					a.i("VPBROADCASTD %d(%s), Y%d", 4+4*quad, xPtr[j], b)
+					if q == 0 {
+						a.i("VPMADDUBSW Y%d, Y8, Y%d", b, j)
+					} else {
+						tt := 11 + j%2
+						a.i("VPMADDUBSW Y%d, Y8, Y%d", b, tt)
+						a.i("VPADDW Y%d, Y%d, Y%d", tt, j, j)
+					}
+				}
+			}
+			for j := 0; j < nx; j++ {
+				if t == 0 && h2 == 0 {
+					a.i("VPMADDWD %d(SI), Y%d, Y%d", q6kSC+32*t, j, 4+j)
+				} else {
+					a.i("VPMADDWD %d(SI), Y%d, Y%d", q6kSC+32*t, j, j)
+					a.i("VPADDD Y%d, Y%d, Y%d", j, 4+j, 4+j)
+				}
+			}
+		}
+	}
+	for j := 0; j < nx; j++ {
+		for u := 0; u < 8; u++ {
+			a.i("VPBROADCASTD %d(%s), Y9", 260+4*u, xPtr[j])
+			if u == 0 {
+				a.i("VPMADDWD %d(SI), Y9, Y%d", q6kSCB+32*u, j)
+			} else {
+				a.i("VPMADDWD %d(SI), Y9, Y11", q6kSCB+32*u)
+				a.i("VPADDD Y11, Y%d, Y%d", j, j)
+			}
+		}
+		a.i("VPSLLD $5, Y%d, Y%d", j, j)
+		a.i("VPSUBD Y%d, Y%d, Y%d", j, 4+j, 4+j) // isum = I - 32*O
+		a.i("VBROADCASTSS (%s), Y13", xPtr[j])
+		a.i("VMULPS %d(SI), Y13, Y14", q6kD) // d*dx
+		a.i("VCVTDQ2PS Y%d, Y%d", 4+j, 4+j)
+		a.i("VMULPS Y14, Y%d, Y%d", 4+j, 4+j)
+		a.i("VADDPS %s, Y%d, Y%d", outAddr(j, 0), 4+j, 4+j)
+		a.i("VMOVUPS Y%d, %s", 4+j, outAddr(j, 0))
+	}
+	a.i("ADDQ $%d, SI", q6kBlock)
+	for j := 0; j < nx; j++ {
+		a.i("ADDQ $292, %s", xPtr[j])
+	}
+	a.i("DECQ CX")
+	a.i("JNZ %s", lbl)
+	a.i("VZEROUPPER")
+	a.i("RET")
+	a.p("")
+}
