@@ -14,11 +14,23 @@ import (
 //
 // As in llama.cpp's CPU backend, x's rows are first converted to W's
 // vec_dot_type (Q8_0 for Q4_0/Q5_0/Q8_0, Q8_1 for Q4_1/Q5_1, Q8_K for the
-// K-quants, F16/BF16 for F16/BF16, none for F32) into the Pool's scratch.
-// Then the weight rows are split across the workers in chunks; a worker
-// walks its chunk in sub-tiles that stay in L1 while every activation row
-// passes over them, so each weight byte comes from memory once per call
-// however large m is.
+// K-quants, F16/BF16 for F16/BF16, none for F32) into the Pool's scratch
+// (and, for simd's GEMMs, prepared once more: int16 quants, float32
+// scales). Then the weight rows are handed out to the workers in guided
+// chunks, each weight byte read from memory once per call however large m:
+//
+//	x [m][Cols] --convert--> xq [m][RowBytes(Cols)] --prepare--> GEMM rows
+//	W rows [chunk 0          ][chunk 1     ][c2 ][c3]...  multiples of 16 rows,
+//	                                                      large first, small last
+//	GEMM types (Q8_0, Q4_0, Q4_K, Q6_K), m >= the type's threshold:
+//	       [panel][panel]...  8 or 16 rows repacked into the worker's scratch
+//	                          (L2); 1..4 activation rows per micro-kernel call,
+//	                          a register tile of 8/16 weight rows x 4 rows
+//	       m = 1: 8-row decode kernels reading W in place, prefetching ahead
+//	other types: sub-tiles of ~16 KiB hot in L1 while every activation row
+//	       passes over them; single-row dots (4-row dots where simd has them)
+//
+//	dst[i*Rows + r] = dot(W[r], xq[i])
 //
 // Batch invariance: dst row i depends only on x row i and W, computed by the
 // same dot in the same order whatever m is and whichever worker runs it.

@@ -1,7 +1,19 @@
 // Package simd owns kiln's innermost vector primitives: dot products of one
 // quantized weight row against one quantized activation row (ggml block
 // layouts), float32/float16/bfloat16 dots, and the small float helpers that
-// norms, softmax, attention and residuals are built from.
+// norms, softmax, attention and residuals are built from. On top of those:
+//
+//	gemm.go      GEMMs: a block of weight rows x many activation rows through
+//	             register-tiled micro-kernels over repacked weight panels
+//	             (prefill, batched decode), and 8-row decode kernels for one
+//	             activation row; every output has the single-row dot's bits
+//	quantact.go  the activation quantizers (Q8_0, Q8_K) in assembly, byte for
+//	             byte quant's emulation of llama.cpp's
+//	attn.go      attention and SwiGLU primitives with llama.cpp's FMA order
+//	             (strided multi-row dots, value accumulation, softmax exp-sum)
+//
+// The long unrolled assembly of gemm_amd64.s and attn_amd64.s is generated
+// by internal/asmgen (go generate); a test keeps the files up to date.
 //
 // Every primitive has a portable Go version (the reference, and the path on
 // CPUs without the fast one) and, on amd64 with AVX2+FMA+F16C, an assembly

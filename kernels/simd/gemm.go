@@ -55,9 +55,29 @@ import (
 //	             sum_r = s_r - 8*sum(q)  (the nibbles' -8 offset)
 //	             acc_r += (float(sum_r)*dw_r)*dx
 //
+//	Q4_K (8 rows, 2624 B per 256 elements) and Q6_K (8 rows, 2848 B): the
+//	  same transposed quants per 32-element sub-block, plus per-row scales
+//	  (and Q4_K's mins) as int16 pairs applied with VPMADDWD, and d (dmin)
+//	  as float32; activations are Q8_K rows as they are (layouts in
+//	  internal/asmgen/kquant.go). Q6_K's -32 offset goes through the bsums.
+//
 // Panels are built in scratch memory by the caller's thread (see
 // GemmScratchBytes); rows beyond the last full panel are copied into a
 // zero-padded panel and their outputs go through a small tile buffer.
+//
+// # Decode (m = 1)
+//
+// Repacking does not pay for one activation row. Q8_0, Q4_0 and Q4_K have
+// 8-row kernels reading the weights in place, each loop iteration one
+// block of 8 rows, while prefetching the next 8 rows at the rate it reads
+// (a matrix's rows are contiguous): without that, 8 interleaved streams
+// leave the loop waiting on DRAM. Per block the 8 rows' exact integer sums
+// end up in one register by an unpack tree (Q8_0), or rows r and r+4 share
+// a register, one per 128-bit half, so that one VPMADDUBSW serves two rows
+// (Q4_0, Q4_K). Q6_K uses its single-row dot.
+//
+//	rows of a chunk:  [ r0..r7 ][ r8..r15 ] ...   contiguous in memory
+//	                    ^ read     ^ prefetched
 
 const (
 	gemmActQ8_0Q8_0Block = 68 // int16 q[32], f32 d
