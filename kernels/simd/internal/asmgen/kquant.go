@@ -56,14 +56,9 @@ func kscales(a *asm, m4, m8, m12 string) {
 
 func packQ4_K(a *asm) {
 	packPrologue(a, "gemmPackQ4_K")
-	a.i("LEAQ (SI)(R8*8), R13") // prefetch cursor: the next 8 rows
+	a.i("LEAQ (SI)(R8*8), R13") // prefetch cursor: the next panel's rows
 	a.p("packq4k:")
-	// Decode packs a panel per call and uses it once: stream the next rows
-	// in while this panel is built (rows contiguous in a matrix).
-	for off := 0; off < 8*144; off += 64 {
-		a.i("PREFETCHT0 %d(R13)", off)
-	}
-	a.i("ADDQ $%d, R13", 8*144)
+	packPrefetch(a, 8*144)
 	off := func(o int) [8]string { return rowAddr8(o, "SI", "R10", "R8", "R9") }
 	m4, m8, m12 := off(4), off(8), off(12)
 	// Scales and mins: per row A_r = [sc0 sc0 .. sc3 sc3 | mn0 mn0 .. mn3 mn3]
@@ -366,7 +361,9 @@ const (
 // low (i < 2) or high nibble and bits 2i..2i+1 of qh[32h+l].
 func packQ6_K(a *asm) {
 	packPrologue(a, "gemmPackQ6_K")
+	a.i("LEAQ (SI)(R8*8), R13") // prefetch cursor: the next panel's rows
 	a.p("packq6k:")
+	packPrefetch(a, 8*210)
 	off := func(o int) [8]string { return rowAddr8(o, "SI", "R10", "R8", "R9") }
 	// Scales: per row the 16 int8 scales as int16; SCB takes them as pairs,
 	// SC duplicates each. The three forms wait in V's space (built last).

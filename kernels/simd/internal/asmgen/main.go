@@ -179,11 +179,23 @@ func packPrologue(a *asm, name string) {
 	a.i("LEAQ (SI)(R9*1), R10")
 }
 
+// packPrefetch prefetches the next panel's rows (contiguous in a matrix)
+// at the rate this panel reads them, bytes per block iteration: a prefill
+// repacks every weight once, straight from DRAM.
+func packPrefetch(a *asm, bytes int) {
+	for off := 0; off < bytes; off += 64 {
+		a.i("PREFETCHT0 %d(R13)", off)
+	}
+	a.i("ADDQ $%d, R13", bytes)
+}
+
 // packQ8_0: 8 Q8_0 rows -> per block 16 vectors V_k (k = element pair):
 // lane r = int16 (q[r][2k], q[r][2k+1]), then 8 float32 d. 544 bytes.
 func packQ8_0(a *asm) {
 	packPrologue(a, "gemmPackQ8_0")
+	a.i("LEAQ (SI)(R8*8), R13") // prefetch cursor: the next panel's rows
 	a.p("packq80:")
+	packPrefetch(a, 8*34)
 	for h := 0; h < 2; h++ {
 		rows := rowAddr8(2+16*h, "SI", "R10", "R8", "R9")
 		for r := 0; r < 8; r++ {
@@ -209,7 +221,9 @@ func packQ4_0(a *asm) {
 	packPrologue(a, "gemmPackQ4_0")
 	a.i("LEAQ (SI)(R8*8), R11") // rows 8..15
 	a.i("LEAQ (R11)(R9*1), R12")
+	a.i("LEAQ (R11)(R8*8), R13") // prefetch cursor: the next panel's rows
 	a.p("packq40:")
+	packPrefetch(a, 16*18)
 	for g := 0; g < 2; g++ {
 		A, B := "SI", "R10"
 		if g == 1 {
