@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 
 	"kiln/gguf"
@@ -262,4 +263,40 @@ func TestMatMuls(t *testing.T) {
 	mustPanic(t, "different Cols", func() {
 		pool.MatMuls(make([]float32, 64), 1, []MatMulOp{{make([]float32, 4), w1}, {make([]float32, 4), w2}})
 	})
+}
+
+// BenchmarkMatMulDecodeDRAM measures decode (m = 1) bandwidth on weights
+// that do not fit in the caches: 12 matrices of 4096x2048 (107 MB of Q8_0,
+// 57 MB of Q4_0/Q4_K) multiplied in turn, as a decode step walks its layers.
+// GB/s counts weight bytes; compare with the machine's read bandwidth.
+//
+//	go test ./kernels -run '^$' -bench MatMulDecodeDRAM -cpu 1,2
+func BenchmarkMatMulDecodeDRAM(b *testing.B) {
+	r := rand.New(rand.NewPCG(51, 52))
+	pool := NewPool(runtime.GOMAXPROCS(0))
+	defer pool.Close()
+	for _, typ := range []gguf.Type{gguf.TypeQ8_0, gguf.TypeQ4_0, gguf.TypeQ4_K} {
+		b.Run(typ.String(), func(b *testing.B) {
+			one := randMatrix(r, typ, 4096, 2048)
+			ws := make([]*Matrix, 12)
+			bytes := 0
+			for i := range ws {
+				m := *one
+				m.Data = append([]byte(nil), one.Data...) // distinct memory per matrix
+				ws[i] = &m
+				bytes += len(m.Data)
+			}
+			x, dst := randFloats(r, 2048, 1), make([]float32, 4096)
+			for _, w := range ws {
+				pool.MatMul(dst, w, x, 1)
+			}
+			b.ResetTimer()
+			for b.Loop() {
+				for _, w := range ws {
+					pool.MatMul(dst, w, x, 1)
+				}
+			}
+			b.ReportMetric(float64(bytes)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GB/s")
+		})
+	}
 }
