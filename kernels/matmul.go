@@ -90,6 +90,7 @@ func (p *Pool) matMuls(x []float32, m int, ops []MatMulOp) {
 	if m == 0 {
 		return
 	}
+	p.cancelPrefetch() // this is the matrix it was streaming (or a surprise)
 	s := &p.scratch
 	if len(s.out4) < 16*p.threads {
 		s.out4 = make([]float32, 16*p.threads)
@@ -166,6 +167,31 @@ func (p *Pool) matMuls(x []float32, m int, ops []MatMulOp) {
 	}
 	clear(t.ops)
 	*t = matmulTask{}
+	if m == 1 {
+		p.prefetchNext(ops[0].W)
+	}
+}
+
+// prefetchLimit bounds the bytes of the next matrix streamed in between two
+// decode MatMuls (the gaps last tens of microseconds; L2 is 512 KiB).
+const prefetchLimit = 2 << 20
+
+// prefetchNext remembers which matrix followed the previous single-row
+// MatMul and starts streaming in the one that followed w last time: a
+// decode step calls the same matrices in the same order every token, and
+// between two calls the cores do serial work while DRAM idles.
+func (p *Pool) prefetchNext(w *Matrix) {
+	s := &p.scratch
+	if s.mmNext == nil {
+		s.mmNext = make(map[*Matrix]*Matrix)
+	}
+	if s.mmLast != nil {
+		s.mmNext[s.mmLast] = w
+	}
+	s.mmLast = w
+	if next := s.mmNext[w]; next != nil {
+		p.prefetch(&next.Data, prefetchLimit)
+	}
 }
 
 // mmOp is one matrix of a MatMuls call, its rows numbered from start in the

@@ -4,6 +4,8 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+
+	"kiln/kernels/simd"
 )
 
 // Task is one parallel operation: Run processes the items [lo, hi) of it on
@@ -50,6 +52,13 @@ type Pool struct {
 	closed  atomic.Bool
 	exited  sync.WaitGroup
 
+	// Background prefetch for worker 1 while it waits for the next job
+	// (see Prefetch): the posted bytes (nil when none), how many of them,
+	// and an epoch that CancelPrefetch bumps.
+	pf      atomic.Pointer[[]byte]
+	pfLimit atomic.Int64
+	pfEpoch atomic.Uint64
+
 	// Scratch owned by the Pool for the kernels it runs (see scratch.go).
 	scratch scratch
 }
@@ -57,7 +66,38 @@ type Pool struct {
 type poolWorker struct {
 	parked atomic.Int32  // 1 while parked on wake
 	wake   chan struct{} // capacity 1
-	_      [40]byte      // keep workers' flags on separate cache lines
+	// Worker 1's prefetch in progress: bytes left and the epoch it was
+	// posted in (touched only by worker 1).
+	pfData  []byte
+	pfEpoch uint64
+	_       [40]byte // keep workers' flags on separate cache lines
+}
+
+// prefetchChunk is the bytes a worker prefetches between checks for a new
+// job (about 2 us of DRAM traffic).
+const prefetchChunk = 32 << 10
+
+// prefetch asks worker 1, if the pool has one, to pull the first limit
+// bytes of *b into the caches while it waits for jobs: in a decode step the
+// workers idle while the caller runs serial work (norms, RoPE,
+// activations) and the memory bus idles with them, so the start of the
+// next weight matrix can stream in meanwhile. The worker pauses for jobs
+// and resumes after them, until it is done or cancelPrefetch. *b must not
+// change (weights do not); it is only read by prefetch hints, so results
+// do not change. A later prefetch replaces a pending one.
+func (p *Pool) prefetch(b *[]byte, limit int) {
+	if p.threads > 1 {
+		p.pfLimit.Store(int64(limit))
+		p.pf.Store(b)
+	}
+}
+
+// cancelPrefetch ends the posted and the running prefetch.
+func (p *Pool) cancelPrefetch() {
+	if p.threads > 1 {
+		p.pf.Store(nil)
+		p.pfEpoch.Add(1)
+	}
 }
 
 // spinIters bounds how long an idle worker (or the caller waiting for
@@ -221,6 +261,30 @@ func (p *Pool) kick(w int) {
 	}
 }
 
+// runPrefetch takes up a newly posted prefetch and works through the
+// current one a chunk at a time, until it is done, cancelled, or a job is
+// posted (it then returns the new gen and resumes later).
+func (p *Pool) runPrefetch(me *poolWorker, seen uint64) uint64 {
+	if b := p.pf.Swap(nil); b != nil {
+		data := *b
+		me.pfData = data[:min(len(data), int(p.pfLimit.Load()))]
+		me.pfEpoch = p.pfEpoch.Load()
+	}
+	for len(me.pfData) > 0 {
+		if g := p.gen.Load(); g != seen {
+			return g
+		}
+		if p.pfEpoch.Load() != me.pfEpoch {
+			break
+		}
+		n := min(prefetchChunk, len(me.pfData))
+		simd.Prefetch(me.pfData[:n])
+		me.pfData = me.pfData[n:]
+	}
+	me.pfData = nil
+	return seen
+}
+
 // loop is worker w's goroutine: wait for a new gen, work, report done.
 func (p *Pool) loop(w int) {
 	defer p.exited.Done()
@@ -239,11 +303,19 @@ func (p *Pool) loop(w int) {
 }
 
 // waitGen spins, then parks, until p.gen differs from seen; it returns the
-// new gen.
+// new gen. Worker 1 first works through a pending Prefetch, a chunk at a
+// time, checking for a new job between chunks.
 func (p *Pool) waitGen(me *poolWorker, seen uint64) uint64 {
+	prefetcher := me == &p.workers[1]
 	for i := 0; i < spinIters; i++ {
 		if g := p.gen.Load(); g != seen {
 			return g
+		}
+		if prefetcher && (len(me.pfData) > 0 || p.pf.Load() != nil) {
+			if g := p.runPrefetch(me, seen); g != seen {
+				return g
+			}
+			i = 0 // spin afresh after the work
 		}
 		if i&63 == 63 {
 			runtime.Gosched()

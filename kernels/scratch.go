@@ -4,13 +4,15 @@ package kernels
 // call, so that the hot path allocates nothing in steady state. It is only
 // touched while the Pool's lock is held.
 type scratch struct {
-	acts     [][]byte    // MatMul: activations converted to each vec_dot_type of a call, [m][rowBytes]
-	mmOps    []mmOp      // MatMul: the matrices of the current call
-	one      [1]MatMulOp // MatMul: its single op, without allocating a slice
-	tokSeq   []int32     // Attention: [numTokens] sequence of each token
-	attnWork [][]float32 // Attention: [threads][...] per-worker q, acc, scores, max, sum
-	out4     []float32   // MatMul: [threads][16] per-worker results of 4-row dots
-	gemm     [][]byte    // MatMul: [threads][simd.GemmScratchBytes] per-worker GEMM panels
+	acts     [][]byte            // MatMul: activations converted to each vec_dot_type of a call, [m][rowBytes]
+	mmOps    []mmOp              // MatMul: the matrices of the current call
+	one      [1]MatMulOp         // MatMul: its single op, without allocating a slice
+	tokSeq   []int32             // Attention: [numTokens] sequence of each token
+	attnWork [][]float32         // Attention: [threads][...] per-worker q, acc, scores, max, sum
+	out4     []float32           // MatMul: [threads][16] per-worker results of 4-row dots
+	gemm     [][]byte            // MatMul: [threads][simd.GemmScratchBytes] per-worker GEMM panels
+	mmNext   map[*Matrix]*Matrix // MatMul, m = 1: the matrix that followed each one last time
+	mmLast   *Matrix             // MatMul, m = 1: the previous call's (first) matrix
 
 	// Task structs live here so that dispatching them allocates nothing
 	// (a pointer to a field converts to a Task interface without escaping).

@@ -88,3 +88,5 @@ func axpyF16RowsAVX2(*float32, int, *uint16, int, *float32, int)   { attnUnavail
 func axpyF32RowsAVX2(*float32, int, *float32, int, *float32, int)  { attnUnavailable() }
 func expSumAVX2(*float32, *float32, int, float32) float64          { attnUnavailable(); return 0 }
 func swigluAVX2(*float32, *float32, *float32, int)                 { attnUnavailable() }
+
+func prefetchAVX2(*byte, int) {}

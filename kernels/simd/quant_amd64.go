@@ -53,3 +53,6 @@ func quantizeActQ8_0AVX2(nb int, x *float32, dst *byte)
 
 //go:noescape
 func quantizeActQ8_KAVX2(nb int, x *float32, dst *byte)
+
+//go:noescape
+func prefetchAVX2(p *byte, n int)
