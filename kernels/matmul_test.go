@@ -300,3 +300,36 @@ func BenchmarkMatMulDecodeDRAM(b *testing.B) {
 		})
 	}
 }
+
+// TestMatMulPrefetchNext: single-row MatMuls learn which matrix follows
+// which (the order of a decode step), and prefetching never changes a
+// result.
+func TestMatMulPrefetchNext(t *testing.T) {
+	pool := NewPool(2)
+	defer pool.Close()
+	r := rand.New(rand.NewPCG(53, 54))
+	ws := []*Matrix{randMatrix(r, gguf.TypeQ4_0, 256, 512), randMatrix(r, gguf.TypeQ8_0, 512, 512), randMatrix(r, gguf.TypeF16, 128, 512)}
+	x := randFloats(r, 512, 1)
+	want := make([][]float32, len(ws))
+	for i, w := range ws {
+		want[i] = make([]float32, w.Rows)
+		pool.MatMul(want[i], w, x, 1)
+	}
+	for rep := 0; rep < 3; rep++ {
+		for i, w := range ws {
+			got := make([]float32, w.Rows)
+			pool.MatMul(got, w, x, 1)
+			for k := range got {
+				if math.Float32bits(got[k]) != math.Float32bits(want[i][k]) {
+					t.Fatalf("rep %d matrix %d [%d]: %g, first call %g", rep, i, k, got[k], want[i][k])
+				}
+			}
+		}
+	}
+	next := pool.scratch.mmNext
+	for i, w := range ws {
+		if got := next[w]; got != ws[(i+1)%len(ws)] {
+			t.Errorf("matrix %d: learned successor %p, want %p", i, got, ws[(i+1)%len(ws)])
+		}
+	}
+}

@@ -145,3 +145,31 @@ func BenchmarkPoolRun(b *testing.B) {
 		p.Run(64, 4, task)
 	}
 }
+
+// TestPoolPrefetchInterleavesWithJobs: a long background prefetch pauses
+// for jobs and resumes, and cancelling it leaves the pool working.
+func TestPoolPrefetchInterleavesWithJobs(t *testing.T) {
+	p := NewPool(2)
+	defer p.Close()
+	big := make([]byte, 64<<20)
+	for rep := 0; rep < 50; rep++ {
+		p.lock()
+		p.prefetch(&big, len(big))
+		p.mu.Unlock()
+		c := &countTask{hits: make([]atomic.Int32, 1000), threads: 2}
+		p.Run(1000, 7, c)
+		if c.bad.Load() {
+			t.Fatal("bad worker or range")
+		}
+		for i := range c.hits {
+			if h := c.hits[i].Load(); h != 1 {
+				t.Fatalf("rep %d: item %d run %d times", rep, i, h)
+			}
+		}
+		if rep%2 == 0 {
+			p.lock()
+			p.cancelPrefetch()
+			p.mu.Unlock()
+		}
+	}
+}
