@@ -1,0 +1,34 @@
+package simd
+
+import "math"
+
+// fma32 returns a*b+c rounded once to float32, as VFMADD231PS does: the
+// float64 product of two float32s is exact, and the float64 sum is rounded
+// a second time only when it lies exactly halfway between two float32s
+// (its low 29 bits are 1<<28); then the exact residual of that sum decides
+// the direction. The generic kernels use it to follow llama.cpp's fused
+// multiply-add chains bit for bit on every platform.
+func fma32(a, b, c float32) float32 {
+	p := float64(a) * float64(b)
+	s := p + float64(c)
+	u := math.Float64bits(s)
+	if u&(1<<29-1) != 1<<28 {
+		return float32(s)
+	}
+	bv := s - p
+	e := (p - (s - bv)) + (float64(c) - bv)
+	if e != 0 && u&1 == 0 {
+		if (e > 0) == (s > 0) {
+			u++
+		} else {
+			u--
+		}
+	}
+	return float32(math.Float64frombits(u))
+}
+
+// hsum8 is llama.cpp's hsum_float_8 over 8 float32 lanes:
+// ((l0+l4)+(l2+l6)) + ((l1+l5)+(l3+l7)).
+func hsum8(l *[8]float32) float32 {
+	return ((l[0] + l[4]) + (l[2] + l[6])) + ((l[1] + l[5]) + (l[3] + l[7]))
+}
