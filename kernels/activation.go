@@ -1,6 +1,10 @@
 package kernels
 
-import "fmt"
+import (
+	"fmt"
+
+	"kiln/kernels/simd"
+)
 
 // SiLUMul computes gate[i] = silu(gate[i]) * up[i], silu(x) = x/(1+e^-x):
 // the SwiGLU of a llama feed-forward block (ggml_swiglu_split). e^x is
@@ -17,21 +21,50 @@ func SiLUMul(gate, up []float32) {
 
 // SiLUMulRows is SiLUMul over rows of dim elements ([rows][dim]), exactly as
 // llama.cpp's ggml_vec_swiglu_f32 does it per row on AVX2: whole groups of
-// 8 use the vector exp (exp32), the last dim%8 elements of each row glibc's
-// expf (expf here).
-func SiLUMulRows(gate, up []float32, rows, dim int) {
+// 8 use the vector exp, the last dim%8 elements of each row glibc's expf
+// (simd.SwiGLU). Large calls are split across p's workers in pieces of
+// siluChunk elements that start at multiples of 8 within a row, so every
+// element is computed exactly as in the one-row call:
+//
+//	row r: [chunk 0: 1024][chunk 1: 1024]...[last: <= 1024, with the dim%8 tail]
+//
+// p may be nil (one thread).
+func SiLUMulRows(p *Pool, gate, up []float32, rows, dim int) {
 	if len(gate) != len(up) || len(gate) < rows*dim || rows < 0 || dim < 0 {
 		panic(fmt.Sprintf("kernels: SiLUMulRows %d rows of %d: gate %d, up %d", rows, dim, len(gate), len(up)))
 	}
-	vec := dim - dim%8
-	for r := 0; r < rows; r++ {
-		g, u := gate[r*dim:(r+1)*dim], up[r*dim:(r+1)*dim]
-		for i := 0; i < vec; i++ {
-			g[i] = g[i] / (1 + exp32(-g[i])) * u[i]
-		}
-		for i := vec; i < dim; i++ {
-			g[i] = g[i] / (1 + expf(-g[i])) * u[i]
-		}
+	if dim == 0 {
+		return
+	}
+	chunks := (dim + siluChunk - 1) / siluChunk
+	t := siluTask{gate: gate, up: up, dim: dim, chunks: chunks}
+	if rows*dim < 1<<14 || p == nil {
+		t.Run(0, 0, rows*chunks)
+		return
+	}
+	p.lock()
+	defer p.mu.Unlock()
+	p.scratch.silu = t
+	p.run(rows*chunks, 0, &p.scratch.silu)
+	p.scratch.silu = siluTask{}
+}
+
+// siluChunk is the elements of one SiLUMulRows work item (a multiple of 8):
+// 4 KiB of each operand.
+const siluChunk = 1024
+
+// siluTask computes work items [lo, hi): item i is chunk i%chunks of row
+// i/chunks.
+type siluTask struct {
+	gate, up    []float32
+	dim, chunks int
+}
+
+func (t *siluTask) Run(_, lo, hi int) {
+	for i := lo; i < hi; i++ {
+		r, c := i/t.chunks, i%t.chunks
+		a, b := r*t.dim+c*siluChunk, r*t.dim+min((c+1)*siluChunk, t.dim)
+		simd.SwiGLU(t.gate[a:b], t.gate[a:b], t.up[a:b])
 	}
 }
 

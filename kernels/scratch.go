@@ -20,6 +20,7 @@ type scratch struct {
 	conv convTask
 	attn attnTask
 	norm normTask
+	silu siluTask
 }
 
 // actBuf returns the k-th activation buffer with length n, growing it if

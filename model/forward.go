@@ -121,7 +121,7 @@ func (m *Model) Forward(b *Batch, kv *KVCache) ([]float32, error) {
 		kernels.RMSNormRows(p, s.xn, s.x, l.FFNNorm, T, c.Dim, c.NormEps)
 		s.gateUp = [2]kernels.MatMulOp{{Dst: s.gate, W: &l.Gate}, {Dst: s.up, W: &l.Up}}
 		p.MatMuls(s.xn, T, s.gateUp[:])
-		kernels.SiLUMulRows(s.gate, s.up, T, c.FFN)
+		kernels.SiLUMulRows(p, s.gate, s.up, T, c.FFN)
 		p.MatMul(s.proj, &l.Down, s.gate, T)
 		kernels.Add(s.x, s.x, s.proj)
 	}
