@@ -41,7 +41,7 @@ func AttnScale(headDim int) float32 {
 const attnTileKV = 64
 
 // attnRunLen bounds the run of consecutive tokens of one sequence that
-// form a work item and share each converted K tile.
+// form a work item (their keys and values stay hot in L2 between tokens).
 const attnRunLen = 16
 
 // Attention computes causal multi-head attention for every token of b's
@@ -80,14 +80,13 @@ const attnRunLen = 16
 // start at cell 0 in order (one sequence in a fresh context, as in the
 // oracle); kiln tiles positions.
 //
-// The FMA chains over a tile run as element-wise FMAs across its keys
-// (simd.Axpy over a transposed F32 copy of the K tile) and need simd's AVX2
-// kernels to be exact FMAs; with the generic simd kernels Attention uses
-// its own exact Go FMA instead (fmaf), slower but equal.
+// Keys and values are read in place from the paged cache through simd's
+// strided row primitives (DotF32F16Rows, AxpyF16Rows and their F32 twins),
+// whose every implementation performs exactly these FMA chains.
 //
 // Work items are (run, KV head) pairs: a run is up to 16 consecutive tokens
-// of one sequence, which share the conversion of each K tile; each item
-// serves the Heads/KVHeads query heads of its KV head.
+// of one sequence; each item serves the Heads/KVHeads query heads of its
+// KV head.
 //
 // Attention validates the whole batch first and returns an error, writing
 // nothing, if a shape is wrong, sequences' token ranges overlap, a
@@ -126,11 +125,10 @@ func (p *Pool) Attention(kv *PagedKV, b *AttnBatch) error {
 	}
 	group := b.Heads / kv.KVHeads
 	hd := kv.HeadDim
-	// Per worker: the tile's keys (transposed) and values in float32, one
-	// row's scores, and for each of the run's rows (token, head) an
-	// accumulator, running max and sum.
+	// Per worker: one row's scores, and for each of the run's rows (token,
+	// head) an accumulator, running max and sum.
 	rows := attnRunLen * group
-	per := 2*hd*attnTileKV + attnTileKV + rows*hd + 2*rows
+	per := attnTileKV + rows*hd + 2*rows
 	if len(s.attnWork) < p.threads {
 		s.attnWork = make([][]float32, p.threads)
 	}
@@ -143,8 +141,7 @@ func (p *Pool) Attention(kv *PagedKV, b *AttnBatch) error {
 	if scale == 0 {
 		scale = AttnScale(hd)
 	}
-	*t = attnTask{kv: kv, b: b, tokSeq: tokSeq, runs: runs, work: s.attnWork, group: group, scale: scale,
-		fma: simd.Impl() == "avx2"}
+	*t = attnTask{kv: kv, b: b, tokSeq: tokSeq, runs: runs, work: s.attnWork, group: group, scale: scale}
 	items := len(runs) / 2 * kv.KVHeads
 	p.run(items, max(1, items/(8*p.threads)), t)
 	*t = attnTask{runs: runs[:0]}
@@ -195,7 +192,6 @@ type attnTask struct {
 	work   [][]float32 // per-worker scratch
 	group  int         // query heads per KV head
 	scale  float32
-	fma    bool // simd's Axpy kernels are exact float32 FMAs
 }
 
 func (t *attnTask) Run(worker, lo, hi int) {
@@ -204,8 +200,6 @@ func (t *attnTask) Run(worker, lo, hi int) {
 	const T = attnTileKV
 	rows := attnRunLen * g
 	wk := t.work[worker]
-	kt, wk := wk[:hd*T], wk[hd*T:]        // [hd][T] the tile's keys, transposed, F32
-	vt, wk := wk[:T*hd], wk[T*hd:]        // [T][hd] the tile's values (F16 rows, then keys, converted)
 	sc, wk := wk[:T], wk[T:]              // [T] one row's scores, then probabilities
 	acc, wk := wk[:rows*hd], wk[rows*hd:] // [rows][hd] unnormalised outputs
 	mS := wk[:2*rows]                     // [rows] running max, then [rows] running sum
@@ -213,29 +207,20 @@ func (t *attnTask) Run(worker, lo, hi int) {
 		ri, kvh := it/kv.KVHeads, it%kv.KVHeads
 		t0, t1 := int(t.runs[2*ri]), int(t.runs[2*ri+1])
 		table := b.Seqs[t.tokSeq[t0]].BlockTable
-		last := 0 // highest position of the run
-		for tok := t0; tok < t1; tok++ {
-			last = max(last, int(b.Positions[tok]))
-		}
 		nr := (t1 - t0) * g
 		clear(acc[:nr*hd])
 		for r := 0; r < nr; r++ {
 			mS[r] = float32(math.Inf(-1))
 			mS[rows+r] = 0
 		}
-		for c0 := 0; c0 <= last; c0 += T {
-			nt := min(T, last+1-c0) // positions of this tile some token of the run sees
-			t.pack(kt, vt, table, kvh, c0, nt)
-			for tok := t0; tok < t1; tok++ {
-				pos := int(b.Positions[tok])
-				if pos < c0 {
-					continue // the whole tile is in this token's future
-				}
-				n := min(T, pos+1-c0)
+		for tok := t0; tok < t1; tok++ {
+			pos := int(b.Positions[tok])
+			for c0 := 0; c0 <= pos; c0 += T {
+				n := min(T, pos+1-c0) // positions of this tile the token sees
 				for h := 0; h < g; h++ {
 					r := (tok-t0)*g + h
 					q := b.Q[(tok*b.Heads+kvh*g+h)*hd : (tok*b.Heads+kvh*g+h+1)*hd]
-					t.tile(q, kt, vt, sc[:n], acc[r*hd:(r+1)*hd], &mS[r], &mS[rows+r])
+					t.tile(q, table, kvh, c0, sc[:n], acc[r*hd:(r+1)*hd], &mS[r], &mS[rows+r])
 				}
 			}
 		}
@@ -255,49 +240,27 @@ func (t *attnTask) Run(worker, lo, hi int) {
 	}
 }
 
-// pack converts the keys and values of KV head kvh at positions
-// c0..c0+n-1 of a sequence (block table table) to float32: values into vt
-// as rows, vt[j*HeadDim+d], keys into kt transposed, kt[d*attnTileKV+j].
-// The key rows pass through vt on the way; values are converted last.
-func (t *attnTask) pack(kt, vt []float32, table []int32, kvh, c0, n int) {
+// tile runs one online-softmax step of one query row q over the positions
+// c0..c0+len(sc)-1 of its sequence (block table table, KV head kvh): scores
+// into sc, the running max *m and sum *s updated, probabilities times the
+// values added to acc. Keys and values are read in place from the cache,
+// one block's run of slots at a time (rows KVHeads*HeadDim apart).
+func (t *attnTask) tile(q []float32, table []int32, kvh, c0 int, sc, acc []float32, m, s *float32) {
 	kv := t.kv
-	hd := kv.HeadDim
-	slot := func(j int) int { // element offset of position c0+j in the cache
+	n, hd, bs, stride := len(sc), kv.HeadDim, kv.BlockSize, kv.rowWidth()
+	// Scores: one FMA chain per key in element order (simd's strided dots).
+	for j := 0; j < n; {
 		pos := c0 + j
-		return ((int(table[pos/kv.BlockSize])*kv.BlockSize+pos%kv.BlockSize)*kv.KVHeads + kvh) * hd
-	}
-	for j := 0; j < n; j++ {
-		row := vt[j*hd : (j+1)*hd]
-		if off := slot(j); kv.F16 {
-			simd.F16ToF32Row(kv.K16[off:off+hd], row)
+		slot := pos % bs
+		cnt := min(bs-slot, n-j)
+		off := (int(table[pos/bs])*bs+slot)*stride + kvh*hd
+		end := off + (cnt-1)*stride + hd
+		if kv.F16 {
+			simd.DotF32F16Rows(q, kv.K16[off:end], stride, sc[j:j+cnt])
 		} else {
-			copy(row, kv.K32[off:off+hd])
+			simd.DotF32Rows(q, kv.K32[off:end], stride, sc[j:j+cnt])
 		}
-		for d, v := range row {
-			kt[d*attnTileKV+j] = v
-		}
-	}
-	for j := 0; j < n; j++ {
-		row := vt[j*hd : (j+1)*hd]
-		if off := slot(j); kv.F16 {
-			simd.F16ToF32Row(kv.V16[off:off+hd], row)
-		} else {
-			copy(row, kv.V32[off:off+hd])
-		}
-	}
-}
-
-// tile runs one online-softmax step of one query row q over the first
-// len(sc) positions of a packed tile (the rest are masked): scores into
-// sc, the running max *m and sum *s updated, probabilities times the
-// values added to acc.
-func (t *attnTask) tile(q, kt, vt, sc, acc []float32, m, s *float32) {
-	n := len(sc)
-	// Scores: one FMA chain per key over the head's elements, run across
-	// the keys element by element (ggml's simd_gemm with K transposed).
-	clear(sc)
-	for d, qd := range q {
-		t.axpy(qd, kt[d*attnTileKV:d*attnTileKV+n], sc)
+		j += cnt
 	}
 	mx := float32(math.Inf(-1))
 	for i := range sc {
@@ -315,62 +278,31 @@ func (t *attnTask) tile(q, kt, vt, sc, acc []float32, m, s *float32) {
 		*s *= f
 		*m = mx
 	}
-	// Probabilities, summed in ggml's AVX2 order: 8 lanes folded in float32,
-	// the 8-sums in float64. Masked positions are exact zeros.
-	var sum float64
-	for c := 0; c < n; c += 8 {
-		var e [8]float32
-		for i := range e[:min(8, n-c)] {
-			e[i] = exp32(sc[c+i] - *m)
-			sc[c+i] = e[i]
-		}
-		sum += float64(((e[0] + e[4]) + (e[2] + e[6])) + ((e[1] + e[5]) + (e[3] + e[7])))
+	// Probabilities, summed in ggml's AVX2 order (simd.ExpSum): 8 lanes
+	// folded in float32, the 8-sums in float64. Masked positions (a partial
+	// last group) are -Inf scores, exact zeros after the exp, as in ggml's
+	// full-width tile.
+	n8 := (n + 7) &^ 7
+	full := sc[:n8]
+	for i := n; i < n8; i++ {
+		full[i] = float32(math.Inf(-1))
 	}
-	*s = float32(float64(*s) + sum)
-	// acc += p[j] * V[j], one position at a time.
-	hd := len(acc)
-	for j, p := range sc {
-		t.axpy(p, vt[j*hd:(j+1)*hd], acc)
-	}
-}
-
-// axpy computes y[i] = fma(alpha, x[i], y[i]) in float32.
-func (t *attnTask) axpy(alpha float32, x, y []float32) {
-	if t.fma {
-		simd.Axpy(alpha, x, y)
-		return
-	}
-	y = y[:len(x)]
-	for i, v := range x {
-		y[i] = fmaf(alpha, v, y[i])
-	}
-}
-
-// fmaf returns a*b+c rounded once to float32, as the fused multiply-add
-// instructions of llama.cpp's compiled kernels. a*b is exact in float64, so
-// s = a*b+c in float64 is one rounding; rounding s again to float32 only
-// goes wrong when s lies exactly halfway between two float32 values (or in
-// float32's subnormal range) while a*b+c does not: then s is moved one
-// float64 ulp towards the exact sum, whose error TwoSum gives (rounding to
-// odd), and rounds correctly.
-func fmaf(a, b, c float32) float32 {
-	p := float64(a) * float64(b)
-	s := p + float64(c)
-	u := math.Float64bits(s)
-	if u&(1<<29-1) != 1<<28 && u&0x7ff0000000000000 >= 0x3810000000000000 {
-		return float32(s)
-	}
-	// TwoSum: e = (p + c) - s exactly.
-	bv := s - p
-	e := (p - (s - bv)) + (float64(c) - bv)
-	if e != 0 && u&1 == 0 && !math.IsInf(s, 0) {
-		if (e > 0) == (s > 0) {
-			u++
+	*s = float32(float64(*s) + simd.ExpSum(full, full, *m))
+	// acc += p[j] * V[j], position by position (simd's strided axpys keep
+	// acc in registers across a block's rows).
+	for j := 0; j < n; {
+		pos := c0 + j
+		slot := pos % bs
+		cnt := min(bs-slot, n-j)
+		off := (int(table[pos/bs])*bs+slot)*stride + kvh*hd
+		end := off + (cnt-1)*stride + hd
+		if kv.F16 {
+			simd.AxpyF16Rows(sc[j:j+cnt], kv.V16[off:end], stride, acc)
 		} else {
-			u--
+			simd.AxpyF32Rows(sc[j:j+cnt], kv.V32[off:end], stride, acc)
 		}
+		j += cnt
 	}
-	return float32(math.Float64frombits(u))
 }
 
 // expf returns e^x as glibc's expf does on x86-64 with FMA (glibc 2.27 and
