@@ -3,21 +3,22 @@ package simd
 import "math"
 
 // fma32 returns a*b+c rounded once to float32, as VFMADD231PS does: the
-// float64 product of two float32s is exact, and the float64 sum is rounded
-// a second time only when it lies exactly halfway between two float32s
-// (its low 29 bits are 1<<28); then the exact residual of that sum decides
-// the direction. The generic kernels use it to follow llama.cpp's fused
+// float64 product of two float32s is exact, and rounding the float64 sum
+// s again to float32 can only go wrong when s lies exactly halfway between
+// two float32s (its low 29 bits are 1<<28) or in float32's subnormal range
+// (a coarser grid); then s is moved one float64 ulp towards the exact sum,
+// whose error TwoSum gives (rounding to odd), and rounds correctly. The generic kernels use it to follow llama.cpp's fused
 // multiply-add chains bit for bit on every platform.
 func fma32(a, b, c float32) float32 {
 	p := float64(a) * float64(b)
 	s := p + float64(c)
 	u := math.Float64bits(s)
-	if u&(1<<29-1) != 1<<28 {
+	if u&(1<<29-1) != 1<<28 && u&0x7ff0000000000000 >= 0x3810000000000000 {
 		return float32(s)
 	}
 	bv := s - p
 	e := (p - (s - bv)) + (float64(c) - bv)
-	if e != 0 && u&1 == 0 {
+	if e != 0 && u&1 == 0 && !math.IsInf(s, 0) {
 		if (e > 0) == (s > 0) {
 			u++
 		} else {

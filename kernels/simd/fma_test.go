@@ -25,6 +25,13 @@ func TestFMA32(t *testing.T) {
 		{1, 1, 0}, {0, 5, -0.0}, {1 + 1.0/(1<<23), 1 - 1.0/(1<<23), -1},
 		{float32(math.Ldexp(1, 12)) + 1, float32(math.Ldexp(1, 12)) + 1, float32(math.Ldexp(1, -30))},
 		{3, 1.0 / 3, -1}, {math.MaxFloat32, 2, -math.MaxFloat32},
+		{0x1p-75, 0x1.000002p-75, 0x1p-149}, {0x1.8p-74, 0x1p-75, -0x1p-148}, {0x1.000002p-70, 0x1.8p-80, 0x1.8p-149},
+	}
+	for range 100000 { // results near and in float32's subnormal range
+		a := float32(rng.NormFloat64()) * 0x1p-70
+		b := float32(rng.NormFloat64()) * 0x1p-70
+		c := float32(rng.NormFloat64()) * 0x1p-145
+		cases = append(cases, [3]float32{a, b, c})
 	}
 	for range 200000 {
 		a := float32(rng.NormFloat64())
