@@ -329,3 +329,66 @@ func BenchmarkDotFloatLanes8(b *testing.B) {
 		}
 	}
 }
+
+// FuzzFloatDots feeds arbitrary element bits (NaN, Inf, subnormals
+// included) to the F32/F16/BF16 dots and requires the fast and generic
+// paths, and the x4 kernels against single rows, to agree bit for bit (NaN
+// only needs to be NaN: payloads may differ).
+//
+//	data[0] picks the length (0..255; Lanes8 use its multiple-of-8 floor);
+//	the rest fills a, then four b rows, cyclically.
+func FuzzFloatDots(f *testing.F) {
+	f.Add([]byte{40, 1, 2, 3, 0x7f, 0x80})
+	f.Add([]byte{33, 0x00, 0x7c, 0x01, 0xfe, 0xff, 0x7f})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if len(data) < 2 {
+			return
+		}
+		n := int(data[0])
+		src := data[1:]
+		b := make([]byte, 4*5*n)
+		for i := range b {
+			b[i] = src[i%len(src)] ^ byte(i>>8)
+		}
+		a32 := make([]float32, 5*n)
+		a16 := make([]uint16, 5*n)
+		for i := range a32 {
+			a32[i] = math.Float32frombits(uint32(b[4*i]) | uint32(b[4*i+1])<<8 | uint32(b[4*i+2])<<16 | uint32(b[4*i+3])<<24)
+			a16[i] = uint16(b[4*i+1]) | uint16(b[4*i+2])<<8
+		}
+		same := func(x, y float32) bool {
+			return math.Float32bits(x) == math.Float32bits(y) || (x != x && y != y)
+		}
+		p := floatPair{a: a32[:n], b: a32[n : 2*n], ha: a16[:n], hb: a16[n : 2*n], bfa: a16[:n], bfb: a16[n : 2*n]}
+		ForceGeneric(true)
+		want := floatDotResults(p)
+		ForceGeneric(false)
+		defer ForceGeneric(false)
+		for name, g := range floatDotResults(p) {
+			if !same(g, want[name]) {
+				t.Fatalf("%s n=%d: %s %g (%#08x), generic %g (%#08x)", name, n, Impl(), g, math.Float32bits(g), want[name], math.Float32bits(want[name]))
+			}
+		}
+		m := n &^ 7
+		for _, gen := range []bool{true, false} {
+			ForceGeneric(gen)
+			var o32, o16, ob [4]float32
+			DotF32Lanes8x4(m, a32, a32[n:], n, &o32)
+			DotF16Lanes8x4(m, a16, a16[n:], n, &o16)
+			DotBF16Lanes8x4(m, a16, a16[n:], n, &ob)
+			ForceGeneric(true)
+			for k := range 4 {
+				xs := n + k*n
+				if w := DotF32Lanes8(a32[:m], a32[xs:xs+m]); !same(o32[k], w) {
+					t.Fatalf("DotF32Lanes8x4 m=%d row %d (generic=%v): %g, single %g", m, k, gen, o32[k], w)
+				}
+				if w := DotF16Lanes8(a16[:m], a16[xs:xs+m]); !same(o16[k], w) {
+					t.Fatalf("DotF16Lanes8x4 m=%d row %d (generic=%v): %g, single %g", m, k, gen, o16[k], w)
+				}
+				if w := DotBF16Lanes8(a16[:m], a16[xs:xs+m]); !same(ob[k], w) {
+					t.Fatalf("DotBF16Lanes8x4 m=%d row %d (generic=%v): %g, single %g", m, k, gen, ob[k], w)
+				}
+			}
+		}
+	})
+}
