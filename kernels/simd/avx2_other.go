@@ -10,9 +10,9 @@ func dotF32AVX2(a, b []float32) float32             { return dotF32Generic(a, b)
 func dotF16AVX2(a, b []uint16) float32              { return dotF16Generic(a, b) }
 func dotBF16AVX2(a, b []uint16) float32             { return dotBF16Generic(a, b) }
 func dotF32F16AVX2(a []float32, b []uint16) float32 { return dotF32F16Generic(a, b) }
-func dotF32Lanes8AVX2(a, b []float32) float32       { return lanes8Generic(a, b, idF32) }
-func dotF16Lanes8AVX2(a, b []uint16) float32        { return lanes8Generic(a, b, F16ToF32) }
-func dotBF16Lanes8AVX2(a, b []uint16) float32       { return lanes8Generic(a, b, BF16ToF32) }
+func dotF32Lanes8AVX2(a, b []float32) float32       { return lanes8F32(a, b) }
+func dotF16Lanes8AVX2(a, b []uint16) float32        { return lanes8F16(a, b) }
+func dotBF16Lanes8AVX2(a, b []uint16) float32       { return lanes8BF16(a, b) }
 
 func dotF32Lanes8x4AVX2(int, *float32, *float32, int, *[4]float32) { floatUnavailable() }
 func dotF16Lanes8x4AVX2(int, *uint16, *uint16, int, *[4]float32)   { floatUnavailable() }

@@ -1,6 +1,9 @@
 package simd
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+)
 
 // Float dots in llama.cpp's exact orders (weights a, activations b already
 // converted to the weight type: F16 and BF16 elements are widened to
@@ -71,7 +74,7 @@ func DotF32Lanes8(a, b []float32) float32 {
 	if fast.Load() && len(a) > 0 {
 		return dotF32Lanes8AVX2(a, b)
 	}
-	return lanes8Generic(a, b, idF32)
+	return lanes8F32(a, b)
 }
 
 // DotF16Lanes8 is DotF32Lanes8 for IEEE half bits.
@@ -80,7 +83,7 @@ func DotF16Lanes8(a, b []uint16) float32 {
 	if fast.Load() && len(a) > 0 {
 		return dotF16Lanes8AVX2(a, b)
 	}
-	return lanes8Generic(a, b, F16ToF32)
+	return lanes8F16(a, b)
 }
 
 // DotBF16Lanes8 is DotF32Lanes8 for bfloat16 bits.
@@ -89,7 +92,7 @@ func DotBF16Lanes8(a, b []uint16) float32 {
 	if fast.Load() && len(a) > 0 {
 		return dotBF16Lanes8AVX2(a, b)
 	}
-	return lanes8Generic(a, b, BF16ToF32)
+	return lanes8BF16(a, b)
 }
 
 // DotF32Lanes8x4 is DotF32Lanes8 of one weight row against four activation
@@ -114,7 +117,7 @@ func DotF32Lanes8x4(n int, w []float32, x []float32, xStride int, out *[4]float3
 		return
 	}
 	for k := range out {
-		out[k] = lanes8Generic(w[:n], x[k*xStride:k*xStride+n], idF32)
+		out[k] = lanes8F32(w[:n], x[k*xStride:k*xStride+n])
 	}
 }
 
@@ -126,7 +129,7 @@ func DotF16Lanes8x4(n int, w []uint16, x []uint16, xStride int, out *[4]float32)
 		return
 	}
 	for k := range out {
-		out[k] = lanes8Generic(w[:n], x[k*xStride:k*xStride+n], F16ToF32)
+		out[k] = lanes8F16(w[:n], x[k*xStride:k*xStride+n])
 	}
 }
 
@@ -138,7 +141,7 @@ func DotBF16Lanes8x4(n int, w []uint16, x []uint16, xStride int, out *[4]float32
 		return
 	}
 	for k := range out {
-		out[k] = lanes8Generic(w[:n], x[k*xStride:k*xStride+n], BF16ToF32)
+		out[k] = lanes8BF16(w[:n], x[k*xStride:k*xStride+n])
 	}
 }
 
@@ -179,58 +182,121 @@ func checkLanes8x4(fn string, n, lw, lx, xStride int, out *[4]float32) {
 	}
 }
 
-func idF32(v float32) float32 { return v }
+// fma8 sets l[j] = fma32(x[j], y[j], l[j]) for the 8 lanes, with fma32's
+// common case written out here (the float64 sum of the exact product and
+// l[j], unless it sits on a float32 halfway point): the generic kernels
+// spend most of their time in this loop.
+func fma8(l, x, y *[8]float32) {
+	for j := range 8 {
+		s := float64(x[j])*float64(y[j]) + float64(l[j])
+		if math.Float64bits(s)&(1<<29-1) != 1<<28 {
+			l[j] = float32(s)
+		} else {
+			l[j] = fma32(x[j], y[j], l[j])
+		}
+	}
+}
 
-// lanes8Generic is the Lanes8 order over elements widened by cvt.
-// len(a) == len(b), a multiple of 8.
-func lanes8Generic[E float32 | uint16](a, b []E, cvt func(E) float32) float32 {
+// widenF16x8 and widenBF16x8 convert 8 elements to float32 (exactly).
+func widenF16x8(dst *[8]float32, src []uint16) {
+	for j, h := range (*[8]uint16)(src) {
+		dst[j] = F16ToF32(h)
+	}
+}
+
+func widenBF16x8(dst *[8]float32, src []uint16) {
+	for j, h := range (*[8]uint16)(src) {
+		dst[j] = BF16ToF32(h)
+	}
+}
+
+// The generic kernels below widen F16/BF16 elements to float32 and then
+// run the float32 recipe.
+
+// lanes8F32 is the Lanes8 order; len(a) == len(b), a multiple of 8.
+func lanes8F32(a, b []float32) float32 {
 	b = b[:len(a)]
 	var l [8]float32
 	for k := 0; k+8 <= len(a); k += 8 {
-		for j := range 8 {
-			l[j] = fma32(cvt(a[k+j]), cvt(b[k+j]), l[j])
-		}
+		fma8(&l, (*[8]float32)(a[k:]), (*[8]float32)(b[k:]))
 	}
 	return hsum8(&l)
 }
 
-// vecDotFMAGeneric is ggml_vec_dot_f32/f16's order; tail64 selects the
-// float64 tail of F16 (see the top of this file).
-func vecDotFMAGeneric[E float32 | uint16](a, b []E, cvt func(E) float32, tail64 bool) float32 {
+func lanes8F16(a, b []uint16) float32 {
+	b = b[:len(a)]
+	var l, x, y [8]float32
+	for k := 0; k+8 <= len(a); k += 8 {
+		widenF16x8(&x, a[k:])
+		widenF16x8(&y, b[k:])
+		fma8(&l, &x, &y)
+	}
+	return hsum8(&l)
+}
+
+func lanes8BF16(a, b []uint16) float32 {
+	b = b[:len(a)]
+	var l, x, y [8]float32
+	for k := 0; k+8 <= len(a); k += 8 {
+		widenBF16x8(&x, a[k:])
+		widenBF16x8(&y, b[k:])
+		fma8(&l, &x, &y)
+	}
+	return hsum8(&l)
+}
+
+// vecReduce is GGML_F32x8_REDUCE on four 8-lane accumulators:
+// (A0+A2)+(A1+A3), then t[l] = S[l]+S[l+4], then (t0+t1)+(t2+t3).
+func vecReduce(acc *[4][8]float32) float32 {
+	var t [4]float32
+	for l := range 4 {
+		t[l] = ((acc[0][l] + acc[2][l]) + (acc[1][l] + acc[3][l])) +
+			((acc[0][l+4] + acc[2][l+4]) + (acc[1][l+4] + acc[3][l+4]))
+	}
+	return (t[0] + t[1]) + (t[2] + t[3])
+}
+
+// dotF32Generic is ggml_vec_dot_f32's order (see the top of this file).
+func dotF32Generic(a, b []float32) float32 {
 	b = b[:len(a)]
 	n := len(a)
 	np := n &^ 31
 	var acc [4][8]float32
 	for i := 0; i < np; i += 32 {
 		for j := range 4 {
-			for l := range 8 {
-				k := i + 8*j + l
-				acc[j][l] = fma32(cvt(a[k]), cvt(b[k]), acc[j][l])
-			}
+			k := i + 8*j
+			fma8(&acc[j], (*[8]float32)(a[k:]), (*[8]float32)(b[k:]))
 		}
 	}
-	var t [4]float32
-	for l := range 4 {
-		t[l] = ((acc[0][l] + acc[2][l]) + (acc[1][l] + acc[3][l])) +
-			((acc[0][l+4] + acc[2][l+4]) + (acc[1][l+4] + acc[3][l+4]))
-	}
-	s := (t[0] + t[1]) + (t[2] + t[3])
-	if !tail64 {
-		for i := np; i < n; i++ {
-			s = fma32(cvt(a[i]), cvt(b[i]), s)
-		}
-		return s
-	}
-	d := float64(s)
+	s := vecReduce(&acc)
 	for i := np; i < n; i++ {
-		d += float64(float32(cvt(a[i]) * cvt(b[i])))
+		s = fma32(a[i], b[i], s)
+	}
+	return s
+}
+
+// dotF16Generic is ggml_vec_dot_f16's order: as F32, but the tail sums
+// rounded float32 products in float64 (ggml_float sumf).
+func dotF16Generic(a, b []uint16) float32 {
+	b = b[:len(a)]
+	n := len(a)
+	np := n &^ 31
+	var acc [4][8]float32
+	var x, y [8]float32
+	for i := 0; i < np; i += 32 {
+		for j := range 4 {
+			k := i + 8*j
+			widenF16x8(&x, a[k:])
+			widenF16x8(&y, b[k:])
+			fma8(&acc[j], &x, &y)
+		}
+	}
+	d := float64(vecReduce(&acc))
+	for i := np; i < n; i++ {
+		d += float64(float32(F16ToF32(a[i]) * F16ToF32(b[i])))
 	}
 	return float32(d)
 }
-
-func dotF32Generic(a, b []float32) float32 { return vecDotFMAGeneric(a, b, idF32, false) }
-
-func dotF16Generic(a, b []uint16) float32 { return vecDotFMAGeneric(a, b, F16ToF32, true) }
 
 // dotBF16Generic is ggml_vec_dot_bf16's AVX2 order (see the top of this
 // file). The float32(...) conversions keep Go from fusing a*b+c.
@@ -240,10 +306,10 @@ func dotBF16Generic(a, b []uint16) float32 {
 	np := n &^ 31
 	var acc [4][8]float32
 	for i := 0; i < np; i += 32 {
+		x, y := (*[32]uint16)(a[i:]), (*[32]uint16)(b[i:])
 		for j := range 4 {
 			for l := range 8 {
-				k := i + 8*j + l
-				acc[j][l] = float32(BF16ToF32(a[k])*BF16ToF32(b[k])) + acc[j][l]
+				acc[j][l] = float32(BF16ToF32(x[8*j+l])*BF16ToF32(y[8*j+l])) + acc[j][l]
 			}
 		}
 	}
@@ -255,7 +321,7 @@ func dotBF16Generic(a, b []uint16) float32 {
 	for l := range 4 {
 		g[l] = c[l] + c[l+4]
 	}
-	d := 0.0
+	d := 0.0 // ggml_float sumf = 0; sumf += g
 	d += float64((g[0] + g[2]) + (g[1] + g[3]))
 	for i := np; i < n; i++ {
 		d += float64(float32(BF16ToF32(a[i]) * BF16ToF32(b[i])))
