@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 )
 
@@ -298,31 +299,74 @@ func TestFloatDotBadShapesPanic(t *testing.T) {
 	}
 }
 
-func BenchmarkDotFloatLanes8(b *testing.B) {
+// BenchmarkDotF32, BenchmarkDotF16 and BenchmarkDotBF16 time each float
+// dot flavour: vec (ggml_vec_dot order), lanes8 (one row: a single FMA
+// chain per lane, latency-bound) and lanes8x4 (four independent rows).
+// Bytes are the weight row plus the activation rows read.
+func BenchmarkDotF32(b *testing.B) {
 	r := rand.New(rand.NewPCG(4, 4))
-	for _, n := range []int{2048, 5632} {
-		a, c := randF32(r, n, 1), randF32(r, 4*n, 1)
-		h, g := randF16(r, n, 1), randF16(r, 4*n, 1)
+	benchFloatFlavours(b, 4, func(n int) []benchFlavour {
+		w, x := randF32(r, n, 1), randF32(r, 4*n, 1)
 		var out [4]float32
-		cases := []struct {
-			name  string
-			bytes int
-			f     func()
-		}{
-			{"F32", 4 * n, func() { benchSink += DotF32Lanes8(a, c[:n]) }},
-			{"F16", 2 * n, func() { benchSink += DotF16Lanes8(h, g[:n]) }},
-			{"BF16", 2 * n, func() { benchSink += DotBF16Lanes8(h, g[:n]) }},
-			// x4: bytes of the four activation rows and the weight row.
-			{"F32x4", 4 * 5 * n, func() { DotF32Lanes8x4(n, a, c, n, &out) }},
-			{"F16x4", 2 * 5 * n, func() { DotF16Lanes8x4(n, h, g, n, &out) }},
-			{"BF16x4", 2 * 5 * n, func() { DotBF16Lanes8x4(n, h, g, n, &out) }},
+		return []benchFlavour{
+			{"vec", func() { benchSink += DotF32(w, x[:n]) }},
+			{"lanes8", func() { benchSink += DotF32Lanes8(w, x[:n]) }},
+			{"lanes8x4", func() { DotF32Lanes8x4(n, w, x, n, &out) }},
 		}
-		for _, c := range cases {
-			b.Run(fmt.Sprintf("%s/n=%d", c.name, n), func(b *testing.B) {
+	})
+}
+
+func BenchmarkDotF16(b *testing.B) {
+	r := rand.New(rand.NewPCG(5, 5))
+	benchFloatFlavours(b, 2, func(n int) []benchFlavour {
+		w, x := randF16(r, n, 1), randF16(r, 4*n, 1)
+		var out [4]float32
+		return []benchFlavour{
+			{"vec", func() { benchSink += DotF16(w, x[:n]) }},
+			{"lanes8", func() { benchSink += DotF16Lanes8(w, x[:n]) }},
+			{"lanes8x4", func() { DotF16Lanes8x4(n, w, x, n, &out) }},
+		}
+	})
+}
+
+func BenchmarkDotBF16(b *testing.B) {
+	r := rand.New(rand.NewPCG(6, 6))
+	benchFloatFlavours(b, 2, func(n int) []benchFlavour {
+		w, x := make([]uint16, n), make([]uint16, 4*n)
+		for i := range w {
+			w[i] = bf16RNE(2*r.Float32() - 1)
+		}
+		for i := range x {
+			x[i] = bf16RNE(2*r.Float32() - 1)
+		}
+		var out [4]float32
+		return []benchFlavour{
+			{"vec", func() { benchSink += DotBF16(w, x[:n]) }},
+			{"lanes8", func() { benchSink += DotBF16Lanes8(w, x[:n]) }},
+			{"lanes8x4", func() { DotBF16Lanes8x4(n, w, x, n, &out) }},
+		}
+	})
+}
+
+type benchFlavour struct {
+	name string
+	f    func()
+}
+
+// benchFloatFlavours runs each flavour at TinyLlama's row lengths on both
+// implementations; elem is the element size in bytes.
+func benchFloatFlavours(b *testing.B, elem int, mk func(n int) []benchFlavour) {
+	for _, n := range []int{2048, 5632} {
+		for _, fl := range mk(n) {
+			rows := 2
+			if strings.HasSuffix(fl.name, "x4") {
+				rows = 5
+			}
+			b.Run(fmt.Sprintf("%s/n=%d", fl.name, n), func(b *testing.B) {
 				benchImpls(b, func(b *testing.B) {
-					b.SetBytes(int64(c.bytes))
+					b.SetBytes(int64(rows * elem * n))
 					for b.Loop() {
-						c.f()
+						fl.f()
 					}
 				})
 			})
