@@ -31,10 +31,24 @@
 	VHADDPS      X0, X0, X0;  \
 	VHADDPS      X0, X0, X0
 
-// BF16LOAD widens 8 bfloat16 at mem to float32 lanes in Y.
+// BF16LOAD widens 8 bfloat16 at mem to float32 lanes in Y (element l in
+// lane l): the 16 bytes go to both 128-bit halves, then Y15 = bf16Widen<>
+// moves word l of the low half (l < 4) or of the high half (l >= 4) into
+// the top of dword l and zeroes the bottom (one shuffle instead of a
+// zero-extension and a shift).
 #define BF16LOAD(mem, Y) \
-	VPMOVZXWD mem, Y; \
-	VPSLLD    $16, Y, Y
+	VBROADCASTI128 mem, Y; \
+	VPSHUFB        Y15, Y, Y
+
+DATA bf16Widen<>+0(SB)/4, $0x01008080
+DATA bf16Widen<>+4(SB)/4, $0x03028080
+DATA bf16Widen<>+8(SB)/4, $0x05048080
+DATA bf16Widen<>+12(SB)/4, $0x07068080
+DATA bf16Widen<>+16(SB)/4, $0x09088080
+DATA bf16Widen<>+20(SB)/4, $0x0b0a8080
+DATA bf16Widen<>+24(SB)/4, $0x0d0c8080
+DATA bf16Widen<>+28(SB)/4, $0x0f0e8080
+GLOBL bf16Widen<>(SB), RODATA|NOPTR, $32
 
 // Lanes8 x4: one weight row (SI) against four activation rows at DI,
 // R8 = DI+stride, R9 = DI+2*stride, R10 = DI+3*stride; row k's chain in Yk.
@@ -177,6 +191,7 @@ f16dotdone:
 // ggml_vec_dot_bf16 (AVX2): Y0..Y3 += rounded products (not fused) over
 // steps of 32; (Y0+Y2)+(Y1+Y3); HSUM; float64 tail starting from 0.0.
 TEXT ·dotBF16AVX2(SB), NOSPLIT, $0-52
+	VMOVDQU bf16Widen<>(SB), Y15
 	MOVQ   a_base+0(FP), SI
 	MOVQ   b_base+24(FP), DI
 	MOVQ   a_len+8(FP), CX
@@ -329,6 +344,7 @@ f16l8done:
 
 // func dotBF16Lanes8AVX2(a, b []uint16) float32
 TEXT ·dotBF16Lanes8AVX2(SB), NOSPLIT, $0-52
+	VMOVDQU bf16Widen<>(SB), Y15
 	MOVQ   a_base+0(FP), SI
 	MOVQ   b_base+24(FP), DI
 	MOVQ   a_len+8(FP), CX
@@ -409,6 +425,7 @@ f16l8x4:
 
 // func dotBF16Lanes8x4AVX2(n int, w, x *uint16, xStrideBytes int, out *[4]float32)
 TEXT ·dotBF16Lanes8x4AVX2(SB), NOSPLIT, $0-40
+	VMOVDQU bf16Widen<>(SB), Y15
 	LANES8X4_PROLOGUE
 
 bf16l8x4:
