@@ -35,6 +35,14 @@ import (
 //	c[l]   = (C0[l]+C2[l]) + (C1[l]+C3[l])
 //	g[l]   = c[l] + c[l+4];  s = (g0+g2) + (g1+g3)
 //	tail:  d = 0.0 + float64(s); d += float64(float32(a[i]*b[i])); float32(d)
+//
+// The caller picks the order by the weight matrix, as llama.cpp does, so
+// that a row's result never depends on the batch. The tails follow
+// ggml-cpu/vec.cpp (float sumf for F32, ggml_float sumf for F16 and BF16);
+// internal/llamaorder's F16 tail (fused float32) differs, only for
+// Rows%4 != 0 matrices with Cols%32 != 0, which no real model has.
+// A single Lanes8 row is bound by its FMA chain's latency (4 cycles per 8
+// elements); the x4 flavours run four independent chains.
 
 // DotF32 returns sum a[i]*b[i] in ggml_vec_dot_f32's order (see above).
 // len(a) must equal len(b).
