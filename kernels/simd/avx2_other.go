@@ -6,10 +6,21 @@ package simd
 // (hasFast is false there, so these are never selected; they keep the
 // dispatchers platform-independent).
 
-func dotF32AVX2(a, b []float32) float32                  { return dotF32Generic(a, b) }
-func dotF16AVX2(a, b []uint16) float32                   { return dotF16Generic(a, b) }
-func dotBF16AVX2(a, b []uint16) float32                  { return dotBF16Generic(a, b) }
-func dotF32F16AVX2(a []float32, b []uint16) float32      { return dotF32F16Generic(a, b) }
+func dotF32AVX2(a, b []float32) float32             { return dotF32Generic(a, b) }
+func dotF16AVX2(a, b []uint16) float32              { return dotF16Generic(a, b) }
+func dotBF16AVX2(a, b []uint16) float32             { return dotBF16Generic(a, b) }
+func dotF32F16AVX2(a []float32, b []uint16) float32 { return dotF32F16Generic(a, b) }
+func dotF32Lanes8AVX2(a, b []float32) float32       { return lanes8F32(a, b) }
+func dotF16Lanes8AVX2(a, b []uint16) float32        { return lanes8F16(a, b) }
+func dotBF16Lanes8AVX2(a, b []uint16) float32       { return lanes8BF16(a, b) }
+
+func dotF32Lanes8x4AVX2(int, *float32, *float32, int, *[4]float32) { floatUnavailable() }
+func dotF16Lanes8x4AVX2(int, *uint16, *uint16, int, *[4]float32)   { floatUnavailable() }
+func dotBF16Lanes8x4AVX2(int, *uint16, *uint16, int, *[4]float32)  { floatUnavailable() }
+
+// floatUnavailable: the pointer-based float kernels have no portable
+// stand-in; the dispatchers never call them where hasFast is false.
+func floatUnavailable()                                  { panic("simd: float x4 kernel called without AVX2") }
 func axpyAVX2(alpha float32, x, y []float32)             { axpyGeneric(alpha, x, y) }
 func axpyF16AVX2(alpha float32, x []uint16, y []float32) { axpyF16Generic(alpha, x, y) }
 func scaleAVX2(alpha float32, x []float32)               { scaleGeneric(alpha, x) }

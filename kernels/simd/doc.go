@@ -36,11 +36,20 @@
 // ggml-cpu/arch/x86/quants.c but stay exact for every input byte, where
 // llama.cpp's VPSIGNB trick is not for activation quants of -128.)
 //
-// The float dots (F32, F16, BF16, F32·F16) and SumSquares are sums of
-// float products and are not bit-exact across implementations: the
-// generic code sums in float64 like ggml-cpu/vec.c, the AVX2 code in
-// float32 lanes with FMA. Tests bound the difference by 1e-5 of the sum of
-// |terms|. Element-wise helpers (Axpy, AxpyF16, Scale, Add, Mul) differ
+// The weight float dots are bit-exact too, in llama.cpp's two orders
+// (dotfloat.go spells them out). DotF32Lanes8, DotF16Lanes8, DotBF16Lanes8
+// and their x4 flavours: llamafile tinyBLAS's 8 float32 lanes, lane j a
+// fused chain over elements k ≡ j (mod 8), then hsum8; llama.cpp's order
+// for weight matrices with Rows%4 == 0 and Cols%8 == 0. DotF32, DotF16,
+// DotBF16: ggml_vec_dot_f32/f16/bf16 (AVX2 build), its order for other
+// matrices: four 8-lane accumulators over steps of 32 (fused for F32/F16,
+// rounded products then adds for BF16), a fixed reduction tree, and the
+// tail fused in float32 (F32) or summed in float64 (F16, BF16). F16 and
+// BF16 elements widen to float32 exactly, so activations must first be
+// converted to the weight type, as ggml does. DotF32F16 (attention) and
+// SumSquares are not bit-exact across implementations: the generic code
+// sums in float64, the AVX2 code in float32 lanes with FMA; tests bound the
+// difference by 1e-5 of the sum of |terms|. Element-wise helpers (Axpy, AxpyF16, Scale, Add, Mul) differ
 // at most by the FMA's single rounding; Max and the half conversions are
 // exact.
 //

@@ -15,6 +15,27 @@ func dotF16AVX2(a, b []uint16) float32
 func dotBF16AVX2(a, b []uint16) float32
 
 //go:noescape
+func dotF32Lanes8AVX2(a, b []float32) float32
+
+//go:noescape
+func dotF16Lanes8AVX2(a, b []uint16) float32
+
+//go:noescape
+func dotBF16Lanes8AVX2(a, b []uint16) float32
+
+// The x4 Lanes8 kernels take n > 0 elements (a multiple of 8), the first
+// weight and activation elements, and the activation row stride in bytes.
+
+//go:noescape
+func dotF32Lanes8x4AVX2(n int, w, x *float32, xStrideBytes int, out *[4]float32)
+
+//go:noescape
+func dotF16Lanes8x4AVX2(n int, w, x *uint16, xStrideBytes int, out *[4]float32)
+
+//go:noescape
+func dotBF16Lanes8x4AVX2(n int, w, x *uint16, xStrideBytes int, out *[4]float32)
+
+//go:noescape
 func dotF32F16AVX2(a []float32, b []uint16) float32
 
 //go:noescape

@@ -2,9 +2,10 @@
 
 #include "textflag.h"
 
-// Float kernels (AVX2, FMA, F16C). Each loop runs 32 elements per
-// iteration (four YMM registers), then 8, then scalar elements, so any
-// length is handled; callers guarantee len > 0 and equal lengths.
+// Float kernels (AVX2, FMA, F16C); callers guarantee len > 0 and equal
+// lengths (and, for Lanes8, a multiple of 8). The non-dot loops run 32
+// elements per iteration (four YMM registers), then 8, then scalar
+// elements, so any length is handled.
 
 // HSUM reduces the 8 lanes of Y into lane 0 of X (X is Y's low half), using T.
 #define HSUM(Y, X, T) \
@@ -15,21 +16,88 @@
 	VMOVSHDUP    X, T;     \
 	VADDSS       T, X, X
 
+// The float dots follow llama.cpp's orders exactly (see dotfloat.go):
+// every VFMADD/VMULPS/VADDPS below is one of the generic code's roundings,
+// in the same association.
+
+// VECREDUCE folds four 8-lane accumulators as ggml's GGML_F32x8_REDUCE:
+// Y0 = (Y0+Y2) + (Y1+Y3); t = lo + hi; X0[0] = (t0+t1) + (t2+t3).
+#define VECREDUCE \
+	VADDPS       Y2, Y0, Y0;  \
+	VADDPS       Y3, Y1, Y1;  \
+	VADDPS       Y1, Y0, Y0;  \
+	VEXTRACTF128 $1, Y0, X1;  \
+	VADDPS       X1, X0, X0;  \
+	VHADDPS      X0, X0, X0;  \
+	VHADDPS      X0, X0, X0
+
+// BF16LOAD widens 8 bfloat16 at mem to float32 lanes in Y (element l in
+// lane l): the 16 bytes go to both 128-bit halves, then Y15 = bf16Widen<>
+// moves word l of the low half (l < 4) or of the high half (l >= 4) into
+// the top of dword l and zeroes the bottom (one shuffle instead of a
+// zero-extension and a shift).
+#define BF16LOAD(mem, Y) \
+	VBROADCASTI128 mem, Y; \
+	VPSHUFB        Y15, Y, Y
+
+DATA bf16Widen<>+0(SB)/4, $0x01008080
+DATA bf16Widen<>+4(SB)/4, $0x03028080
+DATA bf16Widen<>+8(SB)/4, $0x05048080
+DATA bf16Widen<>+12(SB)/4, $0x07068080
+DATA bf16Widen<>+16(SB)/4, $0x09088080
+DATA bf16Widen<>+20(SB)/4, $0x0b0a8080
+DATA bf16Widen<>+24(SB)/4, $0x0d0c8080
+DATA bf16Widen<>+28(SB)/4, $0x0f0e8080
+GLOBL bf16Widen<>(SB), RODATA|NOPTR, $32
+
+// Lanes8 x4: one weight row (SI) against four activation rows at DI,
+// R8 = DI+stride, R9 = DI+2*stride, R10 = DI+3*stride; row k's chain in Yk.
+// Each weight vector is loaded and widened once for the four chains.
+#define LANES8X4_PROLOGUE \
+	MOVQ   n+0(FP), CX;            \
+	MOVQ   w+8(FP), SI;            \
+	MOVQ   x+16(FP), DI;           \
+	MOVQ   xStrideBytes+24(FP), BX; \
+	LEAQ   (DI)(BX*1), R8;         \
+	LEAQ   (DI)(BX*2), R9;         \
+	LEAQ   (R8)(BX*2), R10;        \
+	VXORPS Y0, Y0, Y0;             \
+	VXORPS Y1, Y1, Y1;             \
+	VXORPS Y2, Y2, Y2;             \
+	VXORPS Y3, Y3, Y3;             \
+	XORQ   AX, AX
+
+#define LANES8X4_EPILOGUE \
+	MOVQ   out+32(FP), DX; \
+	HSUM(Y0, X0, X4);      \
+	HSUM(Y1, X1, X4);      \
+	HSUM(Y2, X2, X4);      \
+	HSUM(Y3, X3, X4);      \
+	VMOVSS X0, 0(DX);      \
+	VMOVSS X1, 4(DX);      \
+	VMOVSS X2, 8(DX);      \
+	VMOVSS X3, 12(DX);     \
+	VZEROUPPER;            \
+	RET
+
 // func dotF32AVX2(a, b []float32) float32
+// ggml_vec_dot_f32: Y0..Y3 fused over steps of 32, VECREDUCE, fused
+// scalar tail.
 TEXT ·dotF32AVX2(SB), NOSPLIT, $0-52
 	MOVQ   a_base+0(FP), SI
 	MOVQ   b_base+24(FP), DI
 	MOVQ   a_len+8(FP), CX
+	MOVQ   CX, BX
+	ANDQ   $-32, BX
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
 	XORQ   AX, AX
+	CMPQ   AX, BX
+	JAE    f32dotreduce
 
 f32dot32:
-	LEAQ        32(AX), DX
-	CMPQ        DX, CX
-	JA          f32dot8
 	VMOVUPS     (SI)(AX*4), Y4
 	VMOVUPS     32(SI)(AX*4), Y5
 	VMOVUPS     64(SI)(AX*4), Y6
@@ -38,25 +106,14 @@ f32dot32:
 	VFMADD231PS 32(DI)(AX*4), Y5, Y1
 	VFMADD231PS 64(DI)(AX*4), Y6, Y2
 	VFMADD231PS 96(DI)(AX*4), Y7, Y3
-	MOVQ        DX, AX
-	JMP         f32dot32
-
-f32dot8:
-	LEAQ        8(AX), DX
-	CMPQ        DX, CX
-	JA          f32dotreduce
-	VMOVUPS     (SI)(AX*4), Y4
-	VFMADD231PS (DI)(AX*4), Y4, Y0
-	MOVQ        DX, AX
-	JMP         f32dot8
+	ADDQ        $32, AX
+	CMPQ        AX, BX
+	JB          f32dot32
 
 f32dotreduce:
-	VADDPS Y1, Y0, Y0
-	VADDPS Y3, Y2, Y2
-	VADDPS Y2, Y0, Y0
-	HSUM(Y0, X0, X1)
-	CMPQ   AX, CX
-	JAE    f32dotdone
+	VECREDUCE
+	CMPQ AX, CX
+	JAE  f32dotdone
 
 f32dot1:
 	VMOVSS      (SI)(AX*4), X4
@@ -71,20 +128,23 @@ f32dotdone:
 	RET
 
 // func dotF16AVX2(a, b []uint16) float32
+// ggml_vec_dot_f16: as dotF32AVX2 on widened halves, but the tail sums
+// float32 products in float64 (ggml_float).
 TEXT ·dotF16AVX2(SB), NOSPLIT, $0-52
 	MOVQ   a_base+0(FP), SI
 	MOVQ   b_base+24(FP), DI
 	MOVQ   a_len+8(FP), CX
+	MOVQ   CX, BX
+	ANDQ   $-32, BX
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
 	XORQ   AX, AX
+	CMPQ   AX, BX
+	JAE    f16dotreduce
 
 f16dot32:
-	LEAQ        32(AX), DX
-	CMPQ        DX, CX
-	JA          f16dot8
 	VCVTPH2PS   (SI)(AX*2), Y4
 	VCVTPH2PS   16(SI)(AX*2), Y5
 	VCVTPH2PS   32(SI)(AX*2), Y6
@@ -97,38 +157,30 @@ f16dot32:
 	VFMADD231PS Y9, Y5, Y1
 	VFMADD231PS Y10, Y6, Y2
 	VFMADD231PS Y11, Y7, Y3
-	MOVQ        DX, AX
-	JMP         f16dot32
-
-f16dot8:
-	LEAQ        8(AX), DX
-	CMPQ        DX, CX
-	JA          f16dotreduce
-	VCVTPH2PS   (SI)(AX*2), Y4
-	VCVTPH2PS   (DI)(AX*2), Y8
-	VFMADD231PS Y8, Y4, Y0
-	MOVQ        DX, AX
-	JMP         f16dot8
+	ADDQ        $32, AX
+	CMPQ        AX, BX
+	JB          f16dot32
 
 f16dotreduce:
-	VADDPS Y1, Y0, Y0
-	VADDPS Y3, Y2, Y2
-	VADDPS Y2, Y0, Y0
-	HSUM(Y0, X0, X1)
-	CMPQ   AX, CX
-	JAE    f16dotdone
+	VECREDUCE
+	CMPQ      AX, CX
+	JAE       f16dotdone
+	VCVTSS2SD X0, X0, X0
 
 f16dot1:
-	MOVWLZX     (SI)(AX*2), DX
-	VMOVD       DX, X4
-	VCVTPH2PS   X4, X4
-	MOVWLZX     (DI)(AX*2), DX
-	VMOVD       DX, X5
-	VCVTPH2PS   X5, X5
-	VFMADD231SS X5, X4, X0
-	INCQ        AX
-	CMPQ        AX, CX
-	JB          f16dot1
+	MOVWLZX   (SI)(AX*2), DX
+	VMOVD     DX, X4
+	VCVTPH2PS X4, X4
+	MOVWLZX   (DI)(AX*2), DX
+	VMOVD     DX, X5
+	VCVTPH2PS X5, X5
+	VMULSS    X5, X4, X4
+	VCVTSS2SD X4, X4, X4
+	VADDSD    X4, X0, X0
+	INCQ      AX
+	CMPQ      AX, CX
+	JB        f16dot1
+	VCVTSD2SS X0, X0, X0
 
 f16dotdone:
 	VMOVSS X0, ret+48(FP)
@@ -136,68 +188,260 @@ f16dotdone:
 	RET
 
 // func dotBF16AVX2(a, b []uint16) float32
+// ggml_vec_dot_bf16 (AVX2): Y0..Y3 += rounded products (not fused) over
+// steps of 32; (Y0+Y2)+(Y1+Y3); HSUM; float64 tail starting from 0.0.
 TEXT ·dotBF16AVX2(SB), NOSPLIT, $0-52
+	VMOVDQU bf16Widen<>(SB), Y15
 	MOVQ   a_base+0(FP), SI
 	MOVQ   b_base+24(FP), DI
 	MOVQ   a_len+8(FP), CX
+	MOVQ   CX, BX
+	ANDQ   $-32, BX
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
 	XORQ   AX, AX
+	CMPQ   AX, BX
+	JAE    bf16dotreduce
 
-bf16dot16:
-	LEAQ        16(AX), DX
-	CMPQ        DX, CX
-	JA          bf16dot8
-	VPMOVZXWD   (SI)(AX*2), Y4
-	VPMOVZXWD   16(SI)(AX*2), Y5
-	VPMOVZXWD   (DI)(AX*2), Y8
-	VPMOVZXWD   16(DI)(AX*2), Y9
-	VPSLLD      $16, Y4, Y4
-	VPSLLD      $16, Y5, Y5
-	VPSLLD      $16, Y8, Y8
-	VPSLLD      $16, Y9, Y9
-	VFMADD231PS Y8, Y4, Y0
-	VFMADD231PS Y9, Y5, Y1
-	MOVQ        DX, AX
-	JMP         bf16dot16
-
-bf16dot8:
-	LEAQ        8(AX), DX
-	CMPQ        DX, CX
-	JA          bf16dotreduce
-	VPMOVZXWD   (SI)(AX*2), Y4
-	VPMOVZXWD   (DI)(AX*2), Y8
-	VPSLLD      $16, Y4, Y4
-	VPSLLD      $16, Y8, Y8
-	VFMADD231PS Y8, Y4, Y2
-	MOVQ        DX, AX
-	JMP         bf16dot8
+bf16dot32:
+	BF16LOAD((SI)(AX*2), Y4)
+	BF16LOAD(16(SI)(AX*2), Y5)
+	BF16LOAD(32(SI)(AX*2), Y6)
+	BF16LOAD(48(SI)(AX*2), Y7)
+	BF16LOAD((DI)(AX*2), Y8)
+	BF16LOAD(16(DI)(AX*2), Y9)
+	BF16LOAD(32(DI)(AX*2), Y10)
+	BF16LOAD(48(DI)(AX*2), Y11)
+	VMULPS Y8, Y4, Y4
+	VMULPS Y9, Y5, Y5
+	VMULPS Y10, Y6, Y6
+	VMULPS Y11, Y7, Y7
+	VADDPS Y4, Y0, Y0
+	VADDPS Y5, Y1, Y1
+	VADDPS Y6, Y2, Y2
+	VADDPS Y7, Y3, Y3
+	ADDQ   $32, AX
+	CMPQ   AX, BX
+	JB     bf16dot32
 
 bf16dotreduce:
-	VADDPS Y1, Y0, Y0
-	VADDPS Y2, Y0, Y0
+	VADDPS    Y2, Y0, Y0
+	VADDPS    Y3, Y1, Y1
+	VADDPS    Y1, Y0, Y0
 	HSUM(Y0, X0, X1)
-	CMPQ   AX, CX
-	JAE    bf16dotdone
+	VCVTSS2SD X0, X0, X0
+	VXORPD    X1, X1, X1
+	VADDSD    X0, X1, X0
+	CMPQ      AX, CX
+	JAE       bf16dotdone
 
 bf16dot1:
-	MOVWLZX     (SI)(AX*2), DX
-	SHLL        $16, DX
-	VMOVD       DX, X4
-	MOVWLZX     (DI)(AX*2), DX
-	SHLL        $16, DX
-	VMOVD       DX, X5
-	VFMADD231SS X5, X4, X0
-	INCQ        AX
-	CMPQ        AX, CX
-	JB          bf16dot1
+	MOVWLZX   (SI)(AX*2), DX
+	SHLL      $16, DX
+	VMOVD     DX, X4
+	MOVWLZX   (DI)(AX*2), DX
+	SHLL      $16, DX
+	VMOVD     DX, X5
+	VMULSS    X5, X4, X4
+	VCVTSS2SD X4, X4, X4
+	VADDSD    X4, X0, X0
+	INCQ      AX
+	CMPQ      AX, CX
+	JB        bf16dot1
 
 bf16dotdone:
+	VCVTSD2SS X0, X0, X0
+	VMOVSS    X0, ret+48(FP)
+	VZEROUPPER
+	RET
+
+// func dotF32Lanes8AVX2(a, b []float32) float32
+// tinyBLAS order: one 8-lane fused chain in Y0 (len is a multiple of 8),
+// HSUM (= hsum8). Four loads per iteration run ahead; the chain is serial.
+TEXT ·dotF32Lanes8AVX2(SB), NOSPLIT, $0-52
+	MOVQ   a_base+0(FP), SI
+	MOVQ   b_base+24(FP), DI
+	MOVQ   a_len+8(FP), CX
+	MOVQ   CX, BX
+	ANDQ   $-32, BX
+	VXORPS Y0, Y0, Y0
+	XORQ   AX, AX
+	CMPQ   AX, BX
+	JAE    f32l8one
+
+f32l8four:
+	VMOVUPS     (SI)(AX*4), Y4
+	VMOVUPS     32(SI)(AX*4), Y5
+	VMOVUPS     64(SI)(AX*4), Y6
+	VMOVUPS     96(SI)(AX*4), Y7
+	VFMADD231PS (DI)(AX*4), Y4, Y0
+	VFMADD231PS 32(DI)(AX*4), Y5, Y0
+	VFMADD231PS 64(DI)(AX*4), Y6, Y0
+	VFMADD231PS 96(DI)(AX*4), Y7, Y0
+	ADDQ        $32, AX
+	CMPQ        AX, BX
+	JB          f32l8four
+
+f32l8one:
+	CMPQ        AX, CX
+	JAE         f32l8done
+	VMOVUPS     (SI)(AX*4), Y4
+	VFMADD231PS (DI)(AX*4), Y4, Y0
+	ADDQ        $8, AX
+	JMP         f32l8one
+
+f32l8done:
+	HSUM(Y0, X0, X1)
 	VMOVSS X0, ret+48(FP)
 	VZEROUPPER
 	RET
+
+// func dotF16Lanes8AVX2(a, b []uint16) float32
+TEXT ·dotF16Lanes8AVX2(SB), NOSPLIT, $0-52
+	MOVQ   a_base+0(FP), SI
+	MOVQ   b_base+24(FP), DI
+	MOVQ   a_len+8(FP), CX
+	MOVQ   CX, BX
+	ANDQ   $-32, BX
+	VXORPS Y0, Y0, Y0
+	XORQ   AX, AX
+	CMPQ   AX, BX
+	JAE    f16l8one
+
+f16l8four:
+	VCVTPH2PS   (SI)(AX*2), Y4
+	VCVTPH2PS   16(SI)(AX*2), Y5
+	VCVTPH2PS   32(SI)(AX*2), Y6
+	VCVTPH2PS   48(SI)(AX*2), Y7
+	VCVTPH2PS   (DI)(AX*2), Y8
+	VCVTPH2PS   16(DI)(AX*2), Y9
+	VCVTPH2PS   32(DI)(AX*2), Y10
+	VCVTPH2PS   48(DI)(AX*2), Y11
+	VFMADD231PS Y8, Y4, Y0
+	VFMADD231PS Y9, Y5, Y0
+	VFMADD231PS Y10, Y6, Y0
+	VFMADD231PS Y11, Y7, Y0
+	ADDQ        $32, AX
+	CMPQ        AX, BX
+	JB          f16l8four
+
+f16l8one:
+	CMPQ        AX, CX
+	JAE         f16l8done
+	VCVTPH2PS   (SI)(AX*2), Y4
+	VCVTPH2PS   (DI)(AX*2), Y8
+	VFMADD231PS Y8, Y4, Y0
+	ADDQ        $8, AX
+	JMP         f16l8one
+
+f16l8done:
+	HSUM(Y0, X0, X1)
+	VMOVSS X0, ret+48(FP)
+	VZEROUPPER
+	RET
+
+// func dotBF16Lanes8AVX2(a, b []uint16) float32
+TEXT ·dotBF16Lanes8AVX2(SB), NOSPLIT, $0-52
+	VMOVDQU bf16Widen<>(SB), Y15
+	MOVQ   a_base+0(FP), SI
+	MOVQ   b_base+24(FP), DI
+	MOVQ   a_len+8(FP), CX
+	MOVQ   CX, BX
+	ANDQ   $-32, BX
+	VXORPS Y0, Y0, Y0
+	XORQ   AX, AX
+	CMPQ   AX, BX
+	JAE    bf16l8one
+
+bf16l8four:
+	BF16LOAD((SI)(AX*2), Y4)
+	BF16LOAD(16(SI)(AX*2), Y5)
+	BF16LOAD(32(SI)(AX*2), Y6)
+	BF16LOAD(48(SI)(AX*2), Y7)
+	BF16LOAD((DI)(AX*2), Y8)
+	BF16LOAD(16(DI)(AX*2), Y9)
+	BF16LOAD(32(DI)(AX*2), Y10)
+	BF16LOAD(48(DI)(AX*2), Y11)
+	VFMADD231PS Y8, Y4, Y0
+	VFMADD231PS Y9, Y5, Y0
+	VFMADD231PS Y10, Y6, Y0
+	VFMADD231PS Y11, Y7, Y0
+	ADDQ        $32, AX
+	CMPQ        AX, BX
+	JB          bf16l8four
+
+bf16l8one:
+	CMPQ AX, CX
+	JAE  bf16l8done
+	BF16LOAD((SI)(AX*2), Y4)
+	BF16LOAD((DI)(AX*2), Y8)
+	VFMADD231PS Y8, Y4, Y0
+	ADDQ        $8, AX
+	JMP         bf16l8one
+
+bf16l8done:
+	HSUM(Y0, X0, X1)
+	VMOVSS X0, ret+48(FP)
+	VZEROUPPER
+	RET
+
+// func dotF32Lanes8x4AVX2(n int, w, x *float32, xStrideBytes int, out *[4]float32)
+TEXT ·dotF32Lanes8x4AVX2(SB), NOSPLIT, $0-40
+	LANES8X4_PROLOGUE
+
+f32l8x4:
+	VMOVUPS     (SI)(AX*4), Y4
+	VFMADD231PS (DI)(AX*4), Y4, Y0
+	VFMADD231PS (R8)(AX*4), Y4, Y1
+	VFMADD231PS (R9)(AX*4), Y4, Y2
+	VFMADD231PS (R10)(AX*4), Y4, Y3
+	ADDQ        $8, AX
+	CMPQ        AX, CX
+	JB          f32l8x4
+
+f32l8x4done:
+	LANES8X4_EPILOGUE
+
+// func dotF16Lanes8x4AVX2(n int, w, x *uint16, xStrideBytes int, out *[4]float32)
+TEXT ·dotF16Lanes8x4AVX2(SB), NOSPLIT, $0-40
+	LANES8X4_PROLOGUE
+
+f16l8x4:
+	VCVTPH2PS   (SI)(AX*2), Y4
+	VCVTPH2PS   (DI)(AX*2), Y5
+	VCVTPH2PS   (R8)(AX*2), Y6
+	VCVTPH2PS   (R9)(AX*2), Y7
+	VCVTPH2PS   (R10)(AX*2), Y8
+	VFMADD231PS Y5, Y4, Y0
+	VFMADD231PS Y6, Y4, Y1
+	VFMADD231PS Y7, Y4, Y2
+	VFMADD231PS Y8, Y4, Y3
+	ADDQ        $8, AX
+	CMPQ        AX, CX
+	JB          f16l8x4
+	LANES8X4_EPILOGUE
+
+// func dotBF16Lanes8x4AVX2(n int, w, x *uint16, xStrideBytes int, out *[4]float32)
+TEXT ·dotBF16Lanes8x4AVX2(SB), NOSPLIT, $0-40
+	VMOVDQU bf16Widen<>(SB), Y15
+	LANES8X4_PROLOGUE
+
+bf16l8x4:
+	BF16LOAD((SI)(AX*2), Y4)
+	BF16LOAD((DI)(AX*2), Y5)
+	BF16LOAD((R8)(AX*2), Y6)
+	BF16LOAD((R9)(AX*2), Y7)
+	BF16LOAD((R10)(AX*2), Y8)
+	VFMADD231PS Y5, Y4, Y0
+	VFMADD231PS Y6, Y4, Y1
+	VFMADD231PS Y7, Y4, Y2
+	VFMADD231PS Y8, Y4, Y3
+	ADDQ        $8, AX
+	CMPQ        AX, CX
+	JB          bf16l8x4
+	LANES8X4_EPILOGUE
 
 // func dotF32F16AVX2(a []float32, b []uint16) float32
 TEXT ·dotF32F16AVX2(SB), NOSPLIT, $0-52

@@ -92,6 +92,25 @@ func TestNoReadsOutsideSlices(t *testing.T) {
 			copy(ha, randF16(r, n, 1))
 			copy(hb, randF16(r, n, 1))
 			benchSink += DotF32(a, b) + DotF16(ha, hb) + DotBF16(ha, hb) + DotF32F16(a, hb)
+			if n%8 == 0 {
+				benchSink += DotF32Lanes8(a, b) + DotF16Lanes8(ha, hb) + DotBF16Lanes8(ha, hb)
+				// x4: four rows ending at the guard page, weight row too.
+				x4 := f(g.alloc(t, 4*4*n, atEnd))
+				h4 := h(g.alloc(t, 4*2*n, atEnd))
+				x4 = unsafe.Slice(&x4[0], 4*n)
+				h4 = unsafe.Slice(&h4[0], 4*n)
+				copy(x4, randF32(r, 4*n, 1))
+				copy(h4, randF16(r, 4*n, 1))
+				var out [4]float32
+				DotF32Lanes8x4(n, a, x4, n, &out)
+				for k := range 4 {
+					if want := DotF32Lanes8(a, x4[k*n:(k+1)*n]); out[k] != want {
+						t.Errorf("DotF32Lanes8x4 n=%d guarded row %d: %g, single %g", n, k, out[k], want)
+					}
+				}
+				DotF16Lanes8x4(n, ha, h4, n, &out)
+				DotBF16Lanes8x4(n, ha, h4, n, &out)
+			}
 			benchSink += SumSquares(a) + Max(a)
 			Axpy(0.5, a, b)
 			AxpyF16(0.5, ha, b)
