@@ -102,7 +102,7 @@ func (p *Pool) matMuls(x []float32, m int, ops []MatMulOp) {
 	t.ops, t.m, t.out4 = s.mmOps[:len(ops)], m, s.out4
 	nbuf, rows, gemmRows := 0, 0, 0
 	for j, op := range ops {
-		vd := vecDots[op.W.Type]
+		vd := vecDotFor(op.W)
 		rb, _ := op.W.Type.RowBytes(cols)
 		o := &t.ops[j]
 		*o = mmOp{w: op.W, rb: rb, vd: vd, dst: op.Dst, start: rows}
@@ -263,7 +263,15 @@ func (t *matmulTask) rows(o *mmOp, lo, hi, worker int) {
 		for ; i < m; i++ {
 			xi := o.x[i*xrb : (i+1)*xrb]
 			out := o.dst[i*rows : (i+1)*rows]
-			for r := r0; r < r1; r++ {
+			r := r0
+			if rows4 := o.vd.rows4; rows4 != nil {
+				// Four weight rows per pass over the activation row.
+				for ; r+4 <= r1; r += 4 {
+					rows4(cols, xi, w[r*o.rb:(r+4)*o.rb], o.rb, out4)
+					copy(out[r:r+4], out4[:])
+				}
+			}
+			for ; r < r1; r++ {
 				out[r] = dot(cols, w[r*o.rb:(r+1)*o.rb], xi)
 			}
 		}

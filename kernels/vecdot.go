@@ -33,6 +33,11 @@ type vecDot struct {
 	// unpacked once), each lane bit-identical to dot: batched MatMul may mix
 	// the two without changing any result.
 	dot4 func(n int, w, x []byte, stride int, out *[4]float32)
+	// rows4, when not nil, is dot for the four weight rows at w,
+	// w[stride:], w[2*stride:], w[3*stride:] against one activation row x,
+	// each lane bit-identical to dot: it gives single-row MatMuls (decode)
+	// four independent chains where one dot is a single latency-bound one.
+	rows4 func(n int, x, w []byte, stride int, out *[4]float32)
 	// gemm, when not nil, multiplies a block of weight rows by all m
 	// activation rows at once (simd's register-tiled GEMM) from activations
 	// prepared once per call; each output has dot's bits.
@@ -63,18 +68,45 @@ var (
 )
 
 // vecDots maps each weight type MatMul supports to its kernel.
+//
+// The entries are the orders llama.cpp uses for the weight matrices of real
+// models (Rows a multiple of 8, Cols of 32); vecDotFor switches to the
+// orders it uses for other shapes.
 var vecDots = map[gguf.Type]vecDot{
-	gguf.TypeF32:  {gguf.TypeF32, nil, dotF32, nil, nil},
-	gguf.TypeF16:  {gguf.TypeF16, convertF16, dotF16, nil, nil},
-	gguf.TypeBF16: {gguf.TypeBF16, convertBF16, dotBF16, nil, nil},
-	gguf.TypeQ8_0: {gguf.TypeQ8_0, quantizeActQ8_0, simd.DotQ8_0Q8_0, simd.DotQ8_0Q8_0x4, gemmQ8_0},
-	gguf.TypeQ4_0: {gguf.TypeQ8_0, quantizeActQ8_0, simd.DotQ4_0Q8_0, simd.DotQ4_0Q8_0x4, gemmQ4_0},
-	gguf.TypeQ5_0: {gguf.TypeQ8_0, quantizeActQ8_0, simd.DotQ5_0Q8_0, nil, nil},
-	gguf.TypeQ4_1: {gguf.TypeQ8_1, quant.QuantizeActQ8_1, simd.DotQ4_1Q8_1, nil, nil},
-	gguf.TypeQ5_1: {gguf.TypeQ8_1, quant.QuantizeActQ8_1, simd.DotQ5_1Q8_1, nil, nil},
-	gguf.TypeQ4_K: {gguf.TypeQ8_K, quantizeActQ8_K, simd.DotQ4_KQ8_K, simd.DotQ4_KQ8_Kx4, gemmQ4_K},
-	gguf.TypeQ5_K: {gguf.TypeQ8_K, quantizeActQ8_K, simd.DotQ5_KQ8_K, nil, nil},
-	gguf.TypeQ6_K: {gguf.TypeQ8_K, quantizeActQ8_K, simd.DotQ6_KQ8_K, simd.DotQ6_KQ8_Kx4, gemmQ6_K},
+	gguf.TypeF32:  {act: gguf.TypeF32, dot: dotF32L8, dot4: dotF32L8x4, rows4: dotF32L8r4},
+	gguf.TypeF16:  {act: gguf.TypeF16, convert: convertF16, dot: dotF16L8, dot4: dotF16L8x4, rows4: dotF16L8r4},
+	gguf.TypeBF16: {act: gguf.TypeBF16, convert: convertBF16, dot: dotBF16L8, dot4: dotBF16L8x4, rows4: dotBF16L8r4},
+	gguf.TypeQ8_0: {act: gguf.TypeQ8_0, convert: quantizeActQ8_0, dot: simd.DotQ8_0Q8_0, dot4: simd.DotQ8_0Q8_0x4, gemm: gemmQ8_0},
+	gguf.TypeQ4_0: {act: gguf.TypeQ8_0, convert: quantizeActQ8_0, dot: simd.DotQ4_0Q8_0, dot4: simd.DotQ4_0Q8_0x4, gemm: gemmQ4_0},
+	gguf.TypeQ5_0: {act: gguf.TypeQ8_0, convert: quantizeActQ8_0, dot: simd.DotQ5_0Q8_0},
+	gguf.TypeQ4_1: {act: gguf.TypeQ8_1, convert: quant.QuantizeActQ8_1, dot: simd.DotQ4_1Q8_1},
+	gguf.TypeQ5_1: {act: gguf.TypeQ8_1, convert: quant.QuantizeActQ8_1, dot: simd.DotQ5_1Q8_1},
+	gguf.TypeQ4_K: {act: gguf.TypeQ8_K, convert: quantizeActQ8_K, dot: simd.DotQ4_KQ8_K, dot4: simd.DotQ4_KQ8_Kx4, gemm: gemmQ4_K},
+	gguf.TypeQ5_K: {act: gguf.TypeQ8_K, convert: quantizeActQ8_K, dot: simd.DotQ5_KQ8_K},
+	gguf.TypeQ6_K: {act: gguf.TypeQ8_K, convert: quantizeActQ8_K, dot: simd.DotQ6_KQ8_K, dot4: simd.DotQ6_KQ8_Kx4, gemm: gemmQ6_K},
+}
+
+// vecDotsOdd are llama.cpp's orders for matrices whose shape its fast
+// paths decline: float weights with Rows%4 != 0 or Cols%8 != 0 (llamafile's
+// tinyBLAS) go through ggml_vec_dot_f32/f16/bf16.
+var vecDotsOdd = map[gguf.Type]vecDot{
+	gguf.TypeF32:  {act: gguf.TypeF32, dot: dotF32},
+	gguf.TypeF16:  {act: gguf.TypeF16, convert: convertF16, dot: dotF16},
+	gguf.TypeBF16: {act: gguf.TypeBF16, convert: convertBF16, dot: dotBF16},
+}
+
+// vecDotFor returns the kernel for w, in the summation order llama.cpp's
+// CPU backend uses for a matrix of w's type and shape (for batches of
+// more than one row; kiln uses it for every batch, so that results do not
+// depend on the batch).
+func vecDotFor(w *Matrix) vecDot {
+	switch w.Type {
+	case gguf.TypeF32, gguf.TypeF16, gguf.TypeBF16:
+		if w.Rows%4 != 0 || w.Cols%8 != 0 {
+			return vecDotsOdd[w.Type]
+		}
+	}
+	return vecDots[w.Type]
 }
 
 // Supported reports whether MatMul and Matrix.Row handle weights of type t.
@@ -86,10 +118,36 @@ func Supported(t gguf.Type) bool {
 // The float dots see weight and activation bytes as float32, f16 or bf16
 // elements. GGUF data is little-endian, as are the CPUs kiln runs on.
 
-func dotF32(n int, w, x []byte) float32 { return simd.DotF32(f32s(w, n), f32s(x, n)) }
-func dotF16(n int, w, x []byte) float32 { return simd.DotF16(u16s(w, n), u16s(x, n)) }
-func dotBF16(n int, w, x []byte) float32 {
-	return simd.DotBF16(u16s(w, n), u16s(x, n))
+func dotF32(n int, w, x []byte) float32  { return simd.DotF32(f32s(w, n), f32s(x, n)) }
+func dotF16(n int, w, x []byte) float32  { return simd.DotF16(u16s(w, n), u16s(x, n)) }
+func dotBF16(n int, w, x []byte) float32 { return simd.DotBF16(u16s(w, n), u16s(x, n)) }
+
+func dotF32L8(n int, w, x []byte) float32  { return simd.DotF32Lanes8(f32s(w, n), f32s(x, n)) }
+func dotF16L8(n int, w, x []byte) float32  { return simd.DotF16Lanes8(u16s(w, n), u16s(x, n)) }
+func dotBF16L8(n int, w, x []byte) float32 { return simd.DotBF16Lanes8(u16s(w, n), u16s(x, n)) }
+
+// The x4 flavours: strides are in bytes here, in elements in simd.
+func dotF32L8x4(n int, w, x []byte, stride int, out *[4]float32) {
+	simd.DotF32Lanes8x4(n, f32s(w, n), f32s(x, len(x)/4), stride/4, out)
+}
+func dotF16L8x4(n int, w, x []byte, stride int, out *[4]float32) {
+	simd.DotF16Lanes8x4(n, u16s(w, n), u16s(x, len(x)/2), stride/2, out)
+}
+func dotBF16L8x4(n int, w, x []byte, stride int, out *[4]float32) {
+	simd.DotBF16Lanes8x4(n, u16s(w, n), u16s(x, len(x)/2), stride/2, out)
+}
+
+// The rows4 flavours swap the roles: each product w[k]*x[k] is the same
+// in either order, so four weight rows against one activation row are the
+// x4 call with the activation in the weight's place.
+func dotF32L8r4(n int, x, w []byte, stride int, out *[4]float32) {
+	simd.DotF32Lanes8x4(n, f32s(x, n), f32s(w, len(w)/4), stride/4, out)
+}
+func dotF16L8r4(n int, x, w []byte, stride int, out *[4]float32) {
+	simd.DotF16Lanes8x4(n, u16s(x, n), u16s(w, len(w)/2), stride/2, out)
+}
+func dotBF16L8r4(n int, x, w []byte, stride int, out *[4]float32) {
+	simd.DotBF16Lanes8x4(n, u16s(x, n), u16s(w, len(w)/2), stride/2, out)
 }
 
 // quantizeActQ8_0 is quant.QuantizeActQ8_0 (llama.cpp's AVX2

@@ -197,6 +197,13 @@ func vecdot(typ gguf.Type, x, y []float32) float32 {
 			t0[l] = acc[0][l] + acc[0][l+4]
 		}
 		s := (t0[0] + t0[1]) + (t0[2] + t0[3])
+		if typ == gguf.TypeF16 { // ggml_vec_dot_f16 sums the tail in ggml_float (double)
+			sd := float64(s)
+			for i := np; i < n; i++ {
+				sd += float64(x[i] * y[i])
+			}
+			return float32(sd)
+		}
 		for i := np; i < n; i++ {
 			s = fma32(x[i], y[i], s)
 		}
