@@ -371,19 +371,23 @@ func (g *gemmKind) run(nb int, w []byte, wStride, rows int, a []byte, aStride, m
 }
 
 // gemmQ8_0Q8_0Generic is dotQ8_0Q8_0Generic with the activation row in
-// GemmActQ8_0Q8_0 form: the same integer sums, the same fold.
+// GemmActQ8_0Q8_0 form: the same integer sums, the same eight FMA lanes
+// and hsum8.
 func gemmQ8_0Q8_0Generic(nb int, w, a []byte) float32 {
-	var sumf float32
+	var l [8]float32
 	for ib := 0; ib < nb; ib++ {
 		bw := w[ib*bytesQ8_0 : (ib+1)*bytesQ8_0]
 		ba := a[ib*gemmActQ8_0Q8_0Block : (ib+1)*gemmActQ8_0Q8_0Block]
-		var sumi int32
-		for j := range 32 {
-			sumi += int32(int8(bw[2+j])) * int32(int16(uint16(ba[2*j])|uint16(ba[2*j+1])<<8))
+		s := float32(f16At(bw, 0) * getF32(ba[64:]))
+		for j := range 8 {
+			var sumi int32
+			for k := 4 * j; k < 4*j+4; k++ {
+				sumi += int32(int8(bw[2+k])) * int32(int16(uint16(ba[2*k])|uint16(ba[2*k+1])<<8))
+			}
+			l[j] = fma32(s, float32(sumi), l[j])
 		}
-		sumf += float32(float32(sumi) * (f16At(bw, 0) * getF32(ba[64:])))
 	}
-	return sumf
+	return hsum8(&l)
 }
 
 // gemmQ4_0Q8_0Generic is dotQ4_0Q8_0Generic with the activation row in
