@@ -357,56 +357,71 @@ func outAddr(j, off int) string {
 	return o + "(R9)(R13*1)"
 }
 
-// kernelQ8_0: one 8-row Q8_0 panel against nx activation rows (x16 form).
-// Per block and row j: Y(j) = int32 sums of 8 weight rows (lanes) by 16
-// VPMADDWD of V_k with the broadcast int16 pair k of row j; then
-// Y(4+j) += float(sum) * (dw*dx) lane-wise, which is the single-row fold.
+// kernelQ8_0: one 8-row Q8_0 panel against nx activation rows (x16 form),
+// in llama.cpp's order: per activation row eight accumulators acc_j, lane
+// r = row r's float lane j. Per block, with s = dw (8 rows) * bcast(dx)
+// (rounded products):
 //
-//	Y0..Y3 int sums, Y4..Y7 float sums, Y8 V_k, Y9 dw, Y10/Y11 broadcasts,
-//	Y12/Y13 products.
+//	I_j = VPMADDWD(V_2j, bcast pair 2j) + VPMADDWD(V_2j+1, bcast pair 2j+1)
+//	      (exact int32: elements 4j..4j+3 of the 8 rows)
+//	acc_j = fma(s, float(I_j), acc_j)
+//
+// and at the end out = ((acc0+acc4)+(acc2+acc6)) + ((acc1+acc5)+(acc3+acc7)),
+// which is hsum8 of each row's lanes. Eight accumulators per activation row
+// leave no registers for a second one, so nx rows are nx passes over the
+// panel (it stays in L1/L2).
+//
+//	Y0..Y7 acc_j, Y8 s, Y9..Y14 broadcasts and products.
 func kernelQ8_0(a *asm, nx int) {
 	name := fmt.Sprintf("gemmQ8_0Q8_0x%d", nx)
 	kernelPrologue(a, name, nx)
+	a.i("MOVQ SI, DX") // panel base
+	a.i("MOVQ CX, BX") // nb
 	for j := 0; j < nx; j++ {
-		a.i("VXORPS Y%d, Y%d, Y%d", 4+j, 4+j, 4+j)
-	}
-	lbl := strings.ToLower(name)
-	a.p("%s:", lbl)
-	for k := 0; k < 16; k++ {
-		a.i("VMOVDQU %d(SI), Y8", 32*k)
-		for j := 0; j < nx; j++ {
-			b := 10 + j%2
-			a.i("VPBROADCASTD %d(%s), Y%d", 4*k, xPtr[j], b)
-			if k == 0 {
-				a.i("VPMADDWD Y%d, Y8, Y%d", b, j)
-			} else {
-				t := 12 + j%2
-				a.i("VPMADDWD Y%d, Y8, Y%d", b, t)
-				a.i("VPADDD Y%d, Y%d, Y%d", t, j, j)
-			}
+		x := xPtr[j]
+		if j > 0 {
+			a.i("MOVQ DX, SI")
+			a.i("MOVQ BX, CX")
 		}
-	}
-	a.i("VMOVUPS 512(SI), Y9")
-	for j := 0; j < nx; j++ {
-		b := 10 + j%2
-		a.i("VBROADCASTSS 64(%s), Y%d", xPtr[j], b)
-		a.i("VMULPS Y%d, Y9, Y%d", b, b) // dw*dx
-		a.i("VCVTDQ2PS Y%d, Y%d", j, j)
-		a.i("VMULPS Y%d, Y%d, Y%d", b, j, j) // float(sumi)*(dw*dx)
-		a.i("VADDPS Y%d, Y%d, Y%d", j, 4+j, 4+j)
-	}
-	a.i("ADDQ $544, SI")
-	for j := 0; j < nx; j++ {
-		a.i("ADDQ $68, %s", xPtr[j])
-	}
-	a.i("DECQ CX")
-	a.i("JNZ %s", lbl)
-	for j := 0; j < nx; j++ {
-		a.i("VMOVUPS Y%d, %s", 4+j, outAddr(j, 0))
+		for k := 0; k < 8; k++ {
+			a.i("VXORPS Y%d, Y%d, Y%d", k, k, k)
+		}
+		lbl := fmt.Sprintf("%s_%d", strings.ToLower(name), j)
+		a.p("%s:", lbl)
+		a.i("VBROADCASTSS 64(%s), Y8", x)
+		a.i("VMULPS 512(SI), Y8, Y8") // s = dw*dx
+		for l := 0; l < 8; l++ {
+			t0, t1 := 9+2*(l%3), 10+2*(l%3)
+			a.i("VPBROADCASTD %d(%s), Y%d", 8*l, x, t0)
+			a.i("VPMADDWD %d(SI), Y%d, Y%d", 64*l, t0, t0)
+			a.i("VPBROADCASTD %d(%s), Y%d", 8*l+4, x, t1)
+			a.i("VPMADDWD %d(SI), Y%d, Y%d", 64*l+32, t1, t1)
+			a.i("VPADDD Y%d, Y%d, Y%d", t1, t0, t0)
+			a.i("VCVTDQ2PS Y%d, Y%d", t0, t0)
+			a.i("VFMADD231PS Y8, Y%d, Y%d", t0, l)
+		}
+		a.i("ADDQ $544, SI")
+		a.i("ADDQ $68, %s", x)
+		a.i("DECQ CX")
+		a.i("JNZ %s", lbl)
+		hsum8Rows(a)
+		a.i("VMOVUPS Y0, %s", outAddr(j, 0))
 	}
 	a.i("VZEROUPPER")
 	a.i("RET")
 	a.p("")
+}
+
+// hsum8Rows sets Y0 = ((Y0+Y4)+(Y2+Y6)) + ((Y1+Y5)+(Y3+Y7)) lane by lane:
+// hsum8 of eight rows whose lane j is in register j. Clobbers Y1..Y3.
+func hsum8Rows(a *asm) {
+	a.i("VADDPS Y4, Y0, Y0")
+	a.i("VADDPS Y6, Y2, Y2")
+	a.i("VADDPS Y2, Y0, Y0")
+	a.i("VADDPS Y5, Y1, Y1")
+	a.i("VADDPS Y7, Y3, Y3")
+	a.i("VADDPS Y3, Y1, Y1")
+	a.i("VADDPS Y1, Y0, Y0")
 }
 
 // kernelQ4_0: one 16-row Q4_0 panel against nx activation rows (x8 form).
@@ -498,43 +513,67 @@ func gemvPrefetch(a *asm, bb int) {
 	a.i("ADDQ $%d, R12", 8*bb)
 }
 
-// gemvQ8_0: 8 Q8_0 rows against one activation row in x16 form (decode).
-// Per block: P_r = VPMADDWD(sext(w_r[0:16]), x[0:16]) + VPMADDWD(sext(w_r[16:32]),
-// x[16:32]) (8 int32 lanes per row), reduced by an unpack tree to the 8
-// exact block sums in one vector (rows in order), then acc += float(sum)
-// * (dw*dx) as the single-row fold.
+// gemvQ8_0: 8 Q8_0 rows against one activation row in x16 form (decode),
+// in llama.cpp's order: one 8-lane accumulator per row. Per block and row:
 //
-//	Y0..Y7 P_r, Y8/Y9 temporaries, Y13 acc, Y14/Y15 x.
+//	P = VPHADDD(VPMADDWD(sext(w_r[0:16]), x[0:16]), VPMADDWD(sext(w_r[16:32]), x[16:32]))
+//	  = I_j (exact) in the lane order [0 1 4 5 | 2 3 6 7]
+//	acc_r = fma(bcast(s_r), float(P), acc_r)
+//
+// with s_r = dw_r*dx computed for the 8 rows at once and spilled to the
+// frame for the broadcasts. At the end each row's lanes are summed as
+// hsum8 in the permuted order: (p0+p2, p1+p3 | p4+p6, p5+p7) =
+// (l0+l4, l1+l5 | l2+l6, l3+l7), then the halves, then the pair.
+//
+//	Y0..Y7 acc_r, Y8 s, Y9..Y12 temporaries.
 func gemvQ8_0(a *asm) {
 	name := "gemvQ8_0Q8_0"
-	gemvPrologue(a, name)
-	a.i("VXORPS Y13, Y13, Y13")
+	a.p("// func %s(nb int, w *byte, wStride int, x *byte, out *float32)", name)
+	a.p("TEXT ·%s(SB), NOSPLIT, $32-40", name)
+	a.i("MOVQ nb+0(FP), CX")
+	a.i("MOVQ w+8(FP), SI")
+	a.i("MOVQ wStride+16(FP), R8")
+	a.i("MOVQ x+24(FP), DI")
+	a.i("MOVQ out+32(FP), R11")
+	a.i("LEAQ (R8)(R8*2), R9")
+	a.i("LEAQ (SI)(R9*1), R10")
+	a.i("LEAQ (SI)(R8*8), R12") // prefetch cursor: the next 8 rows
+	for r := 0; r < 8; r++ {
+		a.i("VXORPS Y%d, Y%d, Y%d", r, r, r)
+	}
 	a.p("gemvq80:")
 	gemvPrefetch(a, 34)
-	a.i("VMOVDQU (DI), Y14")
-	a.i("VMOVDQU 32(DI), Y15")
+	halves8Reg(a, rowAddr8(0, "SI", "R10", "R8", "R9"), 8)
+	a.i("VBROADCASTSS 64(DI), Y9")
+	a.i("VMULPS Y9, Y8, Y8") // s_r = dw_r*dx
+	a.i("VMOVUPS Y8, (SP)")
 	lo := rowAddr8(2, "SI", "R10", "R8", "R9")
 	hi := rowAddr8(18, "SI", "R10", "R8", "R9")
 	for r := 0; r < 8; r++ {
-		a.i("VPMOVSXBW %s, Y8", lo[r])
-		a.i("VPMOVSXBW %s, Y9", hi[r])
-		a.i("VPMADDWD Y14, Y8, Y8")
-		a.i("VPMADDWD Y15, Y9, Y9")
-		a.i("VPADDD Y9, Y8, Y%d", r)
+		t0, t1 := 9+2*(r%2), 10+2*(r%2)
+		a.i("VPMOVSXBW %s, Y%d", lo[r], t0)
+		a.i("VPMOVSXBW %s, Y%d", hi[r], t1)
+		a.i("VPMADDWD (DI), Y%d, Y%d", t0, t0)
+		a.i("VPMADDWD 32(DI), Y%d, Y%d", t1, t1)
+		a.i("VPHADDD Y%d, Y%d, Y%d", t1, t0, t0)
+		a.i("VCVTDQ2PS Y%d, Y%d", t0, t0)
+		a.i("VBROADCASTSS %d(SP), Y%d", 4*r, t1)
+		a.i("VFMADD231PS Y%d, Y%d, Y%d", t1, t0, r)
 	}
-	reduce8(a)
-	a.i("VCVTDQ2PS Y0, Y0")
-	halves8Reg(a, rowAddr8(0, "SI", "R10", "R8", "R9"), 8)
-	a.i("VBROADCASTSS 64(DI), Y9")
-	a.i("VMULPS Y9, Y8, Y8") // dw*dx
-	a.i("VMULPS Y8, Y0, Y0") // float(sumi)*(dw*dx)
-	a.i("VADDPS Y0, Y13, Y13")
 	a.i("ADDQ $34, SI")
 	a.i("ADDQ $34, R10")
 	a.i("ADDQ $68, DI")
 	a.i("DECQ CX")
 	a.i("JNZ gemvq80")
-	a.i("VMOVUPS Y13, (R11)")
+	for r := 0; r < 8; r++ {
+		a.i("VPERMILPS $0x4e, Y%d, Y9", r)
+		a.i("VADDPS Y9, Y%d, Y%d", r, r)
+		a.i("VEXTRACTF128 $1, Y%d, X9", r)
+		a.i("VADDPS X9, X%d, X%d", r, r)
+		a.i("VMOVSHDUP X%d, X9", r)
+		a.i("VADDSS X9, X%d, X%d", r, r)
+		a.i("VMOVSS X%d, %d(R11)", r, 4*r)
+	}
 	a.i("VZEROUPPER")
 	a.i("RET")
 	a.p("")
