@@ -41,8 +41,13 @@ import (
 //	  V_k (k = 0..15): lane r = int16 (q[r][2k], q[r][2k+1])       16 x 32 B
 //	  dw:              float32 d of rows 0..7                             32 B
 //	  activation (GemmActQ8_0Q8_0, 68 B per block): int16 q[0..31], float32 d
-//	  per block: sum_r = sum_k VPMADDWD(V_k, bcast(x pair k))  (exact int32)
-//	             acc_r += float(sum_r) * (dw_r*dx)
+//	  per block (llama.cpp's order, 8 accumulators acc_j per activation row,
+//	  lane r = row r's float lane j; one activation row per panel pass):
+//	             s_r   = dw_r*dx                                   (rounded)
+//	             I_j,r = VPMADDWD(V_2j, bcast(x pair 2j)) + VPMADDWD(V_2j+1,
+//	                     bcast(x pair 2j+1))  (exact: elements 4j..4j+3)
+//	             acc_j = fma(s, float(I_j), acc_j)           j = 0..7
+//	  end:       out_r = ((acc0+acc4)+(acc2+acc6)) + ((acc1+acc5)+(acc3+acc7))
 //
 //	Q4_0 panel, 16 rows, 576 B per block:
 //	  V[k][g] (k = 0..7, g = 0..1) at (2k+g)*32: lane r = the 4 nibbles of
@@ -71,10 +76,11 @@ import (
 // 8-row kernels reading the weights in place, each loop iteration one
 // block of 8 rows, while prefetching the next 8 rows at the rate it reads
 // (a matrix's rows are contiguous): without that, 8 interleaved streams
-// leave the loop waiting on DRAM. Per block the 8 rows' exact integer sums
-// end up in one register by an unpack tree (Q8_0), or rows r and r+4 share
-// a register, one per 128-bit half, so that one VPMADDUBSW serves two rows
-// (Q4_0, Q4_K). Q6_K uses its single-row dot.
+// leave the loop waiting on DRAM. Q8_0 keeps one 8-lane FMA accumulator
+// per row (llama.cpp's vec_dot lanes, I_j in lane order [0 1 4 5 | 2 3 6 7]
+// after VPHADDD, reduced as hsum8 at the end). In the others rows r and
+// r+4 share a register, one per 128-bit half, so that one VPMADDUBSW
+// serves two rows (Q4_0, Q4_K). Q6_K uses its single-row dot.
 //
 //	rows of a chunk:  [ r0..r7 ][ r8..r15 ] ...   contiguous in memory
 //	                    ^ read     ^ prefetched
