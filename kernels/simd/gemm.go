@@ -38,16 +38,22 @@ import (
 // (registers: 4 rows x 8 or 16 weight rows of running sums).
 //
 //	Q8_0 panel, 8 rows, 544 B per block:
-//	  V_k (k = 0..15): lane r = int16 (q[r][2k], q[r][2k+1])       16 x 32 B
+//	  V_j,0 at 64j:    lane r = int16 (q[r][4j],   q[r][4j+2])  j = 0..7
+//	  V_j,1 at 64j+32: lane r = int16 (q[r][4j+1], q[r][4j+3])   16 x 32 B
 //	  dw:              float32 d of rows 0..7                             32 B
-//	  activation (GemmActQ8_0Q8_0, 68 B per block): int16 q[0..31], float32 d
+//	  activation (GemmActQ8_0Q8_0, 68 B per block): int16 q[0,2,..,30],
+//	    int16 q[1,3,..,31], float32 d (dword j of each half: elements
+//	    4j, 4j+2 and 4j+1, 4j+3)
 //	  per block (llama.cpp's order, 8 accumulators acc_j per activation row,
-//	  lane r = row r's float lane j; one activation row per panel pass):
+//	  lane r = row r's float lane j):
 //	             s_r   = dw_r*dx                                   (rounded)
-//	             I_j,r = VPMADDWD(V_2j, bcast(x pair 2j)) + VPMADDWD(V_2j+1,
-//	                     bcast(x pair 2j+1))  (exact: elements 4j..4j+3)
+//	             I_j,r = VPMADDWD(V_j,0, bcast(x even dword j)) +
+//	                     VPMADDWD(V_j,1, bcast(x odd dword j))
+//	                     (exact: elements 4j..4j+3 of row r)
 //	             acc_j = fma(s, float(I_j), acc_j)           j = 0..7
 //	  end:       out_r = ((acc0+acc4)+(acc2+acc6)) + ((acc1+acc5)+(acc3+acc7))
+//	  Two activation rows share each V_j load in two passes over the panel
+//	  (lanes 0..3, then 4..7: 16 accumulators would not fit otherwise).
 //
 //	Q4_0 panel, 16 rows, 576 B per block:
 //	  V[k][g] (k = 0..7, g = 0..1) at (2k+g)*32: lane r = the 4 nibbles of
@@ -77,8 +83,9 @@ import (
 // block of 8 rows, while prefetching the next 8 rows at the rate it reads
 // (a matrix's rows are contiguous): without that, 8 interleaved streams
 // leave the loop waiting on DRAM. Q8_0 keeps one 8-lane FMA accumulator
-// per row (llama.cpp's vec_dot lanes, I_j in lane order [0 1 4 5 | 2 3 6 7]
-// after VPHADDD, reduced as hsum8 at the end). In the others rows r and
+// per row (llama.cpp's vec_dot lanes: even and odd quants of the row
+// against the activation's even and odd halves give I_j in lane j),
+// reduced as hsum8 at the end. In the others rows r and
 // r+4 share a register, one per 128-bit half, so that one VPMADDUBSW
 // serves two rows (Q4_0, Q4_K). Q6_K uses its single-row dot.
 //
@@ -135,7 +142,8 @@ func GemmScratchBytes(n int) int {
 
 // GemmActQ8_0Q8_0 writes the Q8_0 activation row x (n elements) into dst
 // (GemmActQ8_0Q8_0Bytes(n) bytes) in the form GemmQ8_0Q8_0 reads: per block
-// the 32 quants as int16, then d as float32.
+// the 16 even-indexed quants q[0], q[2], ..., q[30] as int16, the 16
+// odd-indexed ones q[1], ..., q[31] as int16, then d as float32.
 func GemmActQ8_0Q8_0(n int, x, dst []byte) {
 	nb := checkAct("GemmActQ8_0Q8_0", n, x, dst, gemmActQ8_0Q8_0Block)
 	if fast.Load() && nb > 0 {
@@ -146,7 +154,8 @@ func GemmActQ8_0Q8_0(n int, x, dst []byte) {
 		bx, bd := x[b*bytesQ8_0:], dst[b*gemmActQ8_0Q8_0Block:]
 		for j := range 32 {
 			v := uint16(int16(int8(bx[2+j])))
-			bd[2*j], bd[2*j+1] = byte(v), byte(v>>8)
+			o := gemmActQ8_0Off(j)
+			bd[o], bd[o+1] = byte(v), byte(v>>8)
 		}
 		putF32(bd[64:], f16At(bx, 0))
 	}
@@ -388,12 +397,19 @@ func gemmQ8_0Q8_0Generic(nb int, w, a []byte) float32 {
 		for j := range 8 {
 			var sumi int32
 			for k := 4 * j; k < 4*j+4; k++ {
-				sumi += int32(int8(bw[2+k])) * int32(int16(uint16(ba[2*k])|uint16(ba[2*k+1])<<8))
+				o := gemmActQ8_0Off(k)
+				sumi += int32(int8(bw[2+k])) * int32(int16(uint16(ba[o])|uint16(ba[o+1])<<8))
 			}
 			l[j] = fma32(s, float32(sumi), l[j])
 		}
 	}
 	return hsum8(&l)
+}
+
+// gemmActQ8_0Off is the byte offset of quant k (0..31) in a
+// GemmActQ8_0Q8_0 block: even k in the first 32 bytes, odd k in the next.
+func gemmActQ8_0Off(k int) int {
+	return k&^1 + 32*(k&1)
 }
 
 // gemmQ4_0Q8_0Generic is dotQ4_0Q8_0Generic with the activation row in

@@ -234,46 +234,30 @@ GLOBL shufQ6<>(SB), RODATA|NOPTR, $128
 // I_j the exact int32 sum of elements 4j..4j+3; result hsum8(L) =
 // ((L0+L4)+(L2+L6)) + ((L1+L5)+(L3+L7)). (These kernels do use FMA.)
 //
-// Signed×signed bytes, exact for every input: both operands are first
-// permuted by shufQ8Lanes, which within each 128-bit half moves the even
-// int16 words (element pairs 4j, 4j+1) to bytes 0..7 and the odd words
-// (4j+2, 4j+3) to bytes 8..15. Then the weight bytes are sign-extended to
-// int16 (VPUNPCK?BW with themselves, VPSRAW $8) and the activation bytes
-// are placed in the high byte of an int16 (VPUNPCK?BW with zero: 256*x),
-// so VPMADDWD of the low unpacks gives in dword lane j 256*(w*x of
-// elements 4j, 4j+1), the high unpacks elements 4j+2, 4j+3, and their sum
-// shifted right by 8 is I_j, lanes in element order (|.| <= 2^24 before
-// the shift).
+// Signed×signed bytes, exact for every input, without shuffles: seen as
+// int16 words, VPSLLW $8 then VPSRAW $8 sign-extends the even-indexed
+// bytes and VPSRAW $8 the odd ones. VPMADDWD of the even words of w and x
+// gives in dword lane j the products of elements 4j and 4j+2, of the odd
+// words those of 4j+1 and 4j+3; their sum is I_j, lanes in element order.
 
-DATA shufQ8Lanes<>+0(SB)/8, $0x0d0c090805040100
-DATA shufQ8Lanes<>+8(SB)/8, $0x0f0e0b0a07060302
-DATA shufQ8Lanes<>+16(SB)/8, $0x0d0c090805040100
-DATA shufQ8Lanes<>+24(SB)/8, $0x0f0e0b0a07060302
-GLOBL shufQ8Lanes<>(SB), RODATA|NOPTR, $32
-
-// Q8_0_W: Y12, Y13 = the 32 weight quants at MEM permuted by YSHUF and
-// sign-extended to int16 (Y12: elements 4j, 4j+1; Y13: 4j+2, 4j+3 of
-// dword lane j). Clobbers Y11.
-#define Q8_0_W(MEM, YSHUF) \
-	VMOVDQU    MEM, Y11;        \
-	VPSHUFB    YSHUF, Y11, Y11; \
-	VPUNPCKLBW Y11, Y11, Y12;   \
-	VPUNPCKHBW Y11, Y11, Y13;   \
-	VPSRAW     $8, Y12, Y12;    \
-	VPSRAW     $8, Y13, Y13
+// Q8_0_W: Y12, Y13 = the even and odd weight quants at MEM as int16.
+#define Q8_0_W(MEM) \
+	VMOVDQU MEM, Y13;      \
+	VPSLLW  $8, Y13, Y12;  \
+	VPSRAW  $8, Y12, Y12;  \
+	VPSRAW  $8, Y13, Y13
 
 // Q8_0_X: YR = float32(I_j) in lane j for the weights in Y12, Y13 and the
-// 32 activation quants at MEM. YZ = 0. Clobbers YT.
-#define Q8_0_X(MEM, YR, YT, YSHUF, YZ) \
-	VMOVDQU    MEM, YT;       \
-	VPSHUFB    YSHUF, YT, YT; \
-	VPUNPCKLBW YT, YZ, YR;    \
-	VPUNPCKHBW YT, YZ, YT;    \
-	VPMADDWD   Y12, YR, YR;   \
-	VPMADDWD   Y13, YT, YT;   \
-	VPADDD     YT, YR, YR;    \
-	VPSRAD     $8, YR, YR;    \
-	VCVTDQ2PS  YR, YR
+// 32 activation quants at MEM. Clobbers YT.
+#define Q8_0_X(MEM, YR, YT) \
+	VMOVDQU   MEM, YT;     \
+	VPSLLW    $8, YT, YR;  \
+	VPSRAW    $8, YR, YR;  \
+	VPSRAW    $8, YT, YT;  \
+	VPMADDWD  Y12, YR, YR; \
+	VPMADDWD  Y13, YT, YT; \
+	VPADDD    YT, YR, YR;  \
+	VCVTDQ2PS YR, YR
 
 // Q8_0_D: YR = the f16 at MEM as float32 in all 8 lanes (XR: YR's low half).
 #define Q8_0_D(MEM, YR, XR) \
@@ -296,12 +280,10 @@ TEXT ·dotQ8_0Q8_0AVX2(SB), NOSPLIT, $0-60
 	MOVQ    w_base+8(FP), SI
 	MOVQ    x_base+32(FP), DI
 	VXORPS  Y0, Y0, Y0
-	VPXOR   Y15, Y15, Y15
-	VMOVDQU shufQ8Lanes<>(SB), Y14
 
 q80loop:
-	Q8_0_W(2(SI), Y14)
-	Q8_0_X(2(DI), Y4, Y5, Y14, Y15)
+	Q8_0_W(2(SI))
+	Q8_0_X(2(DI), Y4, Y5)
 	Q8_0_D((SI), Y8, X8)
 	Q8_0_D((DI), Y9, X9)
 	VMULPS      Y9, Y8, Y8
@@ -326,25 +308,23 @@ TEXT ·dotQ8_0Q8_0x4AVX2(SB), NOSPLIT, $0-72
 	VXORPS  Y1, Y1, Y1
 	VXORPS  Y2, Y2, Y2
 	VXORPS  Y3, Y3, Y3
-	VPXOR   Y15, Y15, Y15
-	VMOVDQU shufQ8Lanes<>(SB), Y14
 
 q80x4:
-	Q8_0_W(2(SI), Y14)
+	Q8_0_W(2(SI))
 	Q8_0_D((SI), Y10, X10)
-	Q8_0_X(2(DI), Y4, Y5, Y14, Y15)
+	Q8_0_X(2(DI), Y4, Y5)
 	Q8_0_D((DI), Y8, X8)
 	VMULPS      Y10, Y8, Y8
 	VFMADD231PS Y8, Y4, Y0
-	Q8_0_X(2(R10), Y6, Y7, Y14, Y15)
+	Q8_0_X(2(R10), Y6, Y7)
 	Q8_0_D((R10), Y9, X9)
 	VMULPS      Y10, Y9, Y9
 	VFMADD231PS Y9, Y6, Y1
-	Q8_0_X(2(R11), Y4, Y5, Y14, Y15)
+	Q8_0_X(2(R11), Y4, Y5)
 	Q8_0_D((R11), Y8, X8)
 	VMULPS      Y10, Y8, Y8
 	VFMADD231PS Y8, Y4, Y2
-	Q8_0_X(2(R12), Y6, Y7, Y14, Y15)
+	Q8_0_X(2(R12), Y6, Y7)
 	Q8_0_D((R12), Y9, X9)
 	VMULPS      Y10, Y9, Y9
 	VFMADD231PS Y9, Y6, Y3

@@ -189,19 +189,27 @@ func packPrefetch(a *asm, bytes int) {
 	a.i("ADDQ $%d, R13", bytes)
 }
 
-// packQ8_0: 8 Q8_0 rows -> per block 16 vectors V_k (k = element pair):
-// lane r = int16 (q[r][2k], q[r][2k+1]), then 8 float32 d. 544 bytes.
+// packQ8_0: 8 Q8_0 rows -> per block, for lanes j = 0..7, V_j,0 at 64j:
+// lane r = int16 (q[r][4j], q[r][4j+2]) and V_j,1 at 64j+32: lane r =
+// int16 (q[r][4j+1], q[r][4j+3]); then 8 float32 d. 544 bytes. The even
+// and odd elements come from the 32 quant bytes by shifts (VPSLLW $8 then
+// VPSRAW $8 sign-extends the even bytes, VPSRAW $8 the odd ones), then an
+// 8x8 dword transpose per half.
 func packQ8_0(a *asm) {
 	packPrologue(a, "gemmPackQ8_0")
 	a.i("LEAQ (SI)(R8*8), R13") // prefetch cursor: the next panel's rows
 	a.p("packq80:")
 	packPrefetch(a, 8*34)
-	for h := 0; h < 2; h++ {
-		rows := rowAddr8(2+16*h, "SI", "R10", "R8", "R9")
+	rows := rowAddr8(2, "SI", "R10", "R8", "R9")
+	for odd := 0; odd < 2; odd++ {
 		for r := 0; r < 8; r++ {
-			a.i("VPMOVSXBW %s, Y%d", rows[r], r)
+			a.i("VMOVDQU %s, Y%d", rows[r], r)
+			if odd == 0 {
+				a.i("VPSLLW $8, Y%d, Y%d", r, r)
+			}
+			a.i("VPSRAW $8, Y%d, Y%d", r, r)
 		}
-		transpose8x8(a, func(k int) string { return fmt.Sprintf("%d(DI)", 32*(8*h+k)) })
+		transpose8x8(a, func(k int) string { return fmt.Sprintf("%d(DI)", 64*k+32*odd) })
 	}
 	halves8(a, rowAddr8(0, "SI", "R10", "R8", "R9"), "512(DI)")
 	a.i("ADDQ $34, SI")
@@ -253,8 +261,9 @@ func packQ4_0(a *asm) {
 }
 
 // actQ8_0 converts Q8_0 activation blocks for the GEMM kernels:
-// gemmActQ8_0x16 writes per block 32 int16 quants and the f32 d (68 B);
-// gemmActQ8_0x8 writes 32 int8 quants, the f32 d and int32 8*sum(q) (40 B).
+// gemmActQ8_0x16 writes per block the 16 even-indexed quants as int16, the
+// 16 odd-indexed ones, and the f32 d (68 B); gemmActQ8_0x8 writes 32 int8
+// quants, the f32 d and int32 8*sum(q) (40 B).
 func actQ8_0(a *asm) {
 	a.p("// func gemmActQ8_0x16(nb int, x *byte, dst *byte)")
 	a.p("TEXT ·gemmActQ8_0x16(SB), NOSPLIT, $0-24")
@@ -262,10 +271,12 @@ func actQ8_0(a *asm) {
 	a.i("MOVQ x+8(FP), SI")
 	a.i("MOVQ dst+16(FP), DI")
 	a.p("actq80x16:")
-	a.i("VPMOVSXBW 2(SI), Y0")
-	a.i("VPMOVSXBW 18(SI), Y1")
-	a.i("VMOVDQU Y0, (DI)")
-	a.i("VMOVDQU Y1, 32(DI)")
+	a.i("VMOVDQU 2(SI), Y0")
+	a.i("VPSLLW $8, Y0, Y1")
+	a.i("VPSRAW $8, Y1, Y1") // even elements
+	a.i("VPSRAW $8, Y0, Y0") // odd elements
+	a.i("VMOVDQU Y1, (DI)")
+	a.i("VMOVDQU Y0, 32(DI)")
 	a.i("MOVWLZX (SI), AX")
 	a.i("VMOVD AX, X2")
 	a.i("VCVTPH2PS X2, X2")
@@ -362,54 +373,157 @@ func outAddr(j, off int) string {
 // r = row r's float lane j. Per block, with s = dw (8 rows) * bcast(dx)
 // (rounded products):
 //
-//	I_j = VPMADDWD(V_2j, bcast pair 2j) + VPMADDWD(V_2j+1, bcast pair 2j+1)
+//	I_j = VPMADDWD(V_j,0, bcast even dword j) + VPMADDWD(V_j,1, bcast odd dword j)
 //	      (exact int32: elements 4j..4j+3 of the 8 rows)
 //	acc_j = fma(s, float(I_j), acc_j)
 //
 // and at the end out = ((acc0+acc4)+(acc2+acc6)) + ((acc1+acc5)+(acc3+acc7)),
-// which is hsum8 of each row's lanes. Eight accumulators per activation row
-// leave no registers for a second one, so nx rows are nx passes over the
-// panel (it stays in L1/L2).
-//
-//	Y0..Y7 acc_j, Y8 s, Y9..Y14 broadcasts and products.
+// which is hsum8 of each row's lanes. Sixteen accumulators do not fit
+// beside their operands, so rows go in pairs that make two passes over the
+// panel, lanes 0..3 then 4..7 (each V_j loaded once for both rows; the
+// first pass's accumulators wait in the frame), and an odd last row makes
+// one pass over all eight lanes.
 func kernelQ8_0(a *asm, nx int) {
 	name := fmt.Sprintf("gemmQ8_0Q8_0x%d", nx)
-	kernelPrologue(a, name, nx)
-	a.i("MOVQ SI, DX") // panel base
-	a.i("MOVQ CX, BX") // nb
-	for j := 0; j < nx; j++ {
-		x := xPtr[j]
-		if j > 0 {
+	a.p("// func %s(nb int, panel *byte, x *byte, xStride int, out *float32, outStride int)", name)
+	frame := 0
+	if nx > 1 {
+		frame = 256
+	}
+	a.p("TEXT ·%s(SB), NOSPLIT, $%d-48", name, frame)
+	a.i("MOVQ nb+0(FP), CX")
+	a.i("MOVQ panel+8(FP), SI")
+	a.i("MOVQ x+16(FP), DI")
+	a.i("MOVQ xStride+24(FP), AX")
+	a.i("MOVQ out+32(FP), R9")
+	a.i("MOVQ outStride+40(FP), R8")
+	a.i("SHLQ $2, R8")
+	if nx > 1 {
+		a.i("LEAQ (DI)(AX*1), R10")
+	}
+	if nx > 2 {
+		a.i("LEAQ (DI)(AX*2), R11")
+	}
+	if nx > 3 {
+		a.i("LEAQ (R10)(AX*2), R12")
+		a.i("LEAQ (R8)(R8*2), R13")
+	}
+	a.i("MOVQ SI, DX")        // panel base
+	a.i("MOVQ CX, BX")        // nb
+	a.i("IMUL3Q $68, CX, AX") // activation bytes per row
+	lbl := strings.ToLower(name)
+	first := true
+	restart := func() {
+		if !first {
 			a.i("MOVQ DX, SI")
 			a.i("MOVQ BX, CX")
 		}
-		for k := 0; k < 8; k++ {
-			a.i("VXORPS Y%d, Y%d, Y%d", k, k, k)
+		first = false
+	}
+	for j := 0; j < nx; {
+		if nx-j >= 2 {
+			kernelQ8_0Pair(a, fmt.Sprintf("%s_%d", lbl, j), j, restart)
+			j += 2
+			continue
 		}
-		lbl := fmt.Sprintf("%s_%d", strings.ToLower(name), j)
-		a.p("%s:", lbl)
-		a.i("VBROADCASTSS 64(%s), Y8", x)
-		a.i("VMULPS 512(SI), Y8, Y8") // s = dw*dx
-		for l := 0; l < 8; l++ {
-			t0, t1 := 9+2*(l%3), 10+2*(l%3)
-			a.i("VPBROADCASTD %d(%s), Y%d", 8*l, x, t0)
-			a.i("VPMADDWD %d(SI), Y%d, Y%d", 64*l, t0, t0)
-			a.i("VPBROADCASTD %d(%s), Y%d", 8*l+4, x, t1)
-			a.i("VPMADDWD %d(SI), Y%d, Y%d", 64*l+32, t1, t1)
-			a.i("VPADDD Y%d, Y%d, Y%d", t1, t0, t0)
-			a.i("VCVTDQ2PS Y%d, Y%d", t0, t0)
-			a.i("VFMADD231PS Y8, Y%d, Y%d", t0, l)
-		}
-		a.i("ADDQ $544, SI")
-		a.i("ADDQ $68, %s", x)
-		a.i("DECQ CX")
-		a.i("JNZ %s", lbl)
-		hsum8Rows(a)
-		a.i("VMOVUPS Y0, %s", outAddr(j, 0))
+		restart()
+		kernelQ8_0One(a, fmt.Sprintf("%s_%d", lbl, j), j)
+		j++
 	}
 	a.i("VZEROUPPER")
 	a.i("RET")
 	a.p("")
+}
+
+// kernelQ8_0One: activation row j, all eight lanes in one pass.
+//
+//	Y0..Y7 acc_j, Y8 s, Y9..Y14 broadcasts and products.
+func kernelQ8_0One(a *asm, lbl string, j int) {
+	x := xPtr[j]
+	for k := 0; k < 8; k++ {
+		a.i("VXORPS Y%d, Y%d, Y%d", k, k, k)
+	}
+	a.p("%s:", lbl)
+	a.i("VBROADCASTSS 64(%s), Y8", x)
+	a.i("VMULPS 512(SI), Y8, Y8") // s = dw*dx
+	for l := 0; l < 8; l++ {
+		t0, t1 := 9+2*(l%3), 10+2*(l%3)
+		a.i("VPBROADCASTD %d(%s), Y%d", 4*l, x, t0)
+		a.i("VPMADDWD %d(SI), Y%d, Y%d", 64*l, t0, t0)
+		a.i("VPBROADCASTD %d(%s), Y%d", 32+4*l, x, t1)
+		a.i("VPMADDWD %d(SI), Y%d, Y%d", 64*l+32, t1, t1)
+		a.i("VPADDD Y%d, Y%d, Y%d", t1, t0, t0)
+		a.i("VCVTDQ2PS Y%d, Y%d", t0, t0)
+		a.i("VFMADD231PS Y8, Y%d, Y%d", t0, l)
+	}
+	a.i("ADDQ $544, SI")
+	a.i("ADDQ $68, %s", x)
+	a.i("DECQ CX")
+	a.i("JNZ %s", lbl)
+	hsum8Rows(a)
+	a.i("VMOVUPS Y0, %s", outAddr(j, 0))
+}
+
+// kernelQ8_0Pair: activation rows j, j+1 in two passes of four lanes.
+// Row p's lane 4h+l accumulates in Y(4p+l) during pass h; after pass 0
+// they are stored at 32*(4p+l)(SP).
+//
+//	Y0..Y7 accumulators, Y8/Y9 s of the two rows, Y10/Y11 V_j,0/V_j,1,
+//	Y12..Y15 broadcasts and products.
+func kernelQ8_0Pair(a *asm, lbl string, j int, restart func()) {
+	for h := 0; h < 2; h++ {
+		restart()
+		if h == 1 {
+			a.i("SUBQ AX, %s", xPtr[j])
+			a.i("SUBQ AX, %s", xPtr[j+1])
+		}
+		for k := 0; k < 8; k++ {
+			a.i("VXORPS Y%d, Y%d, Y%d", k, k, k)
+		}
+		l := fmt.Sprintf("%s_%d", lbl, h)
+		a.p("%s:", l)
+		for p := 0; p < 2; p++ {
+			a.i("VBROADCASTSS 64(%s), Y%d", xPtr[j+p], 8+p)
+			a.i("VMULPS 512(SI), Y%d, Y%d", 8+p, 8+p) // s = dw*dx
+		}
+		for q := 0; q < 4; q++ {
+			lane := 4*h + q
+			a.i("VMOVDQU %d(SI), Y10", 64*lane)
+			a.i("VMOVDQU %d(SI), Y11", 64*lane+32)
+			for p := 0; p < 2; p++ {
+				t0, t1 := 12+2*p, 13+2*p
+				x := xPtr[j+p]
+				a.i("VPBROADCASTD %d(%s), Y%d", 4*lane, x, t0)
+				a.i("VPMADDWD Y10, Y%d, Y%d", t0, t0)
+				a.i("VPBROADCASTD %d(%s), Y%d", 32+4*lane, x, t1)
+				a.i("VPMADDWD Y11, Y%d, Y%d", t1, t1)
+				a.i("VPADDD Y%d, Y%d, Y%d", t1, t0, t0)
+				a.i("VCVTDQ2PS Y%d, Y%d", t0, t0)
+				a.i("VFMADD231PS Y%d, Y%d, Y%d", 8+p, t0, 4*p+q)
+			}
+		}
+		a.i("ADDQ $544, SI")
+		a.i("ADDQ $68, %s", xPtr[j])
+		a.i("ADDQ $68, %s", xPtr[j+1])
+		a.i("DECQ CX")
+		a.i("JNZ %s", l)
+		if h == 0 {
+			for k := 0; k < 8; k++ {
+				a.i("VMOVUPS Y%d, %d(SP)", k, 32*k)
+			}
+		}
+	}
+	// Y(4p+l) = lane 4+l, frame = lane l: ((a0+a4)+(a2+a6)) + ((a1+a5)+(a3+a7)).
+	for p := 0; p < 2; p++ {
+		b := 4 * p
+		for l := 0; l < 4; l++ {
+			a.i("VADDPS %d(SP), Y%d, Y%d", 32*(b+l), b+l, b+l)
+		}
+		a.i("VADDPS Y%d, Y%d, Y%d", b+2, b, b)
+		a.i("VADDPS Y%d, Y%d, Y%d", b+3, b+1, b+1)
+		a.i("VADDPS Y%d, Y%d, Y%d", b+1, b, b)
+		a.i("VMOVUPS Y%d, %s", b, outAddr(j+p, 0))
+	}
 }
 
 // hsum8Rows sets Y0 = ((Y0+Y4)+(Y2+Y6)) + ((Y1+Y5)+(Y3+Y7)) lane by lane:
@@ -514,18 +628,18 @@ func gemvPrefetch(a *asm, bb int) {
 }
 
 // gemvQ8_0: 8 Q8_0 rows against one activation row in x16 form (decode),
-// in llama.cpp's order: one 8-lane accumulator per row. Per block and row:
+// in llama.cpp's order: one 8-lane accumulator per row. Per block and row,
+// with the even (VPSLLW $8, VPSRAW $8) and odd (VPSRAW $8) quant bytes
+// sign-extended to int16:
 //
-//	P = VPHADDD(VPMADDWD(sext(w_r[0:16]), x[0:16]), VPMADDWD(sext(w_r[16:32]), x[16:32]))
-//	  = I_j (exact) in the lane order [0 1 4 5 | 2 3 6 7]
-//	acc_r = fma(bcast(s_r), float(P), acc_r)
+//	I = VPMADDWD(even(w_r), x even) + VPMADDWD(odd(w_r), x odd)   (lane j: elements 4j..4j+3)
+//	acc_r = fma(bcast(s_r), float(I), acc_r)
 //
 // with s_r = dw_r*dx computed for the 8 rows at once and spilled to the
-// frame for the broadcasts. At the end each row's lanes are summed as
-// hsum8 in the permuted order: (p0+p2, p1+p3 | p4+p6, p5+p7) =
-// (l0+l4, l1+l5 | l2+l6, l3+l7), then the halves, then the pair.
+// frame for the broadcasts; at the end each row's lanes are summed as
+// hsum8.
 //
-//	Y0..Y7 acc_r, Y8 s, Y9..Y12 temporaries.
+//	Y0..Y7 acc_r, Y8 s, Y9..Y14 temporaries.
 func gemvQ8_0(a *asm) {
 	name := "gemvQ8_0Q8_0"
 	a.p("// func %s(nb int, w *byte, wStride int, x *byte, out *float32)", name)
@@ -547,18 +661,19 @@ func gemvQ8_0(a *asm) {
 	a.i("VBROADCASTSS 64(DI), Y9")
 	a.i("VMULPS Y9, Y8, Y8") // s_r = dw_r*dx
 	a.i("VMOVUPS Y8, (SP)")
-	lo := rowAddr8(2, "SI", "R10", "R8", "R9")
-	hi := rowAddr8(18, "SI", "R10", "R8", "R9")
+	rows := rowAddr8(2, "SI", "R10", "R8", "R9")
 	for r := 0; r < 8; r++ {
-		t0, t1 := 9+2*(r%2), 10+2*(r%2)
-		a.i("VPMOVSXBW %s, Y%d", lo[r], t0)
-		a.i("VPMOVSXBW %s, Y%d", hi[r], t1)
+		t0, t1, t2 := 9+3*(r%2), 10+3*(r%2), 11+3*(r%2)
+		a.i("VMOVDQU %s, Y%d", rows[r], t1)
+		a.i("VPSLLW $8, Y%d, Y%d", t1, t0)
+		a.i("VPSRAW $8, Y%d, Y%d", t0, t0)
+		a.i("VPSRAW $8, Y%d, Y%d", t1, t1)
 		a.i("VPMADDWD (DI), Y%d, Y%d", t0, t0)
 		a.i("VPMADDWD 32(DI), Y%d, Y%d", t1, t1)
-		a.i("VPHADDD Y%d, Y%d, Y%d", t1, t0, t0)
+		a.i("VPADDD Y%d, Y%d, Y%d", t1, t0, t0)
 		a.i("VCVTDQ2PS Y%d, Y%d", t0, t0)
-		a.i("VBROADCASTSS %d(SP), Y%d", 4*r, t1)
-		a.i("VFMADD231PS Y%d, Y%d, Y%d", t1, t0, r)
+		a.i("VBROADCASTSS %d(SP), Y%d", 4*r, t2)
+		a.i("VFMADD231PS Y%d, Y%d, Y%d", t2, t0, r)
 	}
 	a.i("ADDQ $34, SI")
 	a.i("ADDQ $34, R10")
@@ -566,9 +681,9 @@ func gemvQ8_0(a *asm) {
 	a.i("DECQ CX")
 	a.i("JNZ gemvq80")
 	for r := 0; r < 8; r++ {
-		a.i("VPERMILPS $0x4e, Y%d, Y9", r)
-		a.i("VADDPS Y9, Y%d, Y%d", r, r)
 		a.i("VEXTRACTF128 $1, Y%d, X9", r)
+		a.i("VADDPS X9, X%d, X%d", r, r)
+		a.i("VMOVHLPS X%d, X%d, X9", r, r)
 		a.i("VADDPS X9, X%d, X%d", r, r)
 		a.i("VMOVSHDUP X%d, X9", r)
 		a.i("VADDSS X9, X%d, X%d", r, r)
