@@ -378,19 +378,25 @@ func outAddr(j, off int) string {
 //	acc_j = fma(s, float(I_j), acc_j)
 //
 // and at the end out = ((acc0+acc4)+(acc2+acc6)) + ((acc1+acc5)+(acc3+acc7)),
-// which is hsum8 of each row's lanes. Sixteen accumulators do not fit
-// beside their operands, so rows go in pairs that make two passes over the
-// panel, lanes 0..3 then 4..7 (each V_j loaded once for both rows; the
-// first pass's accumulators wait in the frame), and an odd last row makes
-// one pass over all eight lanes.
+// which is hsum8 of each row's lanes. Eight accumulators per activation
+// row do not fit beside their operands for several rows, so a group of R
+// rows makes 8/L passes over the panel, L lanes each (R*L = 8
+// accumulators; each V_j is loaded once per pass for the R rows), and the
+// finished lanes of a pass wait in the frame. The tile per nx:
+// q80Groups.
 func kernelQ8_0(a *asm, nx int) {
 	name := fmt.Sprintf("gemmQ8_0Q8_0x%d", nx)
 	a.p("// func %s(nb int, panel *byte, x *byte, xStride int, out *float32, outStride int)", name)
-	frame := 0
-	if nx > 1 {
-		frame = 256
+	frame, flags := 0, "NOSPLIT"
+	for _, r := range q80Groups[nx-1] {
+		if r > 1 {
+			frame = max(frame, 32*8*r)
+		}
 	}
-	a.p("TEXT ·%s(SB), NOSPLIT, $%d-48", name, frame)
+	if frame > 512 {
+		flags = "0" // too large a frame for the nosplit budget: a normal prologue
+	}
+	a.p("TEXT ·%s(SB), %s, $%d-48", name, flags, frame)
 	a.i("MOVQ nb+0(FP), CX")
 	a.i("MOVQ panel+8(FP), SI")
 	a.i("MOVQ x+16(FP), DI")
@@ -412,117 +418,104 @@ func kernelQ8_0(a *asm, nx int) {
 	a.i("MOVQ CX, BX")        // nb
 	a.i("IMUL3Q $68, CX, AX") // activation bytes per row
 	lbl := strings.ToLower(name)
-	first := true
-	restart := func() {
-		if !first {
-			a.i("MOVQ DX, SI")
-			a.i("MOVQ BX, CX")
-		}
-		first = false
-	}
-	for j := 0; j < nx; {
-		if nx-j >= 2 {
-			kernelQ8_0Pair(a, fmt.Sprintf("%s_%d", lbl, j), j, restart)
-			j += 2
-			continue
-		}
-		restart()
-		kernelQ8_0One(a, fmt.Sprintf("%s_%d", lbl, j), j)
-		j++
+	j := 0
+	for _, r := range q80Groups[nx-1] {
+		kernelQ8_0Group(a, fmt.Sprintf("%s_%d", lbl, j), j, r, j > 0)
+		j += r
 	}
 	a.i("VZEROUPPER")
 	a.i("RET")
 	a.p("")
 }
 
-// kernelQ8_0One: activation row j, all eight lanes in one pass.
-//
-//	Y0..Y7 acc_j, Y8 s, Y9..Y14 broadcasts and products.
-func kernelQ8_0One(a *asm, lbl string, j int) {
-	x := xPtr[j]
-	for k := 0; k < 8; k++ {
-		a.i("VXORPS Y%d, Y%d, Y%d", k, k, k)
-	}
-	a.p("%s:", lbl)
-	a.i("VBROADCASTSS 64(%s), Y8", x)
-	a.i("VMULPS 512(SI), Y8, Y8") // s = dw*dx
-	for l := 0; l < 8; l++ {
-		t0, t1 := 9+2*(l%3), 10+2*(l%3)
-		a.i("VPBROADCASTD %d(%s), Y%d", 4*l, x, t0)
-		a.i("VPMADDWD %d(SI), Y%d, Y%d", 64*l, t0, t0)
-		a.i("VPBROADCASTD %d(%s), Y%d", 32+4*l, x, t1)
-		a.i("VPMADDWD %d(SI), Y%d, Y%d", 64*l+32, t1, t1)
-		a.i("VPADDD Y%d, Y%d, Y%d", t1, t0, t0)
-		a.i("VCVTDQ2PS Y%d, Y%d", t0, t0)
-		a.i("VFMADD231PS Y8, Y%d, Y%d", t0, l)
-	}
-	a.i("ADDQ $544, SI")
-	a.i("ADDQ $68, %s", x)
-	a.i("DECQ CX")
-	a.i("JNZ %s", lbl)
-	hsum8Rows(a)
-	a.i("VMOVUPS Y0, %s", outAddr(j, 0))
-}
+// q80Groups: the row groups of the kernel for nx activation rows.
+var q80Groups = [4][]int{{1}, {2}, {2, 1}, {4}}
 
-// kernelQ8_0Pair: activation rows j, j+1 in two passes of four lanes.
-// Row p's lane 4h+l accumulates in Y(4p+l) during pass h; after pass 0
-// they are stored at 32*(4p+l)(SP).
-//
-//	Y0..Y7 accumulators, Y8/Y9 s of the two rows, Y10/Y11 V_j,0/V_j,1,
-//	Y12..Y15 broadcasts and products.
-func kernelQ8_0Pair(a *asm, lbl string, j int, restart func()) {
-	for h := 0; h < 2; h++ {
-		restart()
-		if h == 1 {
-			a.i("SUBQ AX, %s", xPtr[j])
-			a.i("SUBQ AX, %s", xPtr[j+1])
+// kernelQ8_0Group: activation rows j..j+R-1 in 8/L passes of L = 8/R
+// lanes. During a pass row p's lane L*h+q accumulates in Y(L*p+q); s_p is
+// in Y(8+p); V_l,0/V_l,1 in Y(8+R), Y(9+R); the rest are broadcasts and
+// products. Except for R = 1, every pass stores its lanes at
+// 32*(8p+lane)(SP). again: SI, CX, and the activation pointers must first
+// be rewound (the first group finds them fresh).
+func kernelQ8_0Group(a *asm, lbl string, j, R int, again bool) {
+	L := 8 / R
+	vr := 8 + R
+	temps := []int{}
+	for t := vr + 2; t < 16; t++ {
+		temps = append(temps, t)
+	}
+	for h := 0; h < 8/L; h++ {
+		if again || h > 0 {
+			a.i("MOVQ DX, SI")
+			a.i("MOVQ BX, CX")
+			if h > 0 {
+				for p := 0; p < R; p++ {
+					a.i("SUBQ AX, %s", xPtr[j+p])
+				}
+			}
 		}
 		for k := 0; k < 8; k++ {
 			a.i("VXORPS Y%d, Y%d, Y%d", k, k, k)
 		}
 		l := fmt.Sprintf("%s_%d", lbl, h)
 		a.p("%s:", l)
-		for p := 0; p < 2; p++ {
+		for p := 0; p < R; p++ {
 			a.i("VBROADCASTSS 64(%s), Y%d", xPtr[j+p], 8+p)
 			a.i("VMULPS 512(SI), Y%d, Y%d", 8+p, 8+p) // s = dw*dx
 		}
-		for q := 0; q < 4; q++ {
-			lane := 4*h + q
-			a.i("VMOVDQU %d(SI), Y10", 64*lane)
-			a.i("VMOVDQU %d(SI), Y11", 64*lane+32)
-			for p := 0; p < 2; p++ {
-				t0, t1 := 12+2*p, 13+2*p
+		ti := 0
+		for q := 0; q < L; q++ {
+			lane := L*h + q
+			v0, v1 := fmt.Sprintf("%d(SI)", 64*lane), fmt.Sprintf("%d(SI)", 64*lane+32)
+			if R > 1 {
+				a.i("VMOVDQU %s, Y%d", v0, vr)
+				a.i("VMOVDQU %s, Y%d", v1, vr+1)
+				v0, v1 = fmt.Sprintf("Y%d", vr), fmt.Sprintf("Y%d", vr+1)
+			}
+			for p := 0; p < R; p++ {
+				t0, t1 := temps[ti%len(temps)], temps[(ti+1)%len(temps)]
+				ti += 2
 				x := xPtr[j+p]
 				a.i("VPBROADCASTD %d(%s), Y%d", 4*lane, x, t0)
-				a.i("VPMADDWD Y10, Y%d, Y%d", t0, t0)
+				a.i("VPMADDWD %s, Y%d, Y%d", v0, t0, t0)
 				a.i("VPBROADCASTD %d(%s), Y%d", 32+4*lane, x, t1)
-				a.i("VPMADDWD Y11, Y%d, Y%d", t1, t1)
+				a.i("VPMADDWD %s, Y%d, Y%d", v1, t1, t1)
 				a.i("VPADDD Y%d, Y%d, Y%d", t1, t0, t0)
 				a.i("VCVTDQ2PS Y%d, Y%d", t0, t0)
-				a.i("VFMADD231PS Y%d, Y%d, Y%d", 8+p, t0, 4*p+q)
+				a.i("VFMADD231PS Y%d, Y%d, Y%d", 8+p, t0, L*p+q)
 			}
 		}
 		a.i("ADDQ $544, SI")
-		a.i("ADDQ $68, %s", xPtr[j])
-		a.i("ADDQ $68, %s", xPtr[j+1])
+		for p := 0; p < R; p++ {
+			a.i("ADDQ $68, %s", xPtr[j+p])
+		}
 		a.i("DECQ CX")
 		a.i("JNZ %s", l)
-		if h == 0 {
-			for k := 0; k < 8; k++ {
-				a.i("VMOVUPS Y%d, %d(SP)", k, 32*k)
+		if R == 1 {
+			break
+		}
+		for p := 0; p < R; p++ {
+			for q := 0; q < L; q++ {
+				a.i("VMOVUPS Y%d, %d(SP)", L*p+q, 32*(8*p+L*h+q))
 			}
 		}
 	}
-	// Y(4p+l) = lane 4+l, frame = lane l: ((a0+a4)+(a2+a6)) + ((a1+a5)+(a3+a7)).
-	for p := 0; p < 2; p++ {
-		b := 4 * p
-		for l := 0; l < 4; l++ {
-			a.i("VADDPS %d(SP), Y%d, Y%d", 32*(b+l), b+l, b+l)
+	if R == 1 {
+		hsum8Rows(a)
+		a.i("VMOVUPS Y0, %s", outAddr(j, 0))
+		return
+	}
+	// hsum8 of each row's lanes from the frame.
+	for p := 0; p < R; p++ {
+		f := func(lane int) string { return fmt.Sprintf("%d(SP)", 32*(8*p+lane)) }
+		for q := 0; q < 4; q++ {
+			a.i("VMOVUPS %s, Y%d", f(q), q)
+			a.i("VADDPS %s, Y%d, Y%d", f(q+4), q, q) // a_q + a_q+4
 		}
-		a.i("VADDPS Y%d, Y%d, Y%d", b+2, b, b)
-		a.i("VADDPS Y%d, Y%d, Y%d", b+3, b+1, b+1)
-		a.i("VADDPS Y%d, Y%d, Y%d", b+1, b, b)
-		a.i("VMOVUPS Y%d, %s", b, outAddr(j+p, 0))
+		a.i("VADDPS Y2, Y0, Y0")
+		a.i("VADDPS Y3, Y1, Y1")
+		a.i("VADDPS Y1, Y0, Y0")
+		a.i("VMOVUPS Y0, %s", outAddr(j+p, 0))
 	}
 }
 
