@@ -622,19 +622,26 @@ func gemvPrefetch(a *asm, bb int) {
 
 // gemvQ8_0: 8 Q8_0 rows against one activation row in x16 form (decode),
 // in llama.cpp's order: one 8-lane accumulator per row. Per block and row,
-// with the even (VPSLLW $8, VPSRAW $8) and odd (VPSRAW $8) quant bytes
-// sign-extended to int16:
+// with the weight bytes as int16 words times 256 (VPSLLW $8: even bytes
+// 256*q[2k]; AND 0xff00: odd bytes 256*q[2k+1]):
 //
-//	I = VPMADDWD(even(w_r), x even) + VPMADDWD(odd(w_r), x odd)   (lane j: elements 4j..4j+3)
-//	acc_r = fma(bcast(s_r), float(I), acc_r)
+//	J = VPMADDWD(256*even(w_r), x even) + VPMADDWD(256*odd(w_r), x odd)
+//	  = 256*I_j in lane j (elements 4j..4j+3; |J| <= 2^24, exact in float32)
+//	acc_r = fma(bcast(s_r/256), float(J), acc_r)
 //
-// with s_r = dw_r*dx computed for the 8 rows at once and spilled to the
-// frame for the broadcasts; at the end each row's lanes are summed as
-// hsum8.
+// with s_r = dw_r*dx rounded, then scaled by 2^-8 exactly (s_r >= 2^-48
+// for any f16 scales, far from float32 subnormals), so the product and the
+// one rounding of the fma are those of fma(s_r, I_j, acc). The 8 rows'
+// s_r/256 are spilled to the frame for the broadcasts; at the end each
+// row's lanes are summed as hsum8.
 //
-//	Y0..Y7 acc_r, Y8 s, Y9..Y14 temporaries.
+//	Y0..Y7 acc_r, Y8 s, Y9..Y12 temporaries, Y13/Y14 x even/odd, Y15
+//	0xff00 words.
 func gemvQ8_0(a *asm) {
 	name := "gemvQ8_0Q8_0"
+	vec32(a, "gemvQ8Odd", 0xff00ff00)
+	vec32(a, "gemvQ8Inv256", 0x3b800000) // float32 2^-8
+	a.p("")
 	a.p("// func %s(nb int, w *byte, wStride int, x *byte, out *float32)", name)
 	a.p("TEXT ·%s(SB), NOSPLIT, $32-40", name)
 	a.i("MOVQ nb+0(FP), CX")
@@ -645,6 +652,7 @@ func gemvQ8_0(a *asm) {
 	a.i("LEAQ (R8)(R8*2), R9")
 	a.i("LEAQ (SI)(R9*1), R10")
 	a.i("LEAQ (SI)(R8*8), R12") // prefetch cursor: the next 8 rows
+	a.i("VMOVDQU gemvQ8Odd<>(SB), Y15")
 	for r := 0; r < 8; r++ {
 		a.i("VXORPS Y%d, Y%d, Y%d", r, r, r)
 	}
@@ -652,21 +660,23 @@ func gemvQ8_0(a *asm) {
 	gemvPrefetch(a, 34)
 	halves8Reg(a, rowAddr8(0, "SI", "R10", "R8", "R9"), 8)
 	a.i("VBROADCASTSS 64(DI), Y9")
-	a.i("VMULPS Y9, Y8, Y8") // s_r = dw_r*dx
+	a.i("VMULPS Y9, Y8, Y8")                 // s_r = dw_r*dx
+	a.i("VMULPS gemvQ8Inv256<>(SB), Y8, Y8") // s_r/256, exact
 	a.i("VMOVUPS Y8, (SP)")
+	a.i("VMOVDQU (DI), Y13")   // x even
+	a.i("VMOVDQU 32(DI), Y14") // x odd
 	rows := rowAddr8(2, "SI", "R10", "R8", "R9")
 	for r := 0; r < 8; r++ {
-		t0, t1, t2 := 9+3*(r%2), 10+3*(r%2), 11+3*(r%2)
+		t0, t1 := 9+2*(r%2), 10+2*(r%2)
 		a.i("VMOVDQU %s, Y%d", rows[r], t1)
 		a.i("VPSLLW $8, Y%d, Y%d", t1, t0)
-		a.i("VPSRAW $8, Y%d, Y%d", t0, t0)
-		a.i("VPSRAW $8, Y%d, Y%d", t1, t1)
-		a.i("VPMADDWD (DI), Y%d, Y%d", t0, t0)
-		a.i("VPMADDWD 32(DI), Y%d, Y%d", t1, t1)
+		a.i("VPAND Y15, Y%d, Y%d", t1, t1)
+		a.i("VPMADDWD Y13, Y%d, Y%d", t0, t0)
+		a.i("VPMADDWD Y14, Y%d, Y%d", t1, t1)
 		a.i("VPADDD Y%d, Y%d, Y%d", t1, t0, t0)
 		a.i("VCVTDQ2PS Y%d, Y%d", t0, t0)
-		a.i("VBROADCASTSS %d(SP), Y%d", 4*r, t2)
-		a.i("VFMADD231PS Y%d, Y%d, Y%d", t2, t0, r)
+		a.i("VBROADCASTSS %d(SP), Y%d", 4*r, t1)
+		a.i("VFMADD231PS Y%d, Y%d, Y%d", t1, t0, r)
 	}
 	a.i("ADDQ $34, SI")
 	a.i("ADDQ $34, R10")
