@@ -712,27 +712,6 @@ func reducePairs(a *asm) {
 	a.i("VPADDD Y5, Y4, Y0")
 }
 
-// reduce8 sums the 8 int32 lanes of each of Y0..Y7 into lane r of Y0
-// (an unpack tree: 21 operations, no VPHADDD, which is slow on Zen).
-// Clobbers Y0..Y9.
-func reduce8(a *asm) {
-	for p := 0; p < 4; p++ {
-		r0, r1 := 2*p, 2*p+1
-		a.i("VPUNPCKLDQ Y%d, Y%d, Y8", r1, r0)
-		a.i("VPUNPCKHDQ Y%d, Y%d, Y9", r1, r0)
-		a.i("VPADDD Y9, Y8, Y%d", r0) // [r0 r1 r0 r1 | r0 r1 r0 r1] partials
-	}
-	for h := 0; h < 2; h++ {
-		r0, r1 := 4*h, 4*h+2
-		a.i("VPUNPCKLQDQ Y%d, Y%d, Y8", r1, r0)
-		a.i("VPUNPCKHQDQ Y%d, Y%d, Y9", r1, r0)
-		a.i("VPADDD Y9, Y8, Y%d", r0) // rows 4h..4h+3 in both halves
-	}
-	a.i("VPERM2I128 $0x20, Y4, Y0, Y8")
-	a.i("VPERM2I128 $0x31, Y4, Y0, Y9")
-	a.i("VPADDD Y9, Y8, Y0")
-}
-
 // gemvQ4_0: 8 Q4_0 rows against one activation row in x8 form (decode).
 // Rows r and r+4 share a register (one per 128-bit half) so that each
 // VPMADDUBSW serves two rows with the broadcast activation halves:
