@@ -22,7 +22,7 @@ import (
 // the decode kernel's tail.
 func TestQ8_0MatchesLlamaOrder(t *testing.T) {
 	r := rand.New(rand.NewPCG(81, 82))
-	for _, sh := range []struct{ rows, cols int }{{8, 32}, {16, 256}, {13, 96}, {5, 64}, {24, 2048}, {9, 160}} {
+	for _, sh := range []struct{ rows, cols int }{{8, 32}, {16, 256}, {13, 96}, {5, 64}, {24, 2048}, {9, 160}, {11, 1184}} {
 		w := randQ8_0Matrix(t, r, sh.rows, sh.cols)
 		for _, T := range []int{1, 2, 3, 4, 5, 7, 9} {
 			x := make([]float32, T*sh.cols)

@@ -380,21 +380,22 @@ func outAddr(j, off int) string {
 // and at the end out = ((acc0+acc4)+(acc2+acc6)) + ((acc1+acc5)+(acc3+acc7)),
 // which is hsum8 of each row's lanes. Eight accumulators per activation
 // row do not fit beside their operands for several rows, so a group of R
-// rows makes 8/L passes over the panel, L lanes each (R*L = 8
-// accumulators; each V_j is loaded once per pass for the R rows), and the
-// finished lanes of a pass wait in the frame. The tile per nx:
-// q80Groups.
+// rows (q80Groups) walks the blocks in chunks of q80Chunk: per chunk R
+// passes of L = 8/R lanes each, R*L = 8 accumulators loaded from and
+// stored back to the frame around each pass, each V_j loaded once per pass
+// for the R rows. A chunk's panel and activation bytes stay in L1 across
+// its passes; every lane still sees its blocks in order.
 func kernelQ8_0(a *asm, nx int) {
 	name := fmt.Sprintf("gemmQ8_0Q8_0x%d", nx)
 	a.p("// func %s(nb int, panel *byte, x *byte, xStride int, out *float32, outStride int)", name)
-	frame, flags := 0, "NOSPLIT"
+	maxR := 0
 	for _, r := range q80Groups[nx-1] {
-		if r > 1 {
-			frame = max(frame, 32*8*r)
-		}
+		maxR = max(maxR, r)
 	}
-	if frame > 512 {
-		flags = "0" // too large a frame for the nosplit budget: a normal prologue
+	frame, flags := 0, "NOSPLIT"
+	save := 32 * 8 * maxR // saved panel base and nb
+	if maxR > 1 {
+		frame, flags = save+16, "0" // too large for the nosplit budget: a normal prologue
 	}
 	a.p("TEXT ·%s(SB), %s, $%d-48", name, flags, frame)
 	a.i("MOVQ nb+0(FP), CX")
@@ -412,15 +413,23 @@ func kernelQ8_0(a *asm, nx int) {
 	}
 	if nx > 3 {
 		a.i("LEAQ (R10)(AX*2), R12")
-		a.i("LEAQ (R8)(R8*2), R13")
 	}
-	a.i("MOVQ SI, DX")        // panel base
-	a.i("MOVQ CX, BX")        // nb
-	a.i("IMUL3Q $68, CX, AX") // activation bytes per row
+	if frame > 0 {
+		a.i("MOVQ SI, %d(SP)", save)
+		a.i("MOVQ CX, %d(SP)", save+8)
+	}
 	lbl := strings.ToLower(name)
 	j := 0
 	for _, r := range q80Groups[nx-1] {
-		kernelQ8_0Group(a, fmt.Sprintf("%s_%d", lbl, j), j, r, j > 0)
+		if j > 0 {
+			a.i("MOVQ %d(SP), SI", save)
+			a.i("MOVQ %d(SP), CX", save+8)
+		}
+		if r == 1 {
+			kernelQ8_0One(a, fmt.Sprintf("%s_%d", lbl, j), j)
+		} else {
+			kernelQ8_0Group(a, fmt.Sprintf("%s_%d", lbl, j), j, r)
+		}
 		j += r
 	}
 	a.i("VZEROUPPER")
@@ -428,84 +437,115 @@ func kernelQ8_0(a *asm, nx int) {
 	a.p("")
 }
 
-// q80Groups: the row groups of the kernel for nx activation rows.
+// q80Groups: the row groups of the kernel for nx activation rows;
+// q80Chunk: blocks per chunk of a group (4 rows: 16*(544+4*68) B, a
+// third of L1).
 var q80Groups = [4][]int{{1}, {2}, {2, 1}, {4}}
 
-// kernelQ8_0Group: activation rows j..j+R-1 in 8/L passes of L = 8/R
-// lanes. During a pass row p's lane L*h+q accumulates in Y(L*p+q); s_p is
-// in Y(8+p); V_l,0/V_l,1 in Y(8+R), Y(9+R); the rest are broadcasts and
-// products. Except for R = 1, every pass stores its lanes at
-// 32*(8p+lane)(SP). again: SI, CX, and the activation pointers must first
-// be rewound (the first group finds them fresh).
-func kernelQ8_0Group(a *asm, lbl string, j, R int, again bool) {
+const q80Chunk = 16
+
+// q80Block emits one block of lanes lane0..lane0+L-1 for activation rows
+// j..j+R-1: row p's lane lane0+q accumulates in Y(L*p+q), s_p goes to
+// Y(8+p), V_l,0/V_l,1 to Y(8+R), Y(9+R) (R > 1; a single row uses them
+// from memory), broadcasts and products in the remaining registers.
+func q80Block(a *asm, j, R, lane0 int) {
 	L := 8 / R
 	vr := 8 + R
 	temps := []int{}
 	for t := vr + 2; t < 16; t++ {
 		temps = append(temps, t)
 	}
-	for h := 0; h < 8/L; h++ {
-		if again || h > 0 {
+	for p := 0; p < R; p++ {
+		a.i("VBROADCASTSS 64(%s), Y%d", xPtr[j+p], 8+p)
+		a.i("VMULPS 512(SI), Y%d, Y%d", 8+p, 8+p) // s = dw*dx
+	}
+	ti := 0
+	for q := 0; q < L; q++ {
+		lane := lane0 + q
+		v0, v1 := fmt.Sprintf("%d(SI)", 64*lane), fmt.Sprintf("%d(SI)", 64*lane+32)
+		if R > 1 {
+			a.i("VMOVDQU %s, Y%d", v0, vr)
+			a.i("VMOVDQU %s, Y%d", v1, vr+1)
+			v0, v1 = fmt.Sprintf("Y%d", vr), fmt.Sprintf("Y%d", vr+1)
+		}
+		for p := 0; p < R; p++ {
+			t0, t1 := temps[ti%len(temps)], temps[(ti+1)%len(temps)]
+			ti += 2
+			x := xPtr[j+p]
+			a.i("VPBROADCASTD %d(%s), Y%d", 4*lane, x, t0)
+			a.i("VPMADDWD %s, Y%d, Y%d", v0, t0, t0)
+			a.i("VPBROADCASTD %d(%s), Y%d", 32+4*lane, x, t1)
+			a.i("VPMADDWD %s, Y%d, Y%d", v1, t1, t1)
+			a.i("VPADDD Y%d, Y%d, Y%d", t1, t0, t0)
+			a.i("VCVTDQ2PS Y%d, Y%d", t0, t0)
+			a.i("VFMADD231PS Y%d, Y%d, Y%d", 8+p, t0, L*p+q)
+		}
+	}
+	a.i("ADDQ $544, SI")
+	for p := 0; p < R; p++ {
+		a.i("ADDQ $68, %s", xPtr[j+p])
+	}
+}
+
+// kernelQ8_0One: activation row j, all eight lanes in one pass over the
+// blocks (CX) from SI, accumulators in registers.
+func kernelQ8_0One(a *asm, lbl string, j int) {
+	for k := 0; k < 8; k++ {
+		a.i("VXORPS Y%d, Y%d, Y%d", k, k, k)
+	}
+	a.p("%s:", lbl)
+	q80Block(a, j, 1, 0)
+	a.i("DECQ CX")
+	a.i("JNZ %s", lbl)
+	hsum8Rows(a)
+	a.i("VMOVUPS Y0, %s", outAddr(j, 0))
+}
+
+// kernelQ8_0Group: activation rows j..j+R-1, R > 1, over the blocks (CX)
+// from SI in chunks. Row p's lane l lives at 32*(8p+l)(SP) between
+// passes. Registers: DX chunk start in the panel, BX blocks in the chunk,
+// AX their activation bytes (to rewind the rows between passes), R13 the
+// pass's block count.
+func kernelQ8_0Group(a *asm, lbl string, j, R int) {
+	L := 8 / R
+	a.i("VXORPS Y0, Y0, Y0")
+	for k := 0; k < 8*R; k++ {
+		a.i("VMOVUPS Y0, %d(SP)", 32*k)
+	}
+	a.p("%s_c:", lbl)
+	a.i("MOVQ $%d, BX", q80Chunk)
+	a.i("CMPQ CX, BX")
+	a.i("CMOVQLT CX, BX")
+	a.i("IMUL3Q $68, BX, AX")
+	a.i("MOVQ SI, DX")
+	for h := 0; h < R; h++ {
+		if h > 0 {
 			a.i("MOVQ DX, SI")
-			a.i("MOVQ BX, CX")
-			if h > 0 {
-				for p := 0; p < R; p++ {
-					a.i("SUBQ AX, %s", xPtr[j+p])
-				}
+			for p := 0; p < R; p++ {
+				a.i("SUBQ AX, %s", xPtr[j+p])
 			}
 		}
-		for k := 0; k < 8; k++ {
-			a.i("VXORPS Y%d, Y%d, Y%d", k, k, k)
+		a.i("MOVQ BX, R13")
+		for p := 0; p < R; p++ {
+			for q := 0; q < L; q++ {
+				a.i("VMOVUPS %d(SP), Y%d", 32*(8*p+L*h+q), L*p+q)
+			}
 		}
 		l := fmt.Sprintf("%s_%d", lbl, h)
 		a.p("%s:", l)
-		for p := 0; p < R; p++ {
-			a.i("VBROADCASTSS 64(%s), Y%d", xPtr[j+p], 8+p)
-			a.i("VMULPS 512(SI), Y%d, Y%d", 8+p, 8+p) // s = dw*dx
-		}
-		ti := 0
-		for q := 0; q < L; q++ {
-			lane := L*h + q
-			v0, v1 := fmt.Sprintf("%d(SI)", 64*lane), fmt.Sprintf("%d(SI)", 64*lane+32)
-			if R > 1 {
-				a.i("VMOVDQU %s, Y%d", v0, vr)
-				a.i("VMOVDQU %s, Y%d", v1, vr+1)
-				v0, v1 = fmt.Sprintf("Y%d", vr), fmt.Sprintf("Y%d", vr+1)
-			}
-			for p := 0; p < R; p++ {
-				t0, t1 := temps[ti%len(temps)], temps[(ti+1)%len(temps)]
-				ti += 2
-				x := xPtr[j+p]
-				a.i("VPBROADCASTD %d(%s), Y%d", 4*lane, x, t0)
-				a.i("VPMADDWD %s, Y%d, Y%d", v0, t0, t0)
-				a.i("VPBROADCASTD %d(%s), Y%d", 32+4*lane, x, t1)
-				a.i("VPMADDWD %s, Y%d, Y%d", v1, t1, t1)
-				a.i("VPADDD Y%d, Y%d, Y%d", t1, t0, t0)
-				a.i("VCVTDQ2PS Y%d, Y%d", t0, t0)
-				a.i("VFMADD231PS Y%d, Y%d, Y%d", 8+p, t0, L*p+q)
-			}
-		}
-		a.i("ADDQ $544, SI")
-		for p := 0; p < R; p++ {
-			a.i("ADDQ $68, %s", xPtr[j+p])
-		}
-		a.i("DECQ CX")
+		q80Block(a, j, R, L*h)
+		a.i("DECQ R13")
 		a.i("JNZ %s", l)
-		if R == 1 {
-			break
-		}
 		for p := 0; p < R; p++ {
 			for q := 0; q < L; q++ {
 				a.i("VMOVUPS Y%d, %d(SP)", L*p+q, 32*(8*p+L*h+q))
 			}
 		}
 	}
-	if R == 1 {
-		hsum8Rows(a)
-		a.i("VMOVUPS Y0, %s", outAddr(j, 0))
-		return
-	}
+	a.i("SUBQ BX, CX")
+	a.i("JNZ %s_c", lbl)
 	// hsum8 of each row's lanes from the frame.
+	a.i("LEAQ (R8)(R8*2), R13")
 	for p := 0; p < R; p++ {
 		f := func(lane int) string { return fmt.Sprintf("%d(SP)", 32*(8*p+lane)) }
 		for q := 0; q < 4; q++ {
