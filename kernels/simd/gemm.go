@@ -54,9 +54,10 @@ import (
 //	  end:       out_r = ((acc0+acc4)+(acc2+acc6)) + ((acc1+acc5)+(acc3+acc7))
 //	  8 accumulators per activation row leave no registers for more rows,
 //	  so a kernel call takes its rows in groups of R = 4 (x4), 2 (x2, x3)
-//	  or 1 (x1, x3's last) that make R passes over the panel, 8/R lanes
-//	  each: 8 accumulators, each V_j loaded once per pass for
-//	  the group, finished lanes parked in the frame (asmgen kernelQ8_0).
+//	  or 1 (x1, x3's last); a group walks the blocks in chunks of 16 and
+//	  makes R passes over each chunk (in L1), 8/R lanes each: 8
+//	  accumulators in registers, the others parked in the frame, each V_j
+//	  loaded once per pass for the group (asmgen kernelQ8_0).
 //
 //	Q4_0 panel, 16 rows, 576 B per block:
 //	  V[k][g] (k = 0..7, g = 0..1) at (2k+g)*32: lane r = the 4 nibbles of
