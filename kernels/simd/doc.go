@@ -36,6 +36,14 @@
 // ggml-cpu/arch/x86/quants.c but stay exact for every input byte, where
 // llama.cpp's VPSIGNB trick is not for activation quants of -128.)
 //
+// Q8_0·Q8_0 (every flavour: single-row, x4, GEMM panels, decode kernel)
+// follows llama.cpp's AVX2 order instead (ggml_vec_dot_q8_0_q8_0 and
+// tinyBLAS_Q0_AVX, internal/llamaorder): eight float32 lanes, per block b
+// and lane j L_j = fma(float32(dw*dx), float32(I_bj), L_j) with I_bj the
+// exact sum over elements 4j..4j+3, result hsum8(L) =
+// ((L0+L4)+(L2+L6)) + ((L1+L5)+(L3+L7)); the generic code uses an exactly
+// rounded fma32, so again all implementations return the same bits.
+//
 // The weight float dots are bit-exact too, in llama.cpp's two orders
 // (dotfloat.go spells them out). DotF32Lanes8, DotF16Lanes8, DotBF16Lanes8
 // and their x4 flavours: llamafile tinyBLAS's 8 float32 lanes, lane j a

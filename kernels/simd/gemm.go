@@ -38,11 +38,26 @@ import (
 // (registers: 4 rows x 8 or 16 weight rows of running sums).
 //
 //	Q8_0 panel, 8 rows, 544 B per block:
-//	  V_k (k = 0..15): lane r = int16 (q[r][2k], q[r][2k+1])       16 x 32 B
+//	  V_j,0 at 64j:    lane r = int16 (q[r][4j],   q[r][4j+2])  j = 0..7
+//	  V_j,1 at 64j+32: lane r = int16 (q[r][4j+1], q[r][4j+3])   16 x 32 B
 //	  dw:              float32 d of rows 0..7                             32 B
-//	  activation (GemmActQ8_0Q8_0, 68 B per block): int16 q[0..31], float32 d
-//	  per block: sum_r = sum_k VPMADDWD(V_k, bcast(x pair k))  (exact int32)
-//	             acc_r += float(sum_r) * (dw_r*dx)
+//	  activation (GemmActQ8_0Q8_0, 68 B per block): int16 q[0,2,..,30],
+//	    int16 q[1,3,..,31], float32 d (dword j of each half: elements
+//	    4j, 4j+2 and 4j+1, 4j+3)
+//	  per block (llama.cpp's order, 8 accumulators acc_j per activation row,
+//	  lane r = row r's float lane j):
+//	             s_r   = dw_r*dx                                   (rounded)
+//	             I_j,r = VPMADDWD(V_j,0, bcast(x even dword j)) +
+//	                     VPMADDWD(V_j,1, bcast(x odd dword j))
+//	                     (exact: elements 4j..4j+3 of row r)
+//	             acc_j = fma(s, float(I_j), acc_j)           j = 0..7
+//	  end:       out_r = ((acc0+acc4)+(acc2+acc6)) + ((acc1+acc5)+(acc3+acc7))
+//	  8 accumulators per activation row leave no registers for more rows,
+//	  so a kernel call takes its rows in groups of R = 4 (x4), 2 (x2, x3)
+//	  or 1 (x1, x3's last); a group walks the blocks in chunks of 16 and
+//	  makes R passes over each chunk (in L1), 8/R lanes each: 8
+//	  accumulators in registers, the others parked in the frame, each V_j
+//	  loaded once per pass for the group (asmgen kernelQ8_0).
 //
 //	Q4_0 panel, 16 rows, 576 B per block:
 //	  V[k][g] (k = 0..7, g = 0..1) at (2k+g)*32: lane r = the 4 nibbles of
@@ -71,10 +86,12 @@ import (
 // 8-row kernels reading the weights in place, each loop iteration one
 // block of 8 rows, while prefetching the next 8 rows at the rate it reads
 // (a matrix's rows are contiguous): without that, 8 interleaved streams
-// leave the loop waiting on DRAM. Per block the 8 rows' exact integer sums
-// end up in one register by an unpack tree (Q8_0), or rows r and r+4 share
-// a register, one per 128-bit half, so that one VPMADDUBSW serves two rows
-// (Q4_0, Q4_K). Q6_K uses its single-row dot.
+// leave the loop waiting on DRAM. Q8_0 keeps one 8-lane FMA accumulator
+// per row (llama.cpp's vec_dot lanes: even and odd quants of the row
+// against the activation's even and odd halves give I_j in lane j),
+// reduced as hsum8 at the end. In the others rows r and
+// r+4 share a register, one per 128-bit half, so that one VPMADDUBSW
+// serves two rows (Q4_0, Q4_K). Q6_K uses its single-row dot.
 //
 //	rows of a chunk:  [ r0..r7 ][ r8..r15 ] ...   contiguous in memory
 //	                    ^ read     ^ prefetched
@@ -129,7 +146,8 @@ func GemmScratchBytes(n int) int {
 
 // GemmActQ8_0Q8_0 writes the Q8_0 activation row x (n elements) into dst
 // (GemmActQ8_0Q8_0Bytes(n) bytes) in the form GemmQ8_0Q8_0 reads: per block
-// the 32 quants as int16, then d as float32.
+// the 16 even-indexed quants q[0], q[2], ..., q[30] as int16, the 16
+// odd-indexed ones q[1], ..., q[31] as int16, then d as float32.
 func GemmActQ8_0Q8_0(n int, x, dst []byte) {
 	nb := checkAct("GemmActQ8_0Q8_0", n, x, dst, gemmActQ8_0Q8_0Block)
 	if fast.Load() && nb > 0 {
@@ -140,7 +158,8 @@ func GemmActQ8_0Q8_0(n int, x, dst []byte) {
 		bx, bd := x[b*bytesQ8_0:], dst[b*gemmActQ8_0Q8_0Block:]
 		for j := range 32 {
 			v := uint16(int16(int8(bx[2+j])))
-			bd[2*j], bd[2*j+1] = byte(v), byte(v>>8)
+			o := gemmActQ8_0Off(j)
+			bd[o], bd[o+1] = byte(v), byte(v>>8)
 		}
 		putF32(bd[64:], f16At(bx, 0))
 	}
@@ -371,19 +390,30 @@ func (g *gemmKind) run(nb int, w []byte, wStride, rows int, a []byte, aStride, m
 }
 
 // gemmQ8_0Q8_0Generic is dotQ8_0Q8_0Generic with the activation row in
-// GemmActQ8_0Q8_0 form: the same integer sums, the same fold.
+// GemmActQ8_0Q8_0 form: the same integer sums, the same eight FMA lanes
+// and hsum8.
 func gemmQ8_0Q8_0Generic(nb int, w, a []byte) float32 {
-	var sumf float32
+	var l [8]float32
 	for ib := 0; ib < nb; ib++ {
 		bw := w[ib*bytesQ8_0 : (ib+1)*bytesQ8_0]
 		ba := a[ib*gemmActQ8_0Q8_0Block : (ib+1)*gemmActQ8_0Q8_0Block]
-		var sumi int32
-		for j := range 32 {
-			sumi += int32(int8(bw[2+j])) * int32(int16(uint16(ba[2*j])|uint16(ba[2*j+1])<<8))
+		s := float32(f16At(bw, 0) * getF32(ba[64:]))
+		for j := range 8 {
+			var sumi int32
+			for k := 4 * j; k < 4*j+4; k++ {
+				o := gemmActQ8_0Off(k)
+				sumi += int32(int8(bw[2+k])) * int32(int16(uint16(ba[o])|uint16(ba[o+1])<<8))
+			}
+			l[j] = fma32(s, float32(sumi), l[j])
 		}
-		sumf += float32(float32(sumi) * (f16At(bw, 0) * getF32(ba[64:])))
 	}
-	return sumf
+	return hsum8(&l)
+}
+
+// gemmActQ8_0Off is the byte offset of quant k (0..31) in a
+// GemmActQ8_0Q8_0 block: even k in the first 32 bytes, odd k in the next.
+func gemmActQ8_0Off(k int) int {
+	return k&^1 + 32*(k&1)
 }
 
 // gemmQ4_0Q8_0Generic is dotQ4_0Q8_0Generic with the activation row in

@@ -229,122 +229,119 @@ GLOBL shufQ6<>(SB), RODATA|NOPTR, $128
 	ADDQ $N, R12
 
 // ---------------------------------------------------------------- Q8_0·Q8_0
-// sumf += float(sumi) * (dw*dx)
+// llama.cpp's order (ggml_vec_dot_q8_0_q8_0 AVX2, tinyBLAS_Q0_AVX): eight
+// float32 lanes, lane j of block b: L_j = fma(dw*dx, float(I_j), L_j) with
+// I_j the exact int32 sum of elements 4j..4j+3; result hsum8(L) =
+// ((L0+L4)+(L2+L6)) + ((L1+L5)+(L3+L7)). (These kernels do use FMA.)
 //
-// Signed×signed bytes, exact for every input: the weight bytes are sign-
-// extended to int16 (VPUNPCK?BW with themselves, then VPSRAW $8) and the
-// activation bytes are placed in the high byte of an int16 (VPUNPCK?BW
-// with zero: 256*x), so VPMADDWD sums pairs of 256*w*x (|.| <= 2^23) and
-// VPSRAD $8 of the block sums recovers the exact sums. (VPMOVSXBW from
-// memory would do the same but issues at one per 1.5 cycles on Zen 3.)
-// Both operands are permuted alike within 128-bit lanes, which a dot
-// product does not see. Y15 = 0.
+// Signed×signed bytes, exact for every input, without shuffles: seen as
+// int16 words, VPSLLW $8 then VPSRAW $8 sign-extends the even-indexed
+// bytes and VPSRAW $8 the odd ones. VPMADDWD of the even words of w and x
+// gives in dword lane j the products of elements 4j and 4j+2, of the odd
+// words those of 4j+1 and 4j+3; their sum is I_j, lanes in element order.
 
-// Q8_0_W: Y12, Y13 = the 32 weight quants at MEM, sign-extended to int16.
+// Q8_0_W: Y12, Y13 = the even and odd weight quants at MEM as int16.
 #define Q8_0_W(MEM) \
-	VMOVDQU    MEM, Y11;      \
-	VPUNPCKLBW Y11, Y11, Y12; \
-	VPUNPCKHBW Y11, Y11, Y13; \
-	VPSRAW     $8, Y12, Y12;  \
-	VPSRAW     $8, Y13, Y13
+	VMOVDQU MEM, Y13;      \
+	VPSLLW  $8, Y13, Y12;  \
+	VPSRAW  $8, Y12, Y12;  \
+	VPSRAW  $8, Y13, Y13
 
-// Q8_0_X: YR = 8 int32 lanes summing to 256 * (weights in Y12, Y13 · the
-// 32 activation quants at MEM). Clobbers Y9, Y10.
-#define Q8_0_X(MEM, YR) \
-	VMOVDQU    MEM, Y10;      \
-	VPUNPCKLBW Y10, Y15, YR;  \
-	VPUNPCKHBW Y10, Y15, Y9;  \
-	VPMADDWD   Y12, YR, YR;   \
-	VPMADDWD   Y13, Y9, Y9;   \
-	VPADDD     Y9, YR, YR
+// Q8_0_X: YR = float32(I_j) in lane j for the weights in Y12, Y13 and the
+// 32 activation quants at MEM. Clobbers YT.
+#define Q8_0_X(MEM, YR, YT) \
+	VMOVDQU   MEM, YT;     \
+	VPSLLW    $8, YT, YR;  \
+	VPSRAW    $8, YR, YR;  \
+	VPSRAW    $8, YT, YT;  \
+	VPMADDWD  Y12, YR, YR; \
+	VPMADDWD  Y13, YT, YT; \
+	VPADDD    YT, YR, YR;  \
+	VCVTDQ2PS YR, YR
+
+// Q8_0_D: YR = the f16 at MEM as float32 in all 8 lanes (XR: YR's low half).
+#define Q8_0_D(MEM, YR, XR) \
+	VPBROADCASTW MEM, XR; \
+	VCVTPH2PS    XR, YR
+
+// HSUM8: lane 0 of XA = ((a0+a4)+(a2+a6)) + ((a1+a5)+(a3+a7)) for the 8
+// lanes of YA (XA its low half), llama.cpp's hsum_float_8. Clobbers XT.
+#define HSUM8(YA, XA, XT) \
+	VEXTRACTF128 $1, YA, XT; \
+	VADDPS       XT, XA, XA; \
+	VMOVHLPS     XA, XA, XT; \
+	VADDPS       XT, XA, XA; \
+	VMOVSHDUP    XA, XT;     \
+	VADDSS       XT, XA, XA
 
 // func dotQ8_0Q8_0AVX2(nb int, w, x []byte) float32
 TEXT ·dotQ8_0Q8_0AVX2(SB), NOSPLIT, $0-60
-	MOVQ   nb+0(FP), CX
-	MOVQ   w_base+8(FP), SI
-	MOVQ   x_base+32(FP), DI
-	VXORPS X0, X0, X0
-	VPXOR  Y15, Y15, Y15
+	MOVQ    nb+0(FP), CX
+	MOVQ    w_base+8(FP), SI
+	MOVQ    x_base+32(FP), DI
+	VXORPS  Y0, Y0, Y0
 
-q80quad:
-	CMPQ         CX, $4
-	JB           q80tail
+q80loop:
 	Q8_0_W(2(SI))
-	Q8_0_X(2(DI), Y4)
-	Q8_0_W(36(SI))
-	Q8_0_X(36(DI), Y5)
-	Q8_0_W(70(SI))
-	Q8_0_X(70(DI), Y6)
-	Q8_0_W(104(SI))
-	Q8_0_X(104(DI), Y7)
-	REDUCE4(Y4, Y5, Y6, Y7, X4, X5)
-	VPSRAD       $8, X4, X4
-	VCVTDQ2PS    X4, X4
-	HALVES8(X2, (SI), 34(SI), 68(SI), 102(SI), (DI), 34(DI), 68(DI), 102(DI))
-	VCVTPH2PS    X2, Y2
-	VEXTRACTF128 $1, Y2, X3
-	VMULPS       X3, X2, X2
-	VMULPS       X2, X4, X4
-	SEQADD4(X4, X5, X0)
-	ADDQ         $136, SI
-	ADDQ         $136, DI
-	SUBQ         $4, CX
-	JMP          q80quad
+	Q8_0_X(2(DI), Y4, Y5)
+	Q8_0_D((SI), Y8, X8)
+	Q8_0_D((DI), Y9, X9)
+	VMULPS      Y9, Y8, Y8
+	VFMADD231PS Y8, Y4, Y0
+	ADDQ        $34, SI
+	ADDQ        $34, DI
+	DECQ        CX
+	JNZ         q80loop
 
-q80tail:
-	TESTQ     CX, CX
-	JZ        q80done
-	Q8_0_W(2(SI))
-	Q8_0_X(2(DI), Y4)
-	HSUMI(Y4, X4, X5)
-	VPSRAD    $8, X4, X4
-	VCVTDQ2PS X4, X4
-	HALVES2(X2, (SI), (DI))
-	VCVTPH2PS X2, X2
-	VMOVSHDUP X2, X3
-	VMULSS    X3, X2, X2
-	VMULSS    X2, X4, X4
-	VADDSS    X4, X0, X0
-	ADDQ      $34, SI
-	ADDQ      $34, DI
-	DECQ      CX
-	JMP       q80tail
-
-q80done:
+	HSUM8(Y0, X0, X1)
 	VMOVSS X0, ret+56(FP)
 	VZEROUPPER
 	RET
 
 // func dotQ8_0Q8_0x4AVX2(nb int, w, x []byte, xStride int, out *[4]float32)
+// Y0..Y3: the lanes of activation rows 0..3.
 TEXT ·dotQ8_0Q8_0x4AVX2(SB), NOSPLIT, $0-72
-	MOVQ   nb+0(FP), CX
-	MOVQ   w_base+8(FP), SI
+	MOVQ    nb+0(FP), CX
+	MOVQ    w_base+8(FP), SI
 	X4POINTERS
-	VXORPS X0, X0, X0
-	VPXOR  Y15, Y15, Y15
+	VXORPS  Y0, Y0, Y0
+	VXORPS  Y1, Y1, Y1
+	VXORPS  Y2, Y2, Y2
+	VXORPS  Y3, Y3, Y3
 
 q80x4:
 	Q8_0_W(2(SI))
-	Q8_0_X(2(DI), Y4)
-	Q8_0_X(2(R10), Y5)
-	Q8_0_X(2(R11), Y6)
-	Q8_0_X(2(R12), Y7)
-	REDUCE4(Y4, Y5, Y6, Y7, X4, X5)
-	VPSRAD       $8, X4, X4
-	VCVTDQ2PS    X4, X4
-	HALVES8(X2, (DI), (R10), (R11), (R12), (SI), (SI), (SI), (SI))
-	VCVTPH2PS    X2, Y2
-	VEXTRACTF128 $1, Y2, X3
-	VMULPS       X3, X2, X2
-	VMULPS       X2, X4, X4
-	VADDPS       X4, X0, X0
-	ADDQ         $34, SI
+	Q8_0_D((SI), Y10, X10)
+	Q8_0_X(2(DI), Y4, Y5)
+	Q8_0_D((DI), Y8, X8)
+	VMULPS      Y10, Y8, Y8
+	VFMADD231PS Y8, Y4, Y0
+	Q8_0_X(2(R10), Y6, Y7)
+	Q8_0_D((R10), Y9, X9)
+	VMULPS      Y10, Y9, Y9
+	VFMADD231PS Y9, Y6, Y1
+	Q8_0_X(2(R11), Y4, Y5)
+	Q8_0_D((R11), Y8, X8)
+	VMULPS      Y10, Y8, Y8
+	VFMADD231PS Y8, Y4, Y2
+	Q8_0_X(2(R12), Y6, Y7)
+	Q8_0_D((R12), Y9, X9)
+	VMULPS      Y10, Y9, Y9
+	VFMADD231PS Y9, Y6, Y3
+	ADDQ        $34, SI
 	X4ADVANCE(34)
-	DECQ         CX
-	JNZ          q80x4
+	DECQ        CX
+	JNZ         q80x4
 
-	MOVQ    out+64(FP), AX
-	VMOVUPS X0, (AX)
+	MOVQ   out+64(FP), AX
+	HSUM8(Y0, X0, X4)
+	VMOVSS X0, (AX)
+	HSUM8(Y1, X1, X4)
+	VMOVSS X1, 4(AX)
+	HSUM8(Y2, X2, X4)
+	VMOVSS X2, 8(AX)
+	HSUM8(Y3, X3, X4)
+	VMOVSS X3, 12(AX)
 	VZEROUPPER
 	RET
 

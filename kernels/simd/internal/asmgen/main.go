@@ -189,19 +189,27 @@ func packPrefetch(a *asm, bytes int) {
 	a.i("ADDQ $%d, R13", bytes)
 }
 
-// packQ8_0: 8 Q8_0 rows -> per block 16 vectors V_k (k = element pair):
-// lane r = int16 (q[r][2k], q[r][2k+1]), then 8 float32 d. 544 bytes.
+// packQ8_0: 8 Q8_0 rows -> per block, for lanes j = 0..7, V_j,0 at 64j:
+// lane r = int16 (q[r][4j], q[r][4j+2]) and V_j,1 at 64j+32: lane r =
+// int16 (q[r][4j+1], q[r][4j+3]); then 8 float32 d. 544 bytes. The even
+// and odd elements come from the 32 quant bytes by shifts (VPSLLW $8 then
+// VPSRAW $8 sign-extends the even bytes, VPSRAW $8 the odd ones), then an
+// 8x8 dword transpose per half.
 func packQ8_0(a *asm) {
 	packPrologue(a, "gemmPackQ8_0")
 	a.i("LEAQ (SI)(R8*8), R13") // prefetch cursor: the next panel's rows
 	a.p("packq80:")
 	packPrefetch(a, 8*34)
-	for h := 0; h < 2; h++ {
-		rows := rowAddr8(2+16*h, "SI", "R10", "R8", "R9")
+	rows := rowAddr8(2, "SI", "R10", "R8", "R9")
+	for odd := 0; odd < 2; odd++ {
 		for r := 0; r < 8; r++ {
-			a.i("VPMOVSXBW %s, Y%d", rows[r], r)
+			a.i("VMOVDQU %s, Y%d", rows[r], r)
+			if odd == 0 {
+				a.i("VPSLLW $8, Y%d, Y%d", r, r)
+			}
+			a.i("VPSRAW $8, Y%d, Y%d", r, r)
 		}
-		transpose8x8(a, func(k int) string { return fmt.Sprintf("%d(DI)", 32*(8*h+k)) })
+		transpose8x8(a, func(k int) string { return fmt.Sprintf("%d(DI)", 64*k+32*odd) })
 	}
 	halves8(a, rowAddr8(0, "SI", "R10", "R8", "R9"), "512(DI)")
 	a.i("ADDQ $34, SI")
@@ -253,8 +261,9 @@ func packQ4_0(a *asm) {
 }
 
 // actQ8_0 converts Q8_0 activation blocks for the GEMM kernels:
-// gemmActQ8_0x16 writes per block 32 int16 quants and the f32 d (68 B);
-// gemmActQ8_0x8 writes 32 int8 quants, the f32 d and int32 8*sum(q) (40 B).
+// gemmActQ8_0x16 writes per block the 16 even-indexed quants as int16, the
+// 16 odd-indexed ones, and the f32 d (68 B); gemmActQ8_0x8 writes 32 int8
+// quants, the f32 d and int32 8*sum(q) (40 B).
 func actQ8_0(a *asm) {
 	a.p("// func gemmActQ8_0x16(nb int, x *byte, dst *byte)")
 	a.p("TEXT ·gemmActQ8_0x16(SB), NOSPLIT, $0-24")
@@ -262,10 +271,12 @@ func actQ8_0(a *asm) {
 	a.i("MOVQ x+8(FP), SI")
 	a.i("MOVQ dst+16(FP), DI")
 	a.p("actq80x16:")
-	a.i("VPMOVSXBW 2(SI), Y0")
-	a.i("VPMOVSXBW 18(SI), Y1")
-	a.i("VMOVDQU Y0, (DI)")
-	a.i("VMOVDQU Y1, 32(DI)")
+	a.i("VMOVDQU 2(SI), Y0")
+	a.i("VPSLLW $8, Y0, Y1")
+	a.i("VPSRAW $8, Y1, Y1") // even elements
+	a.i("VPSRAW $8, Y0, Y0") // odd elements
+	a.i("VMOVDQU Y1, (DI)")
+	a.i("VMOVDQU Y0, 32(DI)")
 	a.i("MOVWLZX (SI), AX")
 	a.i("VMOVD AX, X2")
 	a.i("VCVTPH2PS X2, X2")
@@ -357,56 +368,207 @@ func outAddr(j, off int) string {
 	return o + "(R9)(R13*1)"
 }
 
-// kernelQ8_0: one 8-row Q8_0 panel against nx activation rows (x16 form).
-// Per block and row j: Y(j) = int32 sums of 8 weight rows (lanes) by 16
-// VPMADDWD of V_k with the broadcast int16 pair k of row j; then
-// Y(4+j) += float(sum) * (dw*dx) lane-wise, which is the single-row fold.
+// kernelQ8_0: one 8-row Q8_0 panel against nx activation rows (x16 form),
+// in llama.cpp's order: per activation row eight accumulators acc_j, lane
+// r = row r's float lane j. Per block, with s = dw (8 rows) * bcast(dx)
+// (rounded products):
 //
-//	Y0..Y3 int sums, Y4..Y7 float sums, Y8 V_k, Y9 dw, Y10/Y11 broadcasts,
-//	Y12/Y13 products.
+//	I_j = VPMADDWD(V_j,0, bcast even dword j) + VPMADDWD(V_j,1, bcast odd dword j)
+//	      (exact int32: elements 4j..4j+3 of the 8 rows)
+//	acc_j = fma(s, float(I_j), acc_j)
+//
+// and at the end out = ((acc0+acc4)+(acc2+acc6)) + ((acc1+acc5)+(acc3+acc7)),
+// which is hsum8 of each row's lanes. Eight accumulators per activation
+// row do not fit beside their operands for several rows, so a group of R
+// rows (q80Groups) walks the blocks in chunks of q80Chunk: per chunk R
+// passes of L = 8/R lanes each, R*L = 8 accumulators loaded from and
+// stored back to the frame around each pass, each V_j loaded once per pass
+// for the R rows. A chunk's panel and activation bytes stay in L1 across
+// its passes; every lane still sees its blocks in order.
 func kernelQ8_0(a *asm, nx int) {
 	name := fmt.Sprintf("gemmQ8_0Q8_0x%d", nx)
-	kernelPrologue(a, name, nx)
-	for j := 0; j < nx; j++ {
-		a.i("VXORPS Y%d, Y%d, Y%d", 4+j, 4+j, 4+j)
+	a.p("// func %s(nb int, panel *byte, x *byte, xStride int, out *float32, outStride int)", name)
+	maxR := 0
+	for _, r := range q80Groups[nx-1] {
+		maxR = max(maxR, r)
+	}
+	frame, flags := 0, "NOSPLIT"
+	save := 32 * 8 * maxR // saved panel base and nb
+	if maxR > 1 {
+		frame, flags = save+16, "0" // too large for the nosplit budget: a normal prologue
+	}
+	a.p("TEXT ·%s(SB), %s, $%d-48", name, flags, frame)
+	a.i("MOVQ nb+0(FP), CX")
+	a.i("MOVQ panel+8(FP), SI")
+	a.i("MOVQ x+16(FP), DI")
+	a.i("MOVQ xStride+24(FP), AX")
+	a.i("MOVQ out+32(FP), R9")
+	a.i("MOVQ outStride+40(FP), R8")
+	a.i("SHLQ $2, R8")
+	if nx > 1 {
+		a.i("LEAQ (DI)(AX*1), R10")
+	}
+	if nx > 2 {
+		a.i("LEAQ (DI)(AX*2), R11")
+	}
+	if nx > 3 {
+		a.i("LEAQ (R10)(AX*2), R12")
+	}
+	if frame > 0 {
+		a.i("MOVQ SI, %d(SP)", save)
+		a.i("MOVQ CX, %d(SP)", save+8)
 	}
 	lbl := strings.ToLower(name)
-	a.p("%s:", lbl)
-	for k := 0; k < 16; k++ {
-		a.i("VMOVDQU %d(SI), Y8", 32*k)
-		for j := 0; j < nx; j++ {
-			b := 10 + j%2
-			a.i("VPBROADCASTD %d(%s), Y%d", 4*k, xPtr[j], b)
-			if k == 0 {
-				a.i("VPMADDWD Y%d, Y8, Y%d", b, j)
-			} else {
-				t := 12 + j%2
-				a.i("VPMADDWD Y%d, Y8, Y%d", b, t)
-				a.i("VPADDD Y%d, Y%d, Y%d", t, j, j)
-			}
+	j := 0
+	for _, r := range q80Groups[nx-1] {
+		if j > 0 {
+			a.i("MOVQ %d(SP), SI", save)
+			a.i("MOVQ %d(SP), CX", save+8)
 		}
-	}
-	a.i("VMOVUPS 512(SI), Y9")
-	for j := 0; j < nx; j++ {
-		b := 10 + j%2
-		a.i("VBROADCASTSS 64(%s), Y%d", xPtr[j], b)
-		a.i("VMULPS Y%d, Y9, Y%d", b, b) // dw*dx
-		a.i("VCVTDQ2PS Y%d, Y%d", j, j)
-		a.i("VMULPS Y%d, Y%d, Y%d", b, j, j) // float(sumi)*(dw*dx)
-		a.i("VADDPS Y%d, Y%d, Y%d", j, 4+j, 4+j)
-	}
-	a.i("ADDQ $544, SI")
-	for j := 0; j < nx; j++ {
-		a.i("ADDQ $68, %s", xPtr[j])
-	}
-	a.i("DECQ CX")
-	a.i("JNZ %s", lbl)
-	for j := 0; j < nx; j++ {
-		a.i("VMOVUPS Y%d, %s", 4+j, outAddr(j, 0))
+		if r == 1 {
+			kernelQ8_0One(a, fmt.Sprintf("%s_%d", lbl, j), j)
+		} else {
+			kernelQ8_0Group(a, fmt.Sprintf("%s_%d", lbl, j), j, r)
+		}
+		j += r
 	}
 	a.i("VZEROUPPER")
 	a.i("RET")
 	a.p("")
+}
+
+// q80Groups: the row groups of the kernel for nx activation rows;
+// q80Chunk: blocks per chunk of a group (4 rows: 16*(544+4*68) B, a
+// third of L1).
+var q80Groups = [4][]int{{1}, {2}, {2, 1}, {4}}
+
+const q80Chunk = 16
+
+// q80Block emits one block of lanes lane0..lane0+L-1 for activation rows
+// j..j+R-1: row p's lane lane0+q accumulates in Y(L*p+q), s_p goes to
+// Y(8+p), V_l,0/V_l,1 to Y(8+R), Y(9+R) (R > 1; a single row uses them
+// from memory), broadcasts and products in the remaining registers.
+func q80Block(a *asm, j, R, lane0 int) {
+	L := 8 / R
+	vr := 8 + R
+	temps := []int{}
+	for t := vr + 2; t < 16; t++ {
+		temps = append(temps, t)
+	}
+	for p := 0; p < R; p++ {
+		a.i("VBROADCASTSS 64(%s), Y%d", xPtr[j+p], 8+p)
+		a.i("VMULPS 512(SI), Y%d, Y%d", 8+p, 8+p) // s = dw*dx
+	}
+	ti := 0
+	for q := 0; q < L; q++ {
+		lane := lane0 + q
+		v0, v1 := fmt.Sprintf("%d(SI)", 64*lane), fmt.Sprintf("%d(SI)", 64*lane+32)
+		if R > 1 {
+			a.i("VMOVDQU %s, Y%d", v0, vr)
+			a.i("VMOVDQU %s, Y%d", v1, vr+1)
+			v0, v1 = fmt.Sprintf("Y%d", vr), fmt.Sprintf("Y%d", vr+1)
+		}
+		for p := 0; p < R; p++ {
+			t0, t1 := temps[ti%len(temps)], temps[(ti+1)%len(temps)]
+			ti += 2
+			x := xPtr[j+p]
+			a.i("VPBROADCASTD %d(%s), Y%d", 4*lane, x, t0)
+			a.i("VPMADDWD %s, Y%d, Y%d", v0, t0, t0)
+			a.i("VPBROADCASTD %d(%s), Y%d", 32+4*lane, x, t1)
+			a.i("VPMADDWD %s, Y%d, Y%d", v1, t1, t1)
+			a.i("VPADDD Y%d, Y%d, Y%d", t1, t0, t0)
+			a.i("VCVTDQ2PS Y%d, Y%d", t0, t0)
+			a.i("VFMADD231PS Y%d, Y%d, Y%d", 8+p, t0, L*p+q)
+		}
+	}
+	a.i("ADDQ $544, SI")
+	for p := 0; p < R; p++ {
+		a.i("ADDQ $68, %s", xPtr[j+p])
+	}
+}
+
+// kernelQ8_0One: activation row j, all eight lanes in one pass over the
+// blocks (CX) from SI, accumulators in registers.
+func kernelQ8_0One(a *asm, lbl string, j int) {
+	for k := 0; k < 8; k++ {
+		a.i("VXORPS Y%d, Y%d, Y%d", k, k, k)
+	}
+	a.p("%s:", lbl)
+	q80Block(a, j, 1, 0)
+	a.i("DECQ CX")
+	a.i("JNZ %s", lbl)
+	hsum8Rows(a)
+	a.i("VMOVUPS Y0, %s", outAddr(j, 0))
+}
+
+// kernelQ8_0Group: activation rows j..j+R-1, R > 1, over the blocks (CX)
+// from SI in chunks. Row p's lane l lives at 32*(8p+l)(SP) between
+// passes. Registers: DX chunk start in the panel, BX blocks in the chunk,
+// AX their activation bytes (to rewind the rows between passes), R13 the
+// pass's block count.
+func kernelQ8_0Group(a *asm, lbl string, j, R int) {
+	L := 8 / R
+	a.i("VXORPS Y0, Y0, Y0")
+	for k := 0; k < 8*R; k++ {
+		a.i("VMOVUPS Y0, %d(SP)", 32*k)
+	}
+	a.p("%s_c:", lbl)
+	a.i("MOVQ $%d, BX", q80Chunk)
+	a.i("CMPQ CX, BX")
+	a.i("CMOVQLT CX, BX")
+	a.i("IMUL3Q $68, BX, AX")
+	a.i("MOVQ SI, DX")
+	for h := 0; h < R; h++ {
+		if h > 0 {
+			a.i("MOVQ DX, SI")
+			for p := 0; p < R; p++ {
+				a.i("SUBQ AX, %s", xPtr[j+p])
+			}
+		}
+		a.i("MOVQ BX, R13")
+		for p := 0; p < R; p++ {
+			for q := 0; q < L; q++ {
+				a.i("VMOVUPS %d(SP), Y%d", 32*(8*p+L*h+q), L*p+q)
+			}
+		}
+		l := fmt.Sprintf("%s_%d", lbl, h)
+		a.p("%s:", l)
+		q80Block(a, j, R, L*h)
+		a.i("DECQ R13")
+		a.i("JNZ %s", l)
+		for p := 0; p < R; p++ {
+			for q := 0; q < L; q++ {
+				a.i("VMOVUPS Y%d, %d(SP)", L*p+q, 32*(8*p+L*h+q))
+			}
+		}
+	}
+	a.i("SUBQ BX, CX")
+	a.i("JNZ %s_c", lbl)
+	// hsum8 of each row's lanes from the frame.
+	a.i("LEAQ (R8)(R8*2), R13")
+	for p := 0; p < R; p++ {
+		f := func(lane int) string { return fmt.Sprintf("%d(SP)", 32*(8*p+lane)) }
+		for q := 0; q < 4; q++ {
+			a.i("VMOVUPS %s, Y%d", f(q), q)
+			a.i("VADDPS %s, Y%d, Y%d", f(q+4), q, q) // a_q + a_q+4
+		}
+		a.i("VADDPS Y2, Y0, Y0")
+		a.i("VADDPS Y3, Y1, Y1")
+		a.i("VADDPS Y1, Y0, Y0")
+		a.i("VMOVUPS Y0, %s", outAddr(j+p, 0))
+	}
+}
+
+// hsum8Rows sets Y0 = ((Y0+Y4)+(Y2+Y6)) + ((Y1+Y5)+(Y3+Y7)) lane by lane:
+// hsum8 of eight rows whose lane j is in register j. Clobbers Y1..Y3.
+func hsum8Rows(a *asm) {
+	a.i("VADDPS Y4, Y0, Y0")
+	a.i("VADDPS Y6, Y2, Y2")
+	a.i("VADDPS Y2, Y0, Y0")
+	a.i("VADDPS Y5, Y1, Y1")
+	a.i("VADDPS Y7, Y3, Y3")
+	a.i("VADDPS Y3, Y1, Y1")
+	a.i("VADDPS Y1, Y0, Y0")
 }
 
 // kernelQ4_0: one 16-row Q4_0 panel against nx activation rows (x8 form).
@@ -498,43 +660,78 @@ func gemvPrefetch(a *asm, bb int) {
 	a.i("ADDQ $%d, R12", 8*bb)
 }
 
-// gemvQ8_0: 8 Q8_0 rows against one activation row in x16 form (decode).
-// Per block: P_r = VPMADDWD(sext(w_r[0:16]), x[0:16]) + VPMADDWD(sext(w_r[16:32]),
-// x[16:32]) (8 int32 lanes per row), reduced by an unpack tree to the 8
-// exact block sums in one vector (rows in order), then acc += float(sum)
-// * (dw*dx) as the single-row fold.
+// gemvQ8_0: 8 Q8_0 rows against one activation row in x16 form (decode),
+// in llama.cpp's order: one 8-lane accumulator per row. Per block and row,
+// with the weight bytes as int16 words times 256 (VPSLLW $8: even bytes
+// 256*q[2k]; AND 0xff00: odd bytes 256*q[2k+1]):
 //
-//	Y0..Y7 P_r, Y8/Y9 temporaries, Y13 acc, Y14/Y15 x.
+//	J = VPMADDWD(256*even(w_r), x even) + VPMADDWD(256*odd(w_r), x odd)
+//	  = 256*I_j in lane j (elements 4j..4j+3; |J| <= 2^24, exact in float32)
+//	acc_r = fma(bcast(s_r/256), float(J), acc_r)
+//
+// with s_r = dw_r*dx rounded, then scaled by 2^-8 exactly (s_r >= 2^-48
+// for any f16 scales, far from float32 subnormals), so the product and the
+// one rounding of the fma are those of fma(s_r, I_j, acc). The 8 rows'
+// s_r/256 are spilled to the frame for the broadcasts; at the end each
+// row's lanes are summed as hsum8.
+//
+//	Y0..Y7 acc_r, Y8 s, Y9..Y12 temporaries, Y13/Y14 x even/odd, Y15
+//	0xff00 words.
 func gemvQ8_0(a *asm) {
 	name := "gemvQ8_0Q8_0"
-	gemvPrologue(a, name)
-	a.i("VXORPS Y13, Y13, Y13")
+	vec32(a, "gemvQ8Odd", 0xff00ff00)
+	vec32(a, "gemvQ8Inv256", 0x3b800000) // float32 2^-8
+	a.p("")
+	a.p("// func %s(nb int, w *byte, wStride int, x *byte, out *float32)", name)
+	a.p("TEXT ·%s(SB), NOSPLIT, $32-40", name)
+	a.i("MOVQ nb+0(FP), CX")
+	a.i("MOVQ w+8(FP), SI")
+	a.i("MOVQ wStride+16(FP), R8")
+	a.i("MOVQ x+24(FP), DI")
+	a.i("MOVQ out+32(FP), R11")
+	a.i("LEAQ (R8)(R8*2), R9")
+	a.i("LEAQ (SI)(R9*1), R10")
+	a.i("LEAQ (SI)(R8*8), R12") // prefetch cursor: the next 8 rows
+	a.i("VMOVDQU gemvQ8Odd<>(SB), Y15")
+	for r := 0; r < 8; r++ {
+		a.i("VXORPS Y%d, Y%d, Y%d", r, r, r)
+	}
 	a.p("gemvq80:")
 	gemvPrefetch(a, 34)
-	a.i("VMOVDQU (DI), Y14")
-	a.i("VMOVDQU 32(DI), Y15")
-	lo := rowAddr8(2, "SI", "R10", "R8", "R9")
-	hi := rowAddr8(18, "SI", "R10", "R8", "R9")
-	for r := 0; r < 8; r++ {
-		a.i("VPMOVSXBW %s, Y8", lo[r])
-		a.i("VPMOVSXBW %s, Y9", hi[r])
-		a.i("VPMADDWD Y14, Y8, Y8")
-		a.i("VPMADDWD Y15, Y9, Y9")
-		a.i("VPADDD Y9, Y8, Y%d", r)
-	}
-	reduce8(a)
-	a.i("VCVTDQ2PS Y0, Y0")
 	halves8Reg(a, rowAddr8(0, "SI", "R10", "R8", "R9"), 8)
 	a.i("VBROADCASTSS 64(DI), Y9")
-	a.i("VMULPS Y9, Y8, Y8") // dw*dx
-	a.i("VMULPS Y8, Y0, Y0") // float(sumi)*(dw*dx)
-	a.i("VADDPS Y0, Y13, Y13")
+	a.i("VMULPS Y9, Y8, Y8")                 // s_r = dw_r*dx
+	a.i("VMULPS gemvQ8Inv256<>(SB), Y8, Y8") // s_r/256, exact
+	a.i("VMOVUPS Y8, (SP)")
+	a.i("VMOVDQU (DI), Y13")   // x even
+	a.i("VMOVDQU 32(DI), Y14") // x odd
+	rows := rowAddr8(2, "SI", "R10", "R8", "R9")
+	for r := 0; r < 8; r++ {
+		t0, t1 := 9+2*(r%2), 10+2*(r%2)
+		a.i("VMOVDQU %s, Y%d", rows[r], t1)
+		a.i("VPSLLW $8, Y%d, Y%d", t1, t0)
+		a.i("VPAND Y15, Y%d, Y%d", t1, t1)
+		a.i("VPMADDWD Y13, Y%d, Y%d", t0, t0)
+		a.i("VPMADDWD Y14, Y%d, Y%d", t1, t1)
+		a.i("VPADDD Y%d, Y%d, Y%d", t1, t0, t0)
+		a.i("VCVTDQ2PS Y%d, Y%d", t0, t0)
+		a.i("VBROADCASTSS %d(SP), Y%d", 4*r, t1)
+		a.i("VFMADD231PS Y%d, Y%d, Y%d", t1, t0, r)
+	}
 	a.i("ADDQ $34, SI")
 	a.i("ADDQ $34, R10")
 	a.i("ADDQ $68, DI")
 	a.i("DECQ CX")
 	a.i("JNZ gemvq80")
-	a.i("VMOVUPS Y13, (R11)")
+	for r := 0; r < 8; r++ {
+		a.i("VEXTRACTF128 $1, Y%d, X9", r)
+		a.i("VADDPS X9, X%d, X%d", r, r)
+		a.i("VMOVHLPS X%d, X%d, X9", r, r)
+		a.i("VADDPS X9, X%d, X%d", r, r)
+		a.i("VMOVSHDUP X%d, X9", r)
+		a.i("VADDSS X9, X%d, X%d", r, r)
+		a.i("VMOVSS X%d, %d(R11)", r, 4*r)
+	}
 	a.i("VZEROUPPER")
 	a.i("RET")
 	a.p("")
@@ -553,27 +750,6 @@ func reducePairs(a *asm) {
 	a.i("VPUNPCKLQDQ Y2, Y0, Y4")
 	a.i("VPUNPCKHQDQ Y2, Y0, Y5")
 	a.i("VPADDD Y5, Y4, Y0")
-}
-
-// reduce8 sums the 8 int32 lanes of each of Y0..Y7 into lane r of Y0
-// (an unpack tree: 21 operations, no VPHADDD, which is slow on Zen).
-// Clobbers Y0..Y9.
-func reduce8(a *asm) {
-	for p := 0; p < 4; p++ {
-		r0, r1 := 2*p, 2*p+1
-		a.i("VPUNPCKLDQ Y%d, Y%d, Y8", r1, r0)
-		a.i("VPUNPCKHDQ Y%d, Y%d, Y9", r1, r0)
-		a.i("VPADDD Y9, Y8, Y%d", r0) // [r0 r1 r0 r1 | r0 r1 r0 r1] partials
-	}
-	for h := 0; h < 2; h++ {
-		r0, r1 := 4*h, 4*h+2
-		a.i("VPUNPCKLQDQ Y%d, Y%d, Y8", r1, r0)
-		a.i("VPUNPCKHQDQ Y%d, Y%d, Y9", r1, r0)
-		a.i("VPADDD Y9, Y8, Y%d", r0) // rows 4h..4h+3 in both halves
-	}
-	a.i("VPERM2I128 $0x20, Y4, Y0, Y8")
-	a.i("VPERM2I128 $0x31, Y4, Y0, Y9")
-	a.i("VPADDD Y9, Y8, Y0")
 }
 
 // gemvQ4_0: 8 Q4_0 rows against one activation row in x8 form (decode).
