@@ -36,6 +36,16 @@
 // ggml-cpu/arch/x86/quants.c but stay exact for every input byte, where
 // llama.cpp's VPSIGNB trick is not for activation quants of -128.)
 //
+// Q4_0 follows llama.cpp's AVX2 kernels instead, whose order depends on
+// the weight matrix (internal/llamaorder is the spec). DotQ4_0Q8_0 and all
+// its flavours (x4, GemmQ4_0Q8_0's panel and decode kernels) use the
+// repacked q4_0_8x8 GEMM's order, for Rows%8 == 0: per block
+// acc = fma(float(I_b), dw*dx, acc), dw*dx rounded first. DotQ4_0Q8_0Lanes
+// (and x4), for Rows%8 != 0, uses tinyBLAS_Q0_AVX's: 8 lanes, lane j a
+// fused chain over the 4-element sums of elements 4j..4j+3 of every block,
+// then hsum8. The generic code uses fma32, an exactly rounded float32 FMA,
+// so these too are the same bits on every implementation.
+//
 // The float dots (F32, F16, BF16, F32·F16) and SumSquares are sums of
 // float products and are not bit-exact across implementations: the
 // generic code sums in float64 like ggml-cpu/vec.c, the AVX2 code in

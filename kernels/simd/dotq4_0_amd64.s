@@ -93,8 +93,9 @@ q4lanes:
 	VZEROUPPER
 	RET
 
-// Q4L_ROW: lanes of activation row MEM (base register) into accumulator
-// YACC with the scale dw (8 lanes, Y8) times that row's dx.
+// Q4L_ROW: YACC = fma(bcast(dw*dx), float(I), YACC) for the activation
+// block at base register XB, the weight nibbles in Y12 and dw in all 8
+// lanes of Y8. Clobbers Y4, Y5, Y6.
 #define Q4L_ROW(XB, YACC) \
 	Q4L_LANES(2(XB), Y12, Y4, Y5); \
 	VPBROADCASTW (XB), X6;         \

@@ -193,7 +193,9 @@ func GemmQ8_0Q8_0(n int, w []byte, wStride, rows int, a []byte, aStride, m int, 
 }
 
 // GemmQ4_0Q8_0 is GemmQ8_0Q8_0 for Q4_0 weights: out[j*outStride+i] =
-// DotQ4_0Q8_0(n, w[i*wStride:], x_j), with a in GemmActQ4_0Q8_0 form.
+// DotQ4_0Q8_0(n, w[i*wStride:], x_j), with a in GemmActQ4_0Q8_0 form: the
+// order of llama.cpp's repacked GEMM (for matrices with Rows%8 == 0; see
+// DotQ4_0Q8_0Lanes for the others).
 func GemmQ4_0Q8_0(n int, w []byte, wStride, rows int, a []byte, aStride, m int, out []float32, outStride int, scratch []byte) {
 	g := &gemmQ4_0
 	nb := g.check("GemmQ4_0Q8_0", n, w, wStride, rows, a, aStride, m, out, outStride, scratch)
