@@ -44,6 +44,16 @@
 // ((L0+L4)+(L2+L6)) + ((L1+L5)+(L3+L7)); the generic code uses an exactly
 // rounded fma32, so again all implementations return the same bits.
 //
+// Q4_0 follows llama.cpp's AVX2 kernels instead, whose order depends on
+// the weight matrix (internal/llamaorder is the spec). DotQ4_0Q8_0 and all
+// its flavours (x4, GemmQ4_0Q8_0's panel and decode kernels) use the
+// repacked q4_0_8x8 GEMM's order, for Rows%8 == 0: per block
+// acc = fma(float(I_b), dw*dx, acc), dw*dx rounded first. DotQ4_0Q8_0Lanes
+// (and x4), for Rows%8 != 0, uses tinyBLAS_Q0_AVX's: 8 lanes, lane j a
+// fused chain over the 4-element sums of elements 4j..4j+3 of every block,
+// then hsum8. The generic code uses fma32, an exactly rounded float32 FMA,
+// so these too are the same bits on every implementation.
+//
 // The weight float dots are bit-exact too, in llama.cpp's two orders
 // (dotfloat.go spells them out). DotF32Lanes8, DotF16Lanes8, DotBF16Lanes8
 // and their x4 flavours: llamafile tinyBLAS's 8 float32 lanes, lane j a

@@ -136,8 +136,6 @@ func floatDotResults(p floatPair) map[string]float32 {
 	return out
 }
 
-func sameBits(a, b float32) bool { return math.Float32bits(a) == math.Float32bits(b) }
-
 // TestFloatDotsBitExact: the AVX2 float dots return exactly the generic
 // code's bits (which follow llama.cpp's orders, see dotfloat.go), for
 // every length and value distribution.

@@ -68,7 +68,7 @@ import (
 //	  per block: s_r = sum_k VPMADDUBSW(V[k][g], bcast(x quad k)) (int16,
 //	             |s| <= 8*2*15*128 = 30720), widened by VPMADDWD with ones;
 //	             sum_r = s_r - 8*sum(q)  (the nibbles' -8 offset)
-//	             acc_r += (float(sum_r)*dw_r)*dx
+//	             acc_r = fma(float(sum_r), dw_r*dx, acc_r)  (q4_0_8x8 order)
 //
 //	Q4_K (8 rows, 2624 B per 256 elements) and Q6_K (8 rows, 2848 B): the
 //	  same transposed quants per 32-element sub-block, plus per-row scales
@@ -212,7 +212,9 @@ func GemmQ8_0Q8_0(n int, w []byte, wStride, rows int, a []byte, aStride, m int, 
 }
 
 // GemmQ4_0Q8_0 is GemmQ8_0Q8_0 for Q4_0 weights: out[j*outStride+i] =
-// DotQ4_0Q8_0(n, w[i*wStride:], x_j), with a in GemmActQ4_0Q8_0 form.
+// DotQ4_0Q8_0(n, w[i*wStride:], x_j), with a in GemmActQ4_0Q8_0 form: the
+// order of llama.cpp's repacked GEMM (for matrices with Rows%8 == 0; see
+// DotQ4_0Q8_0Lanes for the others).
 func GemmQ4_0Q8_0(n int, w []byte, wStride, rows int, a []byte, aStride, m int, out []float32, outStride int, scratch []byte) {
 	g := &gemmQ4_0
 	nb := g.check("GemmQ4_0Q8_0", n, w, wStride, rows, a, aStride, m, out, outStride, scratch)
@@ -417,20 +419,15 @@ func gemmActQ8_0Off(k int) int {
 }
 
 // gemmQ4_0Q8_0Generic is dotQ4_0Q8_0Generic with the activation row in
-// GemmActQ4_0Q8_0 form.
+// GemmActQ4_0Q8_0 form: sumf = fma(float(sumi), dw*dx, sumf) per block.
 func gemmQ4_0Q8_0Generic(nb int, w, a []byte) float32 {
 	var sumf float32
 	for ib := 0; ib < nb; ib++ {
 		bw := w[ib*bytesQ4_0 : (ib+1)*bytesQ4_0]
 		ba := a[ib*gemmActQ4_0Q8_0Block : (ib+1)*gemmActQ4_0Q8_0Block]
-		qs := bw[2:18]
-		var sumi int32
-		for j := range 16 {
-			v0 := int32(qs[j]&0x0f) - 8
-			v1 := int32(qs[j]>>4) - 8
-			sumi += v0*int32(int8(ba[j])) + v1*int32(int8(ba[j+16]))
-		}
-		sumf += float32(float32(sumi) * f16At(bw, 0) * getF32(ba[32:]))
+		sumi := isumQ4_0(bw[2:18], ba[:32])
+		s := float32(f16At(bw, 0) * getF32(ba[32:]))
+		sumf = fma32(float32(sumi), s, sumf)
 	}
 	return sumf
 }

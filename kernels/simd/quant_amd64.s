@@ -346,7 +346,22 @@ q80x4:
 	RET
 
 // ---------------------------------------------------------------- Q4_0·Q8_0
-// sumf += (float(sumi) * dw) * dx
+// sumf = fma(float(sumi), dw*dx, sumf)   (llama.cpp's q4_0_8x8 GEMM order;
+// the fused multiply-adds are the exception to the no-FMA rule above)
+
+// SEQFMA4: ACC[0] = fma(XI[3], XS[3], fma(XI[2], XS[2], fma(XI[1], XS[1],
+// fma(XI[0], XS[0], ACC[0])))), one rounding each. Clobbers XT, XU.
+#define SEQFMA4(XI, XS, XT, XU, ACC) \
+	VFMADD231SS XS, XI, ACC;  \
+	VMOVSHDUP   XI, XT;       \
+	VMOVSHDUP   XS, XU;       \
+	VFMADD231SS XU, XT, ACC;  \
+	VMOVHLPS    XI, XI, XT;   \
+	VMOVHLPS    XS, XS, XU;   \
+	VFMADD231SS XU, XT, ACC;  \
+	VPSHUFD     $0xff, XI, XT; \
+	VPSHUFD     $0xff, XS, XU; \
+	VFMADD231SS XU, XT, ACC
 
 // Q4_0_ISUM: YR = int32 partial sums of (nib-8)*q for the Q4_0 block at
 // SI+WOFF (18 B) and the Q8_0 block at DI+XOFF (34 B).
@@ -381,9 +396,8 @@ q40quad:
 	HALVES8(X2, (SI), 18(SI), 36(SI), 54(SI), (DI), 34(DI), 68(DI), 102(DI))
 	VCVTPH2PS    X2, Y2
 	VEXTRACTF128 $1, Y2, X3
-	VMULPS       X2, X4, X4
-	VMULPS       X3, X4, X4
-	SEQADD4(X4, X5, X0)
+	VMULPS       X3, X2, X2 // s = dw*dx, four blocks
+	SEQFMA4(X4, X2, X5, X6, X0)
 	ADDQ         $72, SI
 	ADDQ         $136, DI
 	SUBQ         $4, CX
@@ -396,15 +410,14 @@ q40tail:
 	HSUMI(Y4, X4, X5)
 	VCVTDQ2PS X4, X4
 	HALVES2(X2, (SI), (DI))
-	VCVTPH2PS X2, X2
-	VMOVSHDUP X2, X3
-	VMULSS    X2, X4, X4
-	VMULSS    X3, X4, X4
-	VADDSS    X4, X0, X0
-	ADDQ      $18, SI
-	ADDQ      $34, DI
-	DECQ      CX
-	JMP       q40tail
+	VCVTPH2PS   X2, X2
+	VMOVSHDUP   X2, X3
+	VMULSS      X3, X2, X2 // s = dw*dx
+	VFMADD231SS X2, X4, X0
+	ADDQ        $18, SI
+	ADDQ        $34, DI
+	DECQ        CX
+	JMP         q40tail
 
 q40done:
 	VMOVSS X0, ret+56(FP)
@@ -441,9 +454,8 @@ q40x4:
 	HALVES8(X2, (DI), (R10), (R11), (R12), (SI), (SI), (SI), (SI))
 	VCVTPH2PS    X2, Y2
 	VEXTRACTF128 $1, Y2, X3
-	VMULPS       X3, X4, X4
-	VMULPS       X2, X4, X4
-	VADDPS       X4, X0, X0
+	VMULPS       X3, X2, X2 // s_k = dx_k*dw
+	VFMADD231PS  X2, X4, X0
 	ADDQ         $18, SI
 	X4ADVANCE(34)
 	DECQ         CX

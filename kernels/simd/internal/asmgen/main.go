@@ -576,7 +576,8 @@ func hsum8Rows(a *asm) {
 // nibble*q by 8 VPMADDUBSW of V[k][g] with the broadcast quad k of row j
 // (each lane's sum is at most 8*2*15*128 = 30720: no saturation), widened
 // by VPMADDWD with ones; sumi = that - 8*sum(q); then
-// out += (float(sumi)*dw)*dx, the single-row fold, kept in memory (out).
+// out = fma(float(sumi), dw*dx, out), the single-row fold (llama.cpp's
+// q4_0_8x8 order), kept in memory (out).
 //
 //	Y0..Y7 int16 sums (row j, group g in Y(2j+g)), Y8/Y9 V[k][0..1],
 //	Y10 broadcast, Y11/Y12 products and fold temporaries, Y15 ones.
@@ -616,9 +617,8 @@ func kernelQ4_0(a *asm, nx int) {
 			a.i("VPMADDWD Y15, Y%d, Y%d", acc, acc)
 			a.i("VPSUBD Y10, Y%d, Y%d", acc, acc)
 			a.i("VCVTDQ2PS Y%d, Y%d", acc, acc)
-			a.i("VMULPS %d(SI), Y%d, Y%d", 512+32*g, acc, acc) // *dw
-			a.i("VMULPS Y11, Y%d, Y%d", acc, acc)              // *dx
-			a.i("VADDPS %s, Y%d, Y%d", outAddr(j, 32*g), acc, acc)
+			a.i("VMULPS %d(SI), Y11, Y12", 512+32*g)               // s = dw*dx
+			a.i("VFMADD213PS %s, Y12, Y%d", outAddr(j, 32*g), acc) // float(sumi)*s + out
 			a.i("VMOVUPS Y%d, %s", acc, outAddr(j, 32*g))
 		}
 	}
@@ -762,7 +762,7 @@ func reducePairs(a *asm) {
 //
 // (int16 sums at most 2*2*15*128 = 7680), then a 6-operation unpack tree
 // leaves the 8 block sums in row order; sumi = sum - 8*sum(x) and
-// acc += (float(sumi)*dw)*dx.
+// acc = fma(float(sumi), dw*dx, acc) (llama.cpp's q4_0_8x8 order).
 //
 //	Y0..Y3 P_p, Y4..Y9 temporaries, Y11 0x0f, Y12 ones, Y13 acc,
 //	Y14/Y15 activation halves.
@@ -793,10 +793,9 @@ func gemvQ4_0(a *asm) {
 	a.i("VPSUBD Y4, Y0, Y0")
 	a.i("VCVTDQ2PS Y0, Y0")
 	halves8Reg(a, rowAddr8(0, "SI", "R10", "R8", "R9"), 8)
-	a.i("VMULPS Y8, Y0, Y0") // *dw
 	a.i("VBROADCASTSS 32(DI), Y9")
-	a.i("VMULPS Y9, Y0, Y0") // *dx
-	a.i("VADDPS Y0, Y13, Y13")
+	a.i("VMULPS Y9, Y8, Y8")       // s = dw*dx
+	a.i("VFMADD231PS Y8, Y0, Y13") // acc = float(sumi)*s + acc
 	a.i("ADDQ $18, SI")
 	a.i("ADDQ $18, R10")
 	a.i("ADDQ $40, DI")
