@@ -257,12 +257,62 @@ var gemmQ6_K = gemmKind{
 }
 
 // GemmQ6_KQ8_K is GemmQ4_KQ8_K for Q6_K weights: out[j*outStride+i] =
-// DotQ6_KQ8_K(n, w[i*wStride:], a[j*aStride:]). A single activation row
-// (decode) goes through the single-row dot.
+// DotQ6_KQ8_K(n, w[i*wStride:], a[j*aStride:]), in llama.cpp's order (8
+// float32 lanes per output, see DotQ6_KQ8_K). It goes through the exact
+// x4 and single-row dots (gemmQ6_KDots), not through repacked panels: in
+// llama.cpp's order every output carries 8 lane accumulators, and a
+// rows-in-lanes panel kernel then does the x4 dot's integer work plus
+// 8 folds per output and super-block, without beating it. scratch is
+// checked (GemmScratchBytes(n)) but not used.
 func GemmQ6_KQ8_K(n int, w []byte, wStride, rows int, a []byte, aStride, m int, out []float32, outStride int, scratch []byte) {
 	g := &gemmQ6_K
 	nb := g.check("GemmQ6_KQ8_K", n, w, wStride, rows, a, aStride, m, out, outStride, scratch)
+	if fast.Load() && nb > 0 && rows > 0 && m > 0 {
+		gemmQ6_KDots(nb, w, wStride, rows, a, aStride, m, out, outStride)
+		return
+	}
 	g.run(nb, w, wStride, rows, a, aStride, m, out, outStride, scratch)
+}
+
+// gemmQ6_KDots is GemmQ6_KQ8_K on the AVX2 dots; arguments are checked and
+// nb, rows, m > 0. Rows go 16 at a time (at most 74 KB of weights at n =
+// 5632, L2-resident while the activations pass over them), activation rows
+// 4 at a time through the x4 dot. A tail of 2 or 3 activation rows (m >= 4)
+// reruns the x4 dot on the last four rows, cheaper than 2 or 3 single-row
+// dots, and gives the same bits (batch invariance); m < 4 uses single-row
+// dots.
+func gemmQ6_KDots(nb int, w []byte, wStride, rows int, a []byte, aStride, m int, out []float32, outStride int) {
+	const rowBlock = 16
+	var o [4]float32
+	for r0 := 0; r0 < rows; r0 += rowBlock {
+		r1 := min(rows, r0+rowBlock)
+		j := 0
+		for ; j+4 <= m; j += 4 {
+			for i := r0; i < r1; i++ {
+				dotQ6_KQ8_Kx4AVX2(nb, w[i*wStride:], a[j*aStride:], aStride, &o)
+				for jj := range 4 {
+					out[(j+jj)*outStride+i] = o[jj]
+				}
+			}
+		}
+		switch rem := m - j; {
+		case rem == 0:
+		case rem >= 2 && m >= 4:
+			j0 := m - 4
+			for i := r0; i < r1; i++ {
+				dotQ6_KQ8_Kx4AVX2(nb, w[i*wStride:], a[j0*aStride:], aStride, &o)
+				for jj := j; jj < m; jj++ {
+					out[jj*outStride+i] = o[jj-j0]
+				}
+			}
+		default:
+			for ; j < m; j++ {
+				for i := r0; i < r1; i++ {
+					out[j*outStride+i] = dotQ6_KQ8_KAVX2(nb, w[i*wStride:], a[j*aStride:])
+				}
+			}
+		}
+	}
 }
 
 // check validates a Gemm call and returns the number of blocks per row.
