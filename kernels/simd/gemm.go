@@ -90,7 +90,7 @@ const (
 	panelQ4_KRows  = 8
 	panelQ4_KBlock = 2624 // per 256 elements: 64*32 + 2*8*32 + 2*8*4
 	panelQ6_KRows  = 8
-	panelQ6_KBlock = 2848 // per 256 elements: 64*32 + 16*32 + 8*32 + 8*4
+	panelQ6_KBlock = 2592 // per 256 elements: 64*32 + 8*32 + 8*32 + 8*4
 
 	gemmMaxPanelRows = 16
 	gemmMaxPanelB    = 576 // largest panel bytes per 32 elements (K-quants: 2624/8 = 328)
@@ -267,7 +267,7 @@ var gemmQ6_K = gemmKind{
 func GemmQ6_KQ8_K(n int, w []byte, wStride, rows int, a []byte, aStride, m int, out []float32, outStride int, scratch []byte) {
 	g := &gemmQ6_K
 	nb := g.check("GemmQ6_KQ8_K", n, w, wStride, rows, a, aStride, m, out, outStride, scratch)
-	if fast.Load() && nb > 0 && rows > 0 && m > 0 {
+	if q6kViaDots && fast.Load() && nb > 0 && rows > 0 && m > 0 {
 		gemmQ6_KDots(nb, w, wStride, rows, a, aStride, m, out, outStride)
 		return
 	}
@@ -281,6 +281,10 @@ func GemmQ6_KQ8_K(n int, w []byte, wStride, rows int, a []byte, aStride, m int, 
 // reruns the x4 dot on the last four rows, cheaper than 2 or 3 single-row
 // dots, and gives the same bits (batch invariance); m < 4 uses single-row
 // dots.
+// q6kViaDots routes GemmQ6_KQ8_K through the dots (see GemmQ6_KQ8_K); the
+// exact panel kernels remain for measurement.
+var q6kViaDots = true
+
 func gemmQ6_KDots(nb int, w []byte, wStride, rows int, a []byte, aStride, m int, out []float32, outStride int) {
 	const rowBlock = 16
 	var o [4]float32
