@@ -55,11 +55,15 @@ import (
 //	             sum_r = s_r - 8*sum(q)  (the nibbles' -8 offset)
 //	             acc_r += (float(sum_r)*dw_r)*dx
 //
-//	Q4_K (8 rows, 2624 B per 256 elements) and Q6_K (8 rows, 2848 B): the
-//	  same transposed quants per 32-element sub-block, plus per-row scales
-//	  (and Q4_K's mins) as int16 pairs applied with VPMADDWD, and d (dmin)
-//	  as float32; activations are Q8_K rows as they are (layouts in
-//	  internal/asmgen/kquant.go). Q6_K's -32 offset goes through the bsums.
+//	Q4_K (8 rows, 2624 B per 256 elements): the same transposed quants
+//	  per 32-element sub-block, plus per-row scales and mins as int16 pairs
+//	  applied with VPMADDWD, and d, dmin as float32; activations are Q8_K
+//	  rows as they are (layout in internal/asmgen/kquant.go).
+//
+//	Q6_K has no panels. llama.cpp's order gives every output 8 float32
+//	  lane accumulators (DotQ6_KQ8_K), and the integer work per element is
+//	  then the same as the x4 dot's: GemmQ6_KQ8_K runs the exact x4 dots,
+//	  16 weight rows x 4 activation rows at a time.
 //
 // Panels are built in scratch memory by the caller's thread (see
 // GemmScratchBytes); rows beyond the last full panel are copied into a
@@ -89,8 +93,6 @@ const (
 	panelQ4_0Block = 576 // 16*32 + 16*4
 	panelQ4_KRows  = 8
 	panelQ4_KBlock = 2624 // per 256 elements: 64*32 + 2*8*32 + 2*8*4
-	panelQ6_KRows  = 8
-	panelQ6_KBlock = 2592 // per 256 elements: 64*32 + 8*32 + 8*32 + 8*4
 
 	gemmMaxPanelRows = 16
 	gemmMaxPanelB    = 576 // largest panel bytes per 32 elements (K-quants: 2624/8 = 328)
@@ -249,9 +251,7 @@ func GemmQ4_KQ8_K(n int, w []byte, wStride, rows int, a []byte, aStride, m int, 
 }
 
 var gemmQ6_K = gemmKind{
-	block: qkK, rows: panelQ6_KRows, panelB: panelQ6_KBlock, wB: bytesQ6_K, actB: bytesQ8_K,
-	pack:    gemmPackQ6_K,
-	kernels: [4]func(int, *byte, *byte, int, *float32, int){gemmQ6_KQ8_Kx1, gemmQ6_KQ8_Kx2, gemmQ6_KQ8_Kx3, gemmQ6_KQ8_Kx4},
+	block: qkK, wB: bytesQ6_K, actB: bytesQ8_K, // no panels: see GemmQ6_KQ8_K
 	generic: dotQ6_KQ8_KGeneric,
 	single:  dotQ6_KQ8_KAVX2,
 }
@@ -260,14 +260,15 @@ var gemmQ6_K = gemmKind{
 // DotQ6_KQ8_K(n, w[i*wStride:], a[j*aStride:]), in llama.cpp's order (8
 // float32 lanes per output, see DotQ6_KQ8_K). It goes through the exact
 // x4 and single-row dots (gemmQ6_KDots), not through repacked panels: in
-// llama.cpp's order every output carries 8 lane accumulators, and a
-// rows-in-lanes panel kernel then does the x4 dot's integer work plus
-// 8 folds per output and super-block, without beating it. scratch is
-// checked (GemmScratchBytes(n)) but not used.
+// llama.cpp's order every output carries 8 lane accumulators, and an exact
+// rows-in-lanes panel kernel (8 accumulators per activation row, chunk
+// pairs sharing one VPMADDWD; commit 16e6e17) measured no faster than the
+// x4 dot for 24..128 activation rows and slower below. scratch is checked
+// (GemmScratchBytes(n)) but not used.
 func GemmQ6_KQ8_K(n int, w []byte, wStride, rows int, a []byte, aStride, m int, out []float32, outStride int, scratch []byte) {
 	g := &gemmQ6_K
 	nb := g.check("GemmQ6_KQ8_K", n, w, wStride, rows, a, aStride, m, out, outStride, scratch)
-	if q6kViaDots && fast.Load() && nb > 0 && rows > 0 && m > 0 {
+	if fast.Load() && nb > 0 && rows > 0 && m > 0 {
 		gemmQ6_KDots(nb, w, wStride, rows, a, aStride, m, out, outStride)
 		return
 	}
@@ -281,10 +282,6 @@ func GemmQ6_KQ8_K(n int, w []byte, wStride, rows int, a []byte, aStride, m int, 
 // reruns the x4 dot on the last four rows, cheaper than 2 or 3 single-row
 // dots, and gives the same bits (batch invariance); m < 4 uses single-row
 // dots.
-// q6kViaDots routes GemmQ6_KQ8_K through the dots (see GemmQ6_KQ8_K); the
-// exact panel kernels remain for measurement.
-var q6kViaDots = true
-
 func gemmQ6_KDots(nb int, w []byte, wStride, rows int, a []byte, aStride, m int, out []float32, outStride int) {
 	const rowBlock = 16
 	var o [4]float32
