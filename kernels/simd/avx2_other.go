@@ -74,6 +74,12 @@ func gemvQ4_KQ8_K(int, *byte, int, *byte, *float32)        { gemmUnavailable() }
 
 func quantizeActQ8_KAVX2(int, *float32, *byte) { panic("simd: quantizeActQ8_KAVX2 without assembly") }
 
+func gemmPackQ6_K(int, *byte, int, *byte)                  { gemmUnavailable() }
+func gemmQ6_KQ8_Kx1(int, *byte, *byte, int, *float32, int) { gemmUnavailable() }
+func gemmQ6_KQ8_Kx2(int, *byte, *byte, int, *float32, int) { gemmUnavailable() }
+func gemmQ6_KQ8_Kx3(int, *byte, *byte, int, *float32, int) { gemmUnavailable() }
+func gemmQ6_KQ8_Kx4(int, *byte, *byte, int, *float32, int) { gemmUnavailable() }
+
 func attnUnavailable() { panic("simd: attention assembly called on a generic build") }
 
 func dotF32F16RowsAVX2(*float32, int, *uint16, int, *float32, int) { attnUnavailable() }

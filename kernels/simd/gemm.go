@@ -60,10 +60,16 @@ import (
 //	  applied with VPMADDWD, and d, dmin as float32; activations are Q8_K
 //	  rows as they are (layout in internal/asmgen/kquant.go).
 //
-//	Q6_K has no panels. llama.cpp's order gives every output 8 float32
-//	  lane accumulators (DotQ6_KQ8_K), and the integer work per element is
-//	  then the same as the x4 dot's: GemmQ6_KQ8_K runs the exact x4 dots,
-//	  16 weight rows x 4 activation rows at a time.
+//	Q6_K (8 rows, 2592 B per 256 elements), in llama.cpp's lane order
+//	  (DotQ6_KQ8_K): every output keeps 8 float32 lane accumulators (in
+//	  the kernel's frame). The quants of chunks 2p and 2p+1 that meet in
+//	  the same lane are interleaved by element pair, and each activation
+//	  row is interleaved alike per super-block, so that the two chunks'
+//	  VPMADDUBSW results add in int16 and one VPMADDWD applies both
+//	  chunks' scales (layout in internal/asmgen/kquant.go). The -32
+//	  offset goes through the bsums with the scales stored as -32*sc.
+//	  Below gemmQ6_KPanelMin activation rows the exact x4 dots are faster
+//	  (no repacking) and GemmQ6_KQ8_K uses them instead.
 //
 // Panels are built in scratch memory by the caller's thread (see
 // GemmScratchBytes); rows beyond the last full panel are copied into a
@@ -93,6 +99,8 @@ const (
 	panelQ4_0Block = 576 // 16*32 + 16*4
 	panelQ4_KRows  = 8
 	panelQ4_KBlock = 2624 // per 256 elements: 64*32 + 2*8*32 + 2*8*4
+	panelQ6_KRows  = 8
+	panelQ6_KBlock = 2592 // per 256 elements: 64*32 + 8*32 + 8*32 + 8*4
 
 	gemmMaxPanelRows = 16
 	gemmMaxPanelB    = 576 // largest panel bytes per 32 elements (K-quants: 2624/8 = 328)
@@ -251,29 +259,34 @@ func GemmQ4_KQ8_K(n int, w []byte, wStride, rows int, a []byte, aStride, m int, 
 }
 
 var gemmQ6_K = gemmKind{
-	block: qkK, wB: bytesQ6_K, actB: bytesQ8_K, // no panels: see GemmQ6_KQ8_K
+	block: qkK, rows: panelQ6_KRows, panelB: panelQ6_KBlock, wB: bytesQ6_K, actB: bytesQ8_K,
+	pack:    gemmPackQ6_K,
+	kernels: [4]func(int, *byte, *byte, int, *float32, int){gemmQ6_KQ8_Kx1, gemmQ6_KQ8_Kx2, gemmQ6_KQ8_Kx3, gemmQ6_KQ8_Kx4},
 	generic: dotQ6_KQ8_KGeneric,
 	single:  dotQ6_KQ8_KAVX2,
 }
 
 // GemmQ6_KQ8_K is GemmQ4_KQ8_K for Q6_K weights: out[j*outStride+i] =
 // DotQ6_KQ8_K(n, w[i*wStride:], a[j*aStride:]), in llama.cpp's order (8
-// float32 lanes per output, see DotQ6_KQ8_K). It goes through the exact
-// x4 and single-row dots (gemmQ6_KDots), not through repacked panels: in
-// llama.cpp's order every output carries 8 lane accumulators, and an exact
-// rows-in-lanes panel kernel (8 accumulators per activation row, chunk
-// pairs sharing one VPMADDWD; commit 16e6e17) measured no faster than the
-// x4 dot for 24..128 activation rows and slower below. scratch is checked
-// (GemmScratchBytes(n)) but not used.
+// float32 lanes per output, see DotQ6_KQ8_K), for every m. From
+// gemmQ6_KPanelMin activation rows on it runs the 8-row panel kernels;
+// below, the exact x4 and single-row dots (gemmQ6_KDots), which need no
+// repacking: measured (CPU time, 64 rows, n = 2048/5632) the panels take
+// 1.6x the dots' time at m = 4, 1.1-1.3x at m = 16, and 0.8-0.95x from
+// m = 32 to 128. Both give the same bits.
 func GemmQ6_KQ8_K(n int, w []byte, wStride, rows int, a []byte, aStride, m int, out []float32, outStride int, scratch []byte) {
 	g := &gemmQ6_K
 	nb := g.check("GemmQ6_KQ8_K", n, w, wStride, rows, a, aStride, m, out, outStride, scratch)
-	if fast.Load() && nb > 0 && rows > 0 && m > 0 {
+	if fast.Load() && nb > 0 && rows > 0 && m > 0 && m < gemmQ6_KPanelMin {
 		gemmQ6_KDots(nb, w, wStride, rows, a, aStride, m, out, outStride)
 		return
 	}
 	g.run(nb, w, wStride, rows, a, aStride, m, out, outStride, scratch)
 }
+
+// gemmQ6_KPanelMin is the number of activation rows from which
+// GemmQ6_KQ8_K repacks the weights into panels (see GemmQ6_KQ8_K).
+const gemmQ6_KPanelMin = 32
 
 // gemmQ6_KDots is GemmQ6_KQ8_K on the AVX2 dots; arguments are checked and
 // nb, rows, m > 0. Rows go 16 at a time (at most 74 KB of weights at n =

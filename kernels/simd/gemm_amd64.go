@@ -75,3 +75,18 @@ func gemmQ4_KQ8_Kx4(nb int, panel *byte, x *byte, xStride int, out *float32, out
 
 //go:noescape
 func gemvQ4_KQ8_K(nb int, w *byte, wStride int, x *byte, out *float32)
+
+//go:noescape
+func gemmPackQ6_K(nb int, w *byte, wStride int, panel *byte)
+
+//go:noescape
+func gemmQ6_KQ8_Kx1(nb int, panel *byte, x *byte, xStride int, out *float32, outStride int)
+
+//go:noescape
+func gemmQ6_KQ8_Kx2(nb int, panel *byte, x *byte, xStride int, out *float32, outStride int)
+
+//go:noescape
+func gemmQ6_KQ8_Kx3(nb int, panel *byte, x *byte, xStride int, out *float32, outStride int)
+
+//go:noescape
+func gemmQ6_KQ8_Kx4(nb int, panel *byte, x *byte, xStride int, out *float32, outStride int)

@@ -14,7 +14,7 @@ import (
 )
 
 // TestQ6_KMatchesLlamaOrder checks every Q6_K flavour (single-row dot, x4
-// dot, GEMM; generic and fast) against llamaorder's recipe of llama.cpp's
+// dot, GEMM through dots and panels; generic and fast) against llamaorder's recipe of llama.cpp's
 // ggml_vec_dot_q6_K_q8_K, bit for bit: random quantized weight rows (some
 // with huge or tiny magnitudes), activations quantized by
 // quant.QuantizeActQ8_K, matrices with Rows%8 == 0 and != 0, several T.
@@ -22,6 +22,7 @@ func TestQ6_KMatchesLlamaOrder(t *testing.T) {
 	r := rand.New(rand.NewPCG(61, 62))
 	for _, c := range []struct{ rows, cols, T int }{
 		{8, 256, 1}, {8, 768, 5}, {13, 512, 4}, {16, 2048, 7}, {5, 1280, 9}, {24, 256, 3},
+		{16, 512, 32}, {13, 768, 33}, {8, 256, 34}, {21, 512, 35}, // panel kernels (m >= 32)
 	} {
 		W := q6kMatrix(t, r, c.rows, c.cols)
 		x := make([]float32, c.T*c.cols)

@@ -67,6 +67,8 @@ func Generate() []byte {
 	a.p("DATA gemmNib<>+24(SB)/8, $0x0f0f0f0f0f0f0f0f")
 	a.p("GLOBL gemmNib<>(SB), RODATA|NOPTR, $32")
 	a.p("")
+	vec32(a, "gemmQ6Hi", 0x30303030) // bits 4..5 of each byte
+	a.p("")
 	packQ8_0(a)
 	packQ4_0(a)
 	actQ8_0(a)
@@ -83,6 +85,10 @@ func Generate() []byte {
 		kernelQ4_K(a, nx)
 	}
 	gemvQ4_K(a)
+	packQ6_K(a)
+	for nx := 1; nx <= 4; nx++ {
+		kernelQ6_K(a, nx)
+	}
 	return a.b.Bytes()
 }
 
