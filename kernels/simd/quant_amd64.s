@@ -131,7 +131,8 @@ GLOBL shufQ6<>(SB), RODATA|NOPTR, $128
 // fused multiply-add). Results are therefore bit-identical to the generic
 // code. Four blocks are reduced at once (REDUCE4) and then added in order
 // (SEQADD4); the x4 kernels keep one running sum per activation row in the
-// four lanes of X0.
+// four lanes of X0. (Q6_K instead keeps llama.cpp's 8 lanes with fused
+// multiply-adds, as its generic code does: see its section.)
 
 // HSUMI: lane 0 of XR = sum of the 8 int32 lanes of YR (XR is YR's low half).
 #define HSUMI(YR, XR, XT) \
