@@ -26,8 +26,11 @@
 // The quantized dots follow ggml's CPU backend: per block an exact integer
 // dot of the quants, then float32 accumulation with the block scales, block
 // after block, in the order of ggml's generic C (ggml-cpu/quants.c
-// ggml_vec_dot_*_generic; for the K-quants the integer part is summed per
-// super-block rather than in ggml's 8 lanes). The generic Go code writes
+// ggml_vec_dot_*_generic; for Q4_K/Q5_K the integer part is summed per
+// super-block rather than in ggml's 8 lanes; Q6_K follows llama.cpp's AVX2
+// ggml_vec_dot_q6_K_q8_K exactly: 8 int32 lanes per super-block, each
+// folded by a fused multiply-add into its float32 lane, hsum8 at the end,
+// see DotQ6_KQ8_K). The generic Go code writes
 // explicit float32 conversions so that no platform fuses a multiply-add,
 // and the AVX2 assembly performs the same roundings in the same order: all
 // implementations, and the x4 multi-row kernels, return the same bits.

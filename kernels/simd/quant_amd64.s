@@ -131,7 +131,8 @@ GLOBL shufQ6<>(SB), RODATA|NOPTR, $128
 // fused multiply-add). Results are therefore bit-identical to the generic
 // code. Four blocks are reduced at once (REDUCE4) and then added in order
 // (SEQADD4); the x4 kernels keep one running sum per activation row in the
-// four lanes of X0.
+// four lanes of X0. (Q6_K instead keeps llama.cpp's 8 lanes with fused
+// multiply-adds, as its generic code does: see its section.)
 
 // HSUMI: lane 0 of XR = sum of the 8 int32 lanes of YR (XR is YR's low half).
 #define HSUMI(YR, XR, XT) \
@@ -1008,9 +1009,13 @@ q5kx4:
 	RET
 
 // ---------------------------------------------------------------- Q6_K·Q8_K
-// Per super-block: sumf += (dw*dx)*float(isum), with the -32 offset of the
-// quants applied once per super-block through the Q8_K bsums:
-// isum = sum_s scale[s] * (sum q*q8 - 32*bsums[s]), q unsigned 0..63.
+// llama.cpp's ggml_vec_dot_q6_K_q8_K (AVX2) order. Per super-block the
+// integer sums stay in 8 int32 lanes: VPMADDUBSW + VPMADDWD leave the
+// elements 32c+4m..32c+4m+3 of every 32-element chunk c in lane m, and the
+// -32 offset of the quants comes off lane m as 32*(bsums[2m]*sc[2m] +
+// bsums[2m+1]*sc[2m+1]) (one VPMADDWD of the bsums with the int16 scales).
+// Then acc = fma(d, float(lanes), acc) with d = dx*dw (float32), and the
+// result is hsum8(acc) = ((a0+a4)+(a2+a6)) + ((a1+a5)+(a3+a7)).
 
 // Q6_SUB: YQ holds 32 6-bit quants (0..63) of sub-blocks 2I, 2I+1 against
 // the Q8_K quants at DI+XOFF: Y1 += scale * sum q6*q8.
@@ -1026,30 +1031,30 @@ q5kx4:
 
 // Q6_Q0..Q6_Q3 build in Y5 the 32 6-bit quants of the k-th 32 elements of
 // a 128-element half from qh (Y4) and ql (Y9: bytes 0..31, Y10: 32..63).
-// Y13 = 0x0f, Y14 = 0x30. Clobber Y6.
-#define Q6_Q0 \
+// M0F = 0x0f bytes (a register or c0f<>(SB)), Y14 = 0x30. Clobber Y6.
+#define Q6_Q0(M0F) \
 	VPSLLW $4, Y4, Y5;   \
 	VPAND  Y14, Y5, Y5;  \
-	VPAND  Y13, Y9, Y6;  \
+	VPAND  M0F, Y9, Y6;  \
 	VPOR   Y6, Y5, Y5
 
-#define Q6_Q1 \
+#define Q6_Q1(M0F) \
 	VPSLLW $2, Y4, Y5;   \
 	VPAND  Y14, Y5, Y5;  \
-	VPAND  Y13, Y10, Y6; \
+	VPAND  M0F, Y10, Y6; \
 	VPOR   Y6, Y5, Y5
 
-#define Q6_Q2 \
+#define Q6_Q2(M0F) \
 	VPAND  Y14, Y4, Y5;  \
 	VPSRLW $4, Y9, Y6;   \
-	VPAND  Y13, Y6, Y6;  \
+	VPAND  M0F, Y6, Y6;  \
 	VPOR   Y6, Y5, Y5
 
-#define Q6_Q3 \
+#define Q6_Q3(M0F) \
 	VPSRLW $2, Y4, Y5;   \
 	VPAND  Y14, Y5, Y5;  \
 	VPSRLW $4, Y10, Y6;  \
-	VPAND  Y13, Y6, Y6;  \
+	VPAND  M0F, Y6, Y6;  \
 	VPOR   Y6, Y5, Y5
 
 // Q6_LOAD: qh and ql of half H into Y4, Y9, Y10.
@@ -1058,58 +1063,71 @@ q5kx4:
 	VMOVDQU 64*H(SI), Y9;     \
 	VMOVDQU 64*H+32(SI), Y10
 
-// Q6_OFFSET: YR = 32 * (8 int32 lanes summing scale[s]*bsums[s]) for the
-// Q8_K row at XP, with the int16 scales in YS.
+// Q6_OFFSET: YR = 32 * (lane m: sc[2m]*bsums[2m] + sc[2m+1]*bsums[2m+1])
+// for the Q8_K row at XP, with the int16 scales in YS (negated scales give
+// the negated offset: |sc| <= 128 fits int16).
 #define Q6_OFFSET(XP, YS, YR) \
 	VPMADDWD 260(XP), YS, YR; \
 	VPSLLD   $5, YR, YR
 
+// Q6_HSUM8: lane 0 of XR = hsum8 of the 8 float32 lanes of YR (XR is YR's
+// low half): ((l0+l4)+(l2+l6)) + ((l1+l5)+(l3+l7)), llama.cpp's
+// hsum_float_8. Clobbers XT.
+#define Q6_HSUM8(YR, XR, XT) \
+	VEXTRACTF128 $1, YR, XT; \
+	VADDPS       XT, XR, XR; \
+	VMOVHLPS     XR, XR, XT; \
+	VADDPS       XT, XR, XR; \
+	VMOVSHDUP    XR, XT;     \
+	VADDSS       XT, XR, XR
+
 // func dotQ6_KQ8_KAVX2(nb int, w, x []byte) float32
+// Y0 = the 8 float32 lanes, Y1 = the super-block's 8 int32 lanes.
 TEXT ·dotQ6_KQ8_KAVX2(SB), NOSPLIT, $0-60
 	MOVQ    nb+0(FP), CX
 	MOVQ    w_base+8(FP), SI
 	MOVQ    x_base+32(FP), DI
-	VXORPS  X0, X0, X0
+	VXORPS  Y0, Y0, Y0
 	VMOVDQU c0f<>(SB), Y13
 	VMOVDQU c30<>(SB), Y14
 
 q6kloop:
-	VMOVDQU   192(SI), X3
-	VPMOVSXBW X3, Y12
+	VMOVDQU      192(SI), X3
+	VPMOVSXBW    X3, Y12
 	Q6_OFFSET(DI, Y12, Y12)
-	VPXOR     Y1, Y1, Y1
+	VPXOR        Y1, Y1, Y1
 	Q6_LOAD(0)
-	Q6_Q0
+	Q6_Q0(Y13)
 	Q6_SUB(Y5, 4, 0)
-	Q6_Q1
+	Q6_Q1(Y13)
 	Q6_SUB(Y5, 36, 16)
-	Q6_Q2
+	Q6_Q2(Y13)
 	Q6_SUB(Y5, 68, 32)
-	Q6_Q3
+	Q6_Q3(Y13)
 	Q6_SUB(Y5, 100, 48)
 	Q6_LOAD(1)
-	Q6_Q0
+	Q6_Q0(Y13)
 	Q6_SUB(Y5, 132, 64)
-	Q6_Q1
+	Q6_Q1(Y13)
 	Q6_SUB(Y5, 164, 80)
-	Q6_Q2
+	Q6_Q2(Y13)
 	Q6_SUB(Y5, 196, 96)
-	Q6_Q3
+	Q6_Q3(Y13)
 	Q6_SUB(Y5, 228, 112)
-	VPSUBD    Y12, Y1, Y1
-	HSUMI(Y1, X1, X4)
-	VCVTDQ2PS X1, X1
-	MOVWLZX   208(SI), AX
-	VMOVD     AX, X2
-	VCVTPH2PS X2, X2
-	VMULSS    (DI), X2, X2
-	VMULSS    X2, X1, X1
-	VADDSS    X1, X0, X0
-	ADDQ      $210, SI
-	ADDQ      $292, DI
-	DECQ      CX
-	JNZ       q6kloop
+	VPSUBD       Y12, Y1, Y1
+	VCVTDQ2PS    Y1, Y1
+	MOVWLZX      208(SI), AX
+	VMOVD        AX, X2
+	VCVTPH2PS    X2, X2
+	VMULSS       (DI), X2, X2
+	VBROADCASTSS X2, Y2
+	VFMADD231PS  Y1, Y2, Y0
+	ADDQ         $210, SI
+	ADDQ         $292, DI
+	DECQ         CX
+	JNZ          q6kloop
 
+	Q6_HSUM8(Y0, X0, X1)
 	VMOVSS X0, ret+56(FP)
 	VZEROUPPER
 	RET
@@ -1131,64 +1149,76 @@ q6kloop:
 	Q6X_ACT(XOFF, R11, Y11);             \
 	Q6X_ACT(XOFF, R12, Y12)
 
-// Q6X_START: YACC = -32 * sum scale*bsums for the row at XP (int16 scales
-// in Y15, Y2 = 0).
-#define Q6X_START(XP, YACC) \
-	Q6_OFFSET(XP, Y15, YACC); \
-	VPSUBD YACC, Y2, YACC
+// Q6X_FOLD: the int32 lanes YI of the row at XP into its float32 lanes
+// YACC: YACC = fma(dx*dw, float(YI), YACC), dw broadcast in Y6. Clobbers Y5.
+#define Q6X_FOLD(XP, YI, YACC) \
+	VBROADCASTSS (XP), Y5;   \
+	VMULPS       Y6, Y5, Y5; \
+	VCVTDQ2PS    YI, YI;     \
+	VFMADD231PS  YI, Y5, YACC
 
 // func dotQ6_KQ8_Kx4AVX2(nb int, w, x []byte, xStride int, out *[4]float32)
-// Integer sums of rows 0..3 in Y1, Y8, Y11, Y12 (Y4, Y9, Y10 hold qh, ql).
+// Per super-block the int32 lanes of rows 0..3 are in Y1, Y8, Y11, Y12
+// (Y4, Y9, Y10 hold qh, ql; Y3 the scales); the float32 lanes in Y0, Y2,
+// Y15, Y13 (so the 0x0f mask is read from memory).
 TEXT ·dotQ6_KQ8_Kx4AVX2(SB), NOSPLIT, $0-72
 	MOVQ    nb+0(FP), CX
 	MOVQ    w_base+8(FP), SI
 	X4POINTERS
-	VXORPS  X0, X0, X0
-	VMOVDQU c0f<>(SB), Y13
+	VXORPS  Y0, Y0, Y0
+	VXORPS  Y2, Y2, Y2
+	VXORPS  Y15, Y15, Y15
+	VXORPS  Y13, Y13, Y13
 	VMOVDQU c30<>(SB), Y14
 
 q6kx4:
 	VMOVDQU      192(SI), X3
-	VPMOVSXBW    X3, Y15
-	VPXOR        Y2, Y2, Y2
-	Q6X_START(DI, Y1)
-	Q6X_START(R10, Y8)
-	Q6X_START(R11, Y11)
-	Q6X_START(R12, Y12)
+	VPMOVSXBW    X3, Y7
+	VPXOR        Y6, Y6, Y6
+	VPSUBW       Y7, Y6, Y7 // -sc: the offsets start the lanes negated
+	Q6_OFFSET(DI, Y7, Y1)
+	Q6_OFFSET(R10, Y7, Y8)
+	Q6_OFFSET(R11, Y7, Y11)
+	Q6_OFFSET(R12, Y7, Y12)
 	Q6_LOAD(0)
-	Q6_Q0
+	Q6_Q0(c0f<>(SB))
 	Q6X_SUB(4, 0)
-	Q6_Q1
+	Q6_Q1(c0f<>(SB))
 	Q6X_SUB(36, 16)
-	Q6_Q2
+	Q6_Q2(c0f<>(SB))
 	Q6X_SUB(68, 32)
-	Q6_Q3
+	Q6_Q3(c0f<>(SB))
 	Q6X_SUB(100, 48)
 	Q6_LOAD(1)
-	Q6_Q0
+	Q6_Q0(c0f<>(SB))
 	Q6X_SUB(132, 64)
-	Q6_Q1
+	Q6_Q1(c0f<>(SB))
 	Q6X_SUB(164, 80)
-	Q6_Q2
+	Q6_Q2(c0f<>(SB))
 	Q6X_SUB(196, 96)
-	Q6_Q3
+	Q6_Q3(c0f<>(SB))
 	Q6X_SUB(228, 112)
-	REDUCE4(Y1, Y8, Y11, Y12, X1, X5)
-	VCVTDQ2PS    X1, X1
-	XD4
 	MOVWLZX      208(SI), AX
 	VMOVD        AX, X6
 	VCVTPH2PS    X6, X6
-	VBROADCASTSS X6, X6
-	VMULPS       X2, X6, X6
-	VMULPS       X6, X1, X1
-	VADDPS       X1, X0, X0
+	VBROADCASTSS X6, Y6
+	Q6X_FOLD(DI, Y1, Y0)
+	Q6X_FOLD(R10, Y8, Y2)
+	Q6X_FOLD(R11, Y11, Y15)
+	Q6X_FOLD(R12, Y12, Y13)
 	ADDQ         $210, SI
 	X4ADVANCE(292)
 	DECQ         CX
 	JNZ          q6kx4
 
 	MOVQ    out+64(FP), AX
-	VMOVUPS X0, (AX)
+	Q6_HSUM8(Y0, X0, X1)
+	VMOVSS  X0, (AX)
+	Q6_HSUM8(Y2, X2, X1)
+	VMOVSS  X2, 4(AX)
+	Q6_HSUM8(Y15, X15, X1)
+	VMOVSS  X15, 8(AX)
+	Q6_HSUM8(Y13, X13, X1)
+	VMOVSS  X13, 12(AX)
 	VZEROUPPER
 	RET

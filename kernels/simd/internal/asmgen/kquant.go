@@ -3,7 +3,8 @@ package main
 import "fmt"
 
 // K-quant GEMMs: Q4_K and Q6_K weights against Q8_K activations, used as
-// they are (d f32 at 0, qs int8[256] at 4, bsums int16[16] at 260).
+// they are (d f32 at 0, qs int8[256] at 4, bsums int16[16] at 260). Q6_K's
+// follow llama.cpp's ggml_vec_dot_q6_K_q8_K lane order (simd.DotQ6_KQ8_K).
 
 // Q4_K panel of 8 rows, per super-block (2624 bytes):
 //
@@ -344,81 +345,101 @@ func gemvQ4_K(a *asm) {
 	a.p("")
 }
 
-// Q6_K panel of 8 rows, per super-block (2848 bytes):
+// Q6_K panel of 8 rows, per super-block (2592 bytes), built for
+// llama.cpp's lane order (see kernelQ6_K): the quads of chunks c = 2p and
+// c' = 2p+1 (p = 0..3) that fall into the same lane travel together, so
+// that one VPMADDWD applies both chunks' scales.
 //
-//	V[c][k] at (8c+k)*32, c = 0..7 (32-element chunks), k = 0..7: lane r =
-//	        the unsigned 6-bit quants (one per byte) of elements
-//	        32c+4k..32c+4k+3 of row r
-//	SC[t]   at 2048+32t, t = 0..15: lane r = int16 pair (sc[r][t], sc[r][t])
-//	SCB[u]  at 2560+32u, u = 0..7: lane r = int16 pair (sc[r][2u], sc[r][2u+1])
-//	D       at 2816: float32 d of rows 0..7
+//	V[p][k] at (16p+k)*32, k = 0..15 (element pair 2k, 2k+1 of a chunk):
+//	        lane r = bytes (q[32c+2k], q[32c+2k+1], q[32c'+2k], q[32c'+2k+1])
+//	        of row r, unsigned 6-bit quants
+//	SC2[d]  at 2048+32d, d = 2p+s (s = 0, 1: first or second 16 elements of
+//	        a chunk): lane r = int16 pair (sc[r][2c+s], sc[r][2c'+s])
+//	SCB[m]  at 2304+32m, m = 0..7: lane r = int16 pair
+//	        (-32*sc[r][2m], -32*sc[r][2m+1])   (|.| <= 4096)
+//	D       at 2560: float32 d of rows 0..7
 const (
-	q6kV, q6kSC, q6kSCB, q6kD, q6kBlock = 0, 2048, 2560, 2816, 2848
+	q6kV, q6kSC2, q6kSCB, q6kD, q6kBlock = 0, 2048, 2304, 2560, 2592
 )
+
+// q6kPairWord: where element pair k (0..15) of a chunk lands in the
+// VPUNPCKLWD (bytes 0..31) / VPUNPCKHWD (32..63) of chunks c and c': both
+// interleave within 128-bit halves, so lo holds pairs 0..3 | 8..11 and hi
+// pairs 4..7 | 12..15. Returns the byte offset of pair k's dword.
+func q6kPairWord(k int) int {
+	return 4*(k&3) + 32*((k>>2)&1) + 16*(k>>3)
+}
 
 // packQ6_K builds Q6_K panels; see the layout above. Element order of a
 // half h (128 elements) per doc.go: chunk 4h+i takes ql[64h+(i&1)*32+l]'s
-// low (i < 2) or high nibble and bits 2i..2i+1 of qh[32h+l].
+// low (i < 2) or high nibble and bits 2i..2i+1 of qh[32h+l]. The frame
+// holds the 8 rows' lo interleaves while hi is transposed.
 func packQ6_K(a *asm) {
-	packPrologue(a, "gemmPackQ6_K")
+	a.p("// func gemmPackQ6_K(nb int, w *byte, wStride int, panel *byte)")
+	a.p("TEXT ·gemmPackQ6_K(SB), $256-32")
+	a.i("MOVQ nb+0(FP), CX")
+	a.i("MOVQ w+8(FP), SI")
+	a.i("MOVQ wStride+16(FP), R8")
+	a.i("MOVQ panel+24(FP), DI")
+	a.i("LEAQ (R8)(R8*2), R9")
+	a.i("LEAQ (SI)(R9*1), R10")
 	a.i("LEAQ (SI)(R8*8), R13") // prefetch cursor: the next panel's rows
 	a.p("packq6k:")
 	packPrefetch(a, 8*210)
 	off := func(o int) [8]string { return rowAddr8(o, "SI", "R10", "R8", "R9") }
-	// Scales: per row the 16 int8 scales as int16; SCB takes them as pairs,
-	// SC duplicates each. The three forms wait in V's space (built last).
 	sc := off(192)
-	tmp := func(form, r int) int { return q6kV + (8*form+r)*32 }
+	// SC2: per row the words (0,2,1,3) of each 4 int16 scales.
 	for r := 0; r < 8; r++ {
-		a.i("VPMOVSXBW %s, Y8", sc[r])
-		a.i("VMOVDQU Y8, %d(DI)", tmp(0, r))
-		a.i("VPUNPCKLWD Y8, Y8, Y9") // sc0..3 | sc8..11, each twice
-		a.i("VMOVDQU Y9, %d(DI)", tmp(1, r))
-		a.i("VPUNPCKHWD Y8, Y8, Y9") // sc4..7 | sc12..15
-		a.i("VMOVDQU Y9, %d(DI)", tmp(2, r))
+		a.i("VPMOVSXBW %s, Y%d", sc[r], r)
+		a.i("VPSHUFLW $0xd8, Y%d, Y%d", r, r)
+		a.i("VPSHUFHW $0xd8, Y%d, Y%d", r, r)
 	}
-	cols := [3][8]int{
-		{0, 1, 2, 3, 4, 5, 6, 7},     // SCB[u]
-		{0, 1, 2, 3, 8, 9, 10, 11},   // SC[t]
-		{4, 5, 6, 7, 12, 13, 14, 15}, // SC[t]
+	transpose8x8(a, func(d int) string { return fmt.Sprintf("%d(DI)", q6kSC2+32*d) })
+	// SCB: per row -32 * the int16 scales.
+	for r := 0; r < 8; r++ {
+		a.i("VPMOVSXBW %s, Y%d", sc[r], r)
+		a.i("VPSLLW $5, Y%d, Y%d", r, r)
+		a.i("VPXOR Y8, Y8, Y8")
+		a.i("VPSUBW Y%d, Y8, Y%d", r, r)
 	}
-	for form := 0; form < 3; form++ {
-		for r := 0; r < 8; r++ {
-			a.i("VMOVDQU %d(DI), Y%d", tmp(form, r), r)
-		}
-		form := form
-		transpose8x8(a, func(c int) string {
-			if form == 0 {
-				return fmt.Sprintf("%d(DI)", q6kSCB+32*cols[0][c])
-			}
-			return fmt.Sprintf("%d(DI)", q6kSC+32*cols[form][c])
-		})
-	}
+	transpose8x8(a, func(m int) string { return fmt.Sprintf("%d(DI)", q6kSCB+32*m) })
 	halves8(a, off(208), fmt.Sprintf("%d(DI)", q6kD))
-	for h := 0; h < 2; h++ {
-		for i := 0; i < 4; i++ {
-			ql := off(64*h + 32*(i&1))
-			qh := off(128 + 32*h)
-			for r := 0; r < 8; r++ {
-				a.i("VMOVDQU %s, Y%d", ql[r], r)
-				a.i("VMOVDQU %s, Y8", qh[r])
-				if i >= 2 {
-					a.i("VPSRLW $4, Y%d, Y%d", r, r)
-				}
-				a.i("VPAND gemmNib<>(SB), Y%d, Y%d", r, r)
-				// bits 2i..2i+1 of qh to bits 4..5
-				switch s := 2*i - 4; {
-				case s < 0:
-					a.i("VPSLLW $%d, Y8, Y8", -s)
-				case s > 0:
-					a.i("VPSRLW $%d, Y8, Y8", s)
-				}
-				a.i("VPAND gemmQ6Hi<>(SB), Y8, Y8")
-				a.i("VPOR Y8, Y%d, Y%d", r, r)
-			}
-			c := 4*h + i
-			transpose8x8(a, func(k int) string { return fmt.Sprintf("%d(DI)", q6kV+(8*c+k)*32) })
+	// chunk 4h+i of row r into Y(dst), qh through Y(tmp).
+	chunk := func(r, h, i, dst, tmp int) {
+		ql := off(64*h + 32*(i&1))
+		qh := off(128 + 32*h)
+		a.i("VMOVDQU %s, Y%d", ql[r], dst)
+		a.i("VMOVDQU %s, Y%d", qh[r], tmp)
+		if i >= 2 {
+			a.i("VPSRLW $4, Y%d, Y%d", dst, dst)
 		}
+		a.i("VPAND gemmNib<>(SB), Y%d, Y%d", dst, dst)
+		// bits 2i..2i+1 of qh to bits 4..5
+		switch s := 2*i - 4; {
+		case s < 0:
+			a.i("VPSLLW $%d, Y%d, Y%d", -s, tmp, tmp)
+		case s > 0:
+			a.i("VPSRLW $%d, Y%d, Y%d", s, tmp, tmp)
+		}
+		a.i("VPAND gemmQ6Hi<>(SB), Y%d, Y%d", tmp, tmp)
+		a.i("VPOR Y%d, Y%d, Y%d", tmp, dst, dst)
+	}
+	// lo dword d holds pair d (d < 4) or d+4; hi dword d pair d+4 or d+8.
+	loK := func(d int) int { return d + 4*(d/4) }
+	for p := 0; p < 4; p++ {
+		h, i := p/2, 2*(p%2)
+		for r := 0; r < 8; r++ {
+			chunk(r, h, i, r, 8)
+			chunk(r, h, i+1, 9, 10)
+			a.i("VPUNPCKLWD Y9, Y%d, Y10", r)
+			a.i("VPUNPCKHWD Y9, Y%d, Y%d", r, r)
+			a.i("VMOVDQU Y10, %d(SP)", 32*r)
+		}
+		transpose8x8(a, func(d int) string { return fmt.Sprintf("%d(DI)", q6kV+(16*p+loK(d)+4)*32) })
+		for r := 0; r < 8; r++ {
+			a.i("VMOVDQU %d(SP), Y%d", 32*r, r)
+		}
+		transpose8x8(a, func(d int) string { return fmt.Sprintf("%d(DI)", q6kV+(16*p+loK(d))*32) })
 	}
 	a.i("ADDQ $210, SI")
 	a.i("ADDQ $210, R10")
@@ -430,73 +451,93 @@ func packQ6_K(a *asm) {
 	a.p("")
 }
 
-// kernelQ6_K: one 8-row Q6_K panel against nx Q8_K rows. Per super-block,
-// activation row j and 16-element scale group t (quads 4t..4t+3):
+// kernelQ6_K: one 8-row Q6_K panel against nx Q8_K rows, in llama.cpp's
+// ggml_vec_dot_q6_K_q8_K order (DotQ6_KQ8_K): every output has 8 float32
+// lane accumulators. Lane m of a row collects element pairs 2m, 2m+1 of
+// the 8 chunks (scale sc[2c+m/4] for chunk c). Per super-block each
+// activation row is first interleaved like the panel (X[p] = VPUNPCK?WD of
+// its chunks 2p, 2p+1, in the frame); then per lane m and row j:
 //
-//	S  = VPMADDUBSW(V, bcast q8 quad) summed over 2 quads (int16, |.| <=
-//	     2*2*63*128 = 32256), twice per group
-//	I += VPMADDWD(S, SC[t])                        sum scale*q*q8
-//	O  = sum_u VPMADDWD(SCB[u], bcast(bsums[2u], bsums[2u+1]))
-//	isum = I - 32*O   (the quants' -32 offset)
-//	out += (d*dx)*float(isum)                       (DotQ6_KQ8_K's fold)
+//	S = VPMADDUBSW(V[p][2m], bcast X[p] pair 2m)
+//	  + VPMADDUBSW(V[p][2m+1], bcast X[p] pair 2m+1)   int16: (c, c') sums
+//	    of 4 products each, |.| <= 4*63*128 = 32256
+//	I = sum_p VPMADDWD(S, SC2[2p+m/4])                  exact int32
+//	  + VPMADDWD(SCB[m], bcast(bsums[2m], bsums[2m+1]))   the -32 offset
+//	A[j][m] = fma(dx*d, float(I), A[j][m])        8 weight rows per register
 //
-//	Y0..Y3 S (then O), Y4..Y7 I, Y8 V, Y9/Y10 broadcasts, Y11/Y12 products,
-//	Y13/Y14 fold. The running sums live in out (zeroed first).
+// and at the end out_j = ((A0+A4)+(A2+A6)) + ((A1+A5)+(A3+A7)) (hsum8,
+// lane by lane). Frame: A[j][m] at 32*(8j+m), X of row j at 256*(nx+j)+64p.
+// Registers: Y0..Y3 I, Y4..Y7 dx*d, Y8/Y14 V, Y9/Y10 broadcasts, Y11/Y12
+// products, Y13 offset.
 func kernelQ6_K(a *asm, nx int) {
 	name := fmt.Sprintf("gemmQ6_KQ8_Kx%d", nx)
-	kernelPrologue(a, name, nx)
+	a.p("// func %s(nb int, panel *byte, x *byte, xStride int, out *float32, outStride int)", name)
+	a.p("TEXT ·%s(SB), $%d-48", name, 512*nx)
+	a.i("MOVQ nb+0(FP), CX")
+	a.i("MOVQ panel+8(FP), SI")
+	a.i("MOVQ x+16(FP), DI")
+	a.i("MOVQ xStride+24(FP), AX")
+	a.i("MOVQ out+32(FP), R9")
+	a.i("MOVQ outStride+40(FP), R8")
+	a.i("SHLQ $2, R8")
+	if nx > 1 {
+		a.i("LEAQ (DI)(AX*1), R10")
+	}
+	if nx > 2 {
+		a.i("LEAQ (DI)(AX*2), R11")
+	}
+	if nx > 3 {
+		a.i("LEAQ (R10)(AX*2), R12")
+		a.i("LEAQ (R8)(R8*2), R13")
+	}
+	acc := func(j, m int) string { return fmt.Sprintf("%d(SP)", 32*(8*j+m)) }
+	xs := func(j, p, off int) string { return fmt.Sprintf("%d(SP)", 256*(nx+j)+64*p+off) }
 	a.i("VXORPS Y8, Y8, Y8")
 	for j := 0; j < nx; j++ {
-		a.i("VMOVUPS Y8, %s", outAddr(j, 0))
+		for m := 0; m < 8; m++ {
+			a.i("VMOVUPS Y8, %s", acc(j, m))
+		}
 	}
 	lbl := "gemmq6kq8kx" + fmt.Sprint(nx)
 	a.p("%s:", lbl)
-	for t := 0; t < 16; t++ {
-		for h2 := 0; h2 < 2; h2++ {
-			for q := 0; q < 2; q++ {
-				quad := 4*t + 2*h2 + q // element 4*quad
-				c, k := quad/8, quad%8
-				a.i("VMOVDQU %d(SI), Y8", q6kV+(8*c+k)*32)
-				for j := 0; j < nx; j++ {
-					b := 9 + j%2
-					a.i("VPBROADCASTD %d(%s), Y%d", 4+4*quad, xPtr[j], b)
-					if q == 0 {
-						a.i("VPMADDUBSW Y%d, Y8, Y%d", b, j)
-					} else {
-						tt := 11 + j%2
-						a.i("VPMADDUBSW Y%d, Y8, Y%d", b, tt)
-						a.i("VPADDW Y%d, Y%d, Y%d", tt, j, j)
-					}
-				}
-			}
-			for j := 0; j < nx; j++ {
-				if t == 0 && h2 == 0 {
-					a.i("VPMADDWD %d(SI), Y%d, Y%d", q6kSC+32*t, j, 4+j)
-				} else {
-					a.i("VPMADDWD %d(SI), Y%d, Y%d", q6kSC+32*t, j, j)
-					a.i("VPADDD Y%d, Y%d, Y%d", j, 4+j, 4+j)
-				}
-			}
+	for j := 0; j < nx; j++ {
+		a.i("VBROADCASTSS (%s), Y%d", xPtr[j], 4+j)
+		a.i("VMULPS %d(SI), Y%d, Y%d", q6kD, 4+j, 4+j) // dx*d
+		for p := 0; p < 4; p++ {
+			a.i("VMOVDQU %d(%s), Y9", 4+64*p, xPtr[j])
+			a.i("VPUNPCKLWD %d(%s), Y9, Y10", 4+64*p+32, xPtr[j])
+			a.i("VPUNPCKHWD %d(%s), Y9, Y9", 4+64*p+32, xPtr[j])
+			a.i("VMOVDQU Y10, %s", xs(j, p, 0))
+			a.i("VMOVDQU Y9, %s", xs(j, p, 32))
 		}
 	}
-	for j := 0; j < nx; j++ {
-		for u := 0; u < 8; u++ {
-			a.i("VPBROADCASTD %d(%s), Y9", 260+4*u, xPtr[j])
-			if u == 0 {
-				a.i("VPMADDWD %d(SI), Y9, Y%d", q6kSCB+32*u, j)
-			} else {
-				a.i("VPMADDWD %d(SI), Y9, Y11", q6kSCB+32*u)
+	for m := 0; m < 8; m++ {
+		for p := 0; p < 4; p++ {
+			a.i("VMOVDQU %d(SI), Y8", q6kV+(16*p+2*m)*32)
+			a.i("VMOVDQU %d(SI), Y14", q6kV+(16*p+2*m+1)*32)
+			for j := 0; j < nx; j++ {
+				a.i("VPBROADCASTD %s, Y9", xs(j, p, q6kPairWord(2*m)))
+				a.i("VPBROADCASTD %s, Y10", xs(j, p, q6kPairWord(2*m+1)))
+				a.i("VPMADDUBSW Y9, Y8, Y11")
+				a.i("VPMADDUBSW Y10, Y14, Y12")
+				a.i("VPADDW Y12, Y11, Y11")
+				sc2 := q6kSC2 + 32*(2*p+m/4)
+				if p == 0 {
+					a.i("VPMADDWD %d(SI), Y11, Y%d", sc2, j)
+					continue
+				}
+				a.i("VPMADDWD %d(SI), Y11, Y11", sc2)
 				a.i("VPADDD Y11, Y%d, Y%d", j, j)
 			}
 		}
-		a.i("VPSLLD $5, Y%d, Y%d", j, j)
-		a.i("VPSUBD Y%d, Y%d, Y%d", j, 4+j, 4+j) // isum = I - 32*O
-		a.i("VBROADCASTSS (%s), Y13", xPtr[j])
-		a.i("VMULPS %d(SI), Y13, Y14", q6kD) // d*dx
-		a.i("VCVTDQ2PS Y%d, Y%d", 4+j, 4+j)
-		a.i("VMULPS Y14, Y%d, Y%d", 4+j, 4+j)
-		a.i("VADDPS %s, Y%d, Y%d", outAddr(j, 0), 4+j, 4+j)
-		a.i("VMOVUPS Y%d, %s", 4+j, outAddr(j, 0))
+		for j := 0; j < nx; j++ {
+			a.i("VPBROADCASTD %d(%s), Y13", 260+4*m, xPtr[j])
+			a.i("VPMADDWD %d(SI), Y13, Y13", q6kSCB+32*m)
+			a.i("VPADDD Y13, Y%d, Y%d", j, j)
+			a.i("VCVTDQ2PS Y%d, Y%d", j, j)
+			a.i("VFMADD213PS %s, Y%d, Y%d", acc(j, m), 4+j, j)
+			a.i("VMOVUPS Y%d, %s", j, acc(j, m))
+		}
 	}
 	a.i("ADDQ $%d, SI", q6kBlock)
 	for j := 0; j < nx; j++ {
@@ -504,6 +545,17 @@ func kernelQ6_K(a *asm, nx int) {
 	}
 	a.i("DECQ CX")
 	a.i("JNZ %s", lbl)
+	// hsum8 across the lane accumulators, 8 weight rows at a time.
+	for j := 0; j < nx; j++ {
+		for k := 0; k < 4; k++ {
+			a.i("VMOVUPS %s, Y%d", acc(j, k), k)
+			a.i("VADDPS %s, Y%d, Y%d", acc(j, k+4), k, k) // Yk = A[k]+A[k+4]
+		}
+		a.i("VADDPS Y2, Y0, Y0") // (A0+A4)+(A2+A6)
+		a.i("VADDPS Y3, Y1, Y1") // (A1+A5)+(A3+A7)
+		a.i("VADDPS Y1, Y0, Y0")
+		a.i("VMOVUPS Y0, %s", outAddr(j, 0))
+	}
 	a.i("VZEROUPPER")
 	a.i("RET")
 	a.p("")
