@@ -36,6 +36,13 @@
 // ggml-cpu/arch/x86/quants.c but stay exact for every input byte, where
 // llama.cpp's VPSIGNB trick is not for activation quants of -128.)
 //
+// Q4_K follows llama.cpp's exact orders instead, with fused multiply-adds
+// (fma32 in the generic code, VFMADD in the assembly), bit for bit on
+// every implementation: DotQ4_KQ8_K and its x4, GEMM and decode kernels
+// compute the repacked q4_K_8x8 GEMM's order (per 64 elements, exact
+// iacc/imin folded by two FMA chains; llama.cpp's choice for Rows%8 == 0),
+// DotQ4_KQ8_KVec ggml_vec_dot_q4_K_q8_K's AVX2 lanes (for Rows%8 != 0).
+//
 // The float dots (F32, F16, BF16, F32·F16) and SumSquares are sums of
 // float products and are not bit-exact across implementations: the
 // generic code sums in float64 like ggml-cpu/vec.c, the AVX2 code in
