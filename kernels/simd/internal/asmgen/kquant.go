@@ -128,34 +128,37 @@ func packQ4_K(a *asm) {
 //	       + VPMADDWD(MN[2g+1], bcast(bsums 4g+2, 4g+3))            imin, exact
 //	accMin = fma(float(M), dmin*dx, accMin)
 //
-// out = acc - accMin at the end. acc lives in out, accMin in the frame
-// (32 bytes per activation row); both start at zero.
+// out = acc - accMin at the end.
 //
-//	Y0..Y3 S (then M), Y4..Y7 I (then accMin), Y8 V, Y9/Y10 broadcasts,
-//	Y11/Y12 products, Y13/Y14 fold.
+//	Y0..Y3 S (then M), Y4..Y7 I (then accMin), Y8 V, Y9 broadcasts, Y10
+//	products, Y11..Y14 acc, Y15 dmin*dx. Frame: accMin of row j at 32j,
+//	d*dx of row j at 32(nx+j) (per super-block).
 func kernelQ4_K(a *asm, nx int) {
 	name := fmt.Sprintf("gemmQ4_KQ8_Kx%d", nx)
-	kernelPrologueFrame(a, name, nx, 32*nx)
-	a.i("VXORPS Y8, Y8, Y8")
+	kernelPrologueFrame(a, name, nx, 64*nx)
+	dd := func(j int) int { return 32 * (nx + j) }
 	for j := 0; j < nx; j++ {
-		a.i("VMOVUPS Y8, %s", outAddr(j, 0))
-		a.i("VMOVUPS Y8, %d(SP)", 32*j)
+		a.i("VXORPS Y%d, Y%d, Y%d", 11+j, 11+j, 11+j)
+		a.i("VMOVUPS Y%d, %d(SP)", 11+j, 32*j)
 	}
 	lbl := "gemmq4kq8kx" + fmt.Sprint(nx)
 	a.p("%s:", lbl)
+	for j := 0; j < nx; j++ {
+		a.i("VBROADCASTSS (%s), Y9", xPtr[j]) // dx
+		a.i("VMULPS %d(SI), Y9, Y10", q4kD)   // d*dx
+		a.i("VMOVUPS Y10, %d(SP)", dd(j))
+	}
 	for g := 0; g < 4; g++ {
 		for s := 2 * g; s < 2*g+2; s++ {
 			for k := 0; k < 8; k++ {
 				a.i("VMOVDQU %d(SI), Y8", q4kV+(8*s+k)*32)
 				for j := 0; j < nx; j++ {
-					b := 9 + j%2
-					a.i("VPBROADCASTD %d(%s), Y%d", 4+32*s+4*k, xPtr[j], b)
+					a.i("VPBROADCASTD %d(%s), Y9", 4+32*s+4*k, xPtr[j])
 					if k == 0 {
-						a.i("VPMADDUBSW Y%d, Y8, Y%d", b, j)
+						a.i("VPMADDUBSW Y9, Y8, Y%d", j)
 					} else {
-						t := 11 + j%2
-						a.i("VPMADDUBSW Y%d, Y8, Y%d", b, t)
-						a.i("VPADDW Y%d, Y%d, Y%d", t, j, j)
+						a.i("VPMADDUBSW Y9, Y8, Y10")
+						a.i("VPADDW Y10, Y%d, Y%d", j, j)
 					}
 				}
 			}
@@ -169,26 +172,22 @@ func kernelQ4_K(a *asm, nx int) {
 			}
 		}
 		for j := 0; j < nx; j++ {
-			a.i("VBROADCASTSS (%s), Y13", xPtr[j]) // dx
-			a.i("VMULPS %d(SI), Y13, Y14", q4kD)   // d*dx
-			a.i("VCVTDQ2PS Y%d, Y%d", 4+j, 4+j)    // float(iacc)
-			a.i("VMOVUPS %s, Y13", outAddr(j, 0))
-			a.i("VFMADD231PS Y14, Y%d, Y13", 4+j) // acc = fma(iacc, d*dx, acc)
-			a.i("VMOVUPS Y13, %s", outAddr(j, 0))
+			a.i("VCVTDQ2PS Y%d, Y%d", 4+j, 4+j)                   // float(iacc)
+			a.i("VFMADD231PS %d(SP), Y%d, Y%d", dd(j), 4+j, 11+j) // acc = fma(iacc, d*dx, acc)
 		}
 	}
 	for j := 0; j < nx; j++ {
-		a.i("VBROADCASTSS (%s), Y13", xPtr[j])
-		a.i("VMULPS %d(SI), Y13, Y14", q4kDmin) // dmin*dx
+		a.i("VBROADCASTSS (%s), Y9", xPtr[j])
+		a.i("VMULPS %d(SI), Y9, Y15", q4kDmin) // dmin*dx
 		a.i("VMOVUPS %d(SP), Y%d", 32*j, 4+j)
 		for g := 0; g < 4; g++ {
 			a.i("VPBROADCASTD %d(%s), Y9", 260+8*g, xPtr[j])
 			a.i("VPMADDWD %d(SI), Y9, Y%d", q4kMN+32*2*g, j)
-			a.i("VPBROADCASTD %d(%s), Y10", 260+8*g+4, xPtr[j])
-			a.i("VPMADDWD %d(SI), Y10, Y11", q4kMN+32*(2*g+1))
-			a.i("VPADDD Y11, Y%d, Y%d", j, j)
+			a.i("VPBROADCASTD %d(%s), Y9", 260+8*g+4, xPtr[j])
+			a.i("VPMADDWD %d(SI), Y9, Y10", q4kMN+32*(2*g+1))
+			a.i("VPADDD Y10, Y%d, Y%d", j, j)
 			a.i("VCVTDQ2PS Y%d, Y%d", j, j)
-			a.i("VFMADD231PS Y14, Y%d, Y%d", j, 4+j) // accMin = fma(imin, dmin*dx, accMin)
+			a.i("VFMADD231PS Y15, Y%d, Y%d", j, 4+j) // accMin = fma(imin, dmin*dx, accMin)
 		}
 		a.i("VMOVUPS Y%d, %d(SP)", 4+j, 32*j)
 	}
@@ -199,9 +198,8 @@ func kernelQ4_K(a *asm, nx int) {
 	a.i("DECQ CX")
 	a.i("JNZ %s", lbl)
 	for j := 0; j < nx; j++ {
-		a.i("VMOVUPS %s, Y0", outAddr(j, 0))
-		a.i("VSUBPS %d(SP), Y0, Y0", 32*j) // acc - accMin
-		a.i("VMOVUPS Y0, %s", outAddr(j, 0))
+		a.i("VSUBPS %d(SP), Y%d, Y%d", 32*j, 11+j, 11+j) // acc - accMin
+		a.i("VMOVUPS Y%d, %s", 11+j, outAddr(j, 0))
 	}
 	a.i("VZEROUPPER")
 	a.i("RET")
