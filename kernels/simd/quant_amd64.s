@@ -132,6 +132,9 @@ GLOBL shufQ6<>(SB), RODATA|NOPTR, $128
 // code. Four blocks are reduced at once (REDUCE4) and then added in order
 // (SEQADD4); the x4 kernels keep one running sum per activation row in the
 // four lanes of X0.
+//
+// Q4_K is the exception: its kernels follow llama.cpp's fused multiply-add
+// orders (see the Q4_K section); the generic code uses fma32 for the same bits.
 
 // HSUMI: lane 0 of XR = sum of the 8 int32 lanes of YR (XR is YR's low half).
 #define HSUMI(YR, XR, XT) \
