@@ -88,10 +88,12 @@ var vecDots = map[gguf.Type]vecDot{
 
 // vecDotsOdd are llama.cpp's orders for matrices whose shape its fast
 // paths decline: float weights with Rows%4 != 0 or Cols%8 != 0 (llamafile's
-// tinyBLAS) go through ggml_vec_dot_f32/f16/bf16; Q4_0 with Rows%8 != 0 is
-// not repacked into q4_0_8x8 and goes through tinyBLAS_Q0_AVX's lanes.
+// tinyBLAS) go through ggml_vec_dot_f32/f16/bf16; Q4_0 and Q4_K with
+// Rows%8 != 0 are not repacked into q4_0_8x8 / q4_K_8x8 and go through
+// tinyBLAS_Q0_AVX's and ggml_vec_dot_q4_K_q8_K's lanes.
 var vecDotsOdd = map[gguf.Type]vecDot{
 	gguf.TypeQ4_0: {act: gguf.TypeQ8_0, convert: quantizeActQ8_0, dot: simd.DotQ4_0Q8_0Lanes, dot4: simd.DotQ4_0Q8_0Lanesx4},
+	gguf.TypeQ4_K: {act: gguf.TypeQ8_K, convert: quantizeActQ8_K, dot: simd.DotQ4_KQ8_KVec},
 	gguf.TypeF32:  {act: gguf.TypeF32, dot: dotF32},
 	gguf.TypeF16:  {act: gguf.TypeF16, convert: convertF16, dot: dotF16},
 	gguf.TypeBF16: {act: gguf.TypeBF16, convert: convertBF16, dot: dotBF16},
@@ -107,7 +109,7 @@ func vecDotFor(w *Matrix) vecDot {
 		if w.Rows%4 != 0 || w.Cols%8 != 0 {
 			return vecDotsOdd[w.Type]
 		}
-	case gguf.TypeQ4_0:
+	case gguf.TypeQ4_0, gguf.TypeQ4_K:
 		if w.Rows%8 != 0 {
 			return vecDotsOdd[w.Type]
 		}

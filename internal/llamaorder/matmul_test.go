@@ -12,7 +12,7 @@ import (
 
 // exact lists the weight types whose kernels follow llama.cpp's orders bit
 // for bit.
-var exact = map[gguf.Type]bool{gguf.TypeF32: true, gguf.TypeF16: true, gguf.TypeBF16: true, gguf.TypeQ8_0: true, gguf.TypeQ4_0: true, gguf.TypeQ6_K: true}
+var exact = map[gguf.Type]bool{gguf.TypeF32: true, gguf.TypeF16: true, gguf.TypeBF16: true, gguf.TypeQ8_0: true, gguf.TypeQ4_0: true, gguf.TypeQ4_K: true, gguf.TypeQ6_K: true}
 
 // TestMatchesKernels: kiln's kernels compute exactly the reference orders
 // (bit for bit) for the types in exact, and the same products up to float

@@ -57,6 +57,13 @@
 // then hsum8. The generic code uses fma32, an exactly rounded float32 FMA,
 // so these too are the same bits on every implementation.
 //
+// Q4_K follows llama.cpp's exact orders instead, with fused multiply-adds
+// (fma32 in the generic code, VFMADD in the assembly), bit for bit on
+// every implementation: DotQ4_KQ8_K and its x4, GEMM and decode kernels
+// compute the repacked q4_K_8x8 GEMM's order (per 64 elements, exact
+// iacc/imin folded by two FMA chains; llama.cpp's choice for Rows%8 == 0),
+// DotQ4_KQ8_KVec ggml_vec_dot_q4_K_q8_K's AVX2 lanes (for Rows%8 != 0).
+//
 // The weight float dots are bit-exact too, in llama.cpp's two orders
 // (dotfloat.go spells them out). DotF32Lanes8, DotF16Lanes8, DotBF16Lanes8
 // and their x4 flavours: llamafile tinyBLAS's 8 float32 lanes, lane j a

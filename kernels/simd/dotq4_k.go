@@ -6,10 +6,20 @@ import (
 )
 
 // DotQ4_KQ8_K returns the dot product of n elements of a Q4_K weight row w
-// and a Q8_K activation row x. Per super-block:
+// and a Q8_K activation row x in the order of llama.cpp's repacked
+// q4_K_8x8 GEMM (ggml_gemm_q4_K_8x8_q8_K, AVX2), which llama.cpp uses for
+// every Q4_K matrix with a multiple of 8 rows (every real model). Per
+// super-block (d, dmin the weight's f16 scales, d8 the Q8_K scale) and per
+// 64-element group g = 0..3 (sub-blocks 2g, 2g+1), with exact int32 sums:
 //
-//	d_w*d_x * sum_s scale[s] * sum_l q4[32s+l]*q8[32s+l]
-//	  - dmin_w*d_x * sum_j min[j/2] * bsums[j]
+//	iacc   = sc[2g]*isum(2g) + sc[2g+1]*isum(2g+1)      isum(s) = sum q4*q8
+//	imin   = mn[2g]*(bs[4g]+bs[4g+1]) + mn[2g+1]*(bs[4g+2]+bs[4g+3])
+//	acc    = fma(float32(iacc), d*d8, acc)
+//	accMin = fma(float32(imin), dmin*d8, accMin)
+//
+// (d*d8 and dmin*d8 rounded float32 products, fma one rounding); the result
+// is acc - accMin. For matrices whose row count is not a multiple of 8 see
+// DotQ4_KQ8_KVec.
 func DotQ4_KQ8_K(n int, w, x []byte) float32 {
 	nb := checkBlocks("DotQ4_KQ8_K", n, qkK, w, bytesQ4_K, x, bytesQ8_K)
 	if fast.Load() && nb > 0 {
@@ -18,18 +28,18 @@ func DotQ4_KQ8_K(n int, w, x []byte) float32 {
 	return dotQ4_KQ8_KGeneric(nb, w, x)
 }
 
-// dotQ4_KQ8_KGeneric follows ggml_vec_dot_q4_K_q8_K_generic, except that
-// the integer part is summed exactly per super-block instead of in 8 lanes:
-// sumf += (dw*dx)*float(isum); sumf -= (dminw*dx)*float(summs), super-block
-// by super-block, with no fused operations (the assembly does the same).
+// dotQ4_KQ8_KGeneric is the reference of DotQ4_KQ8_K's order: two fused
+// multiply-add chains, acc and accMin, each folded once per 64 elements.
 func dotQ4_KQ8_KGeneric(nb int, w, x []byte) float32 {
-	var sumf float32
+	var acc, accMin float32
 	for i := 0; i < nb; i++ {
 		bw := w[i*bytesQ4_K : (i+1)*bytesQ4_K]
 		bx := x[i*bytesQ8_K : (i+1)*bytesQ8_K]
 		sc, mn := scaleMinK4(bw[4:16])
 		qs, q8 := bw[16:144], bx[4:260]
-		var isum int32
+		d8 := math.Float32frombits(binary.LittleEndian.Uint32(bx[0:4]))
+		dd := float32(f16At(bw, 0) * d8)
+		dmd := float32(f16At(bw, 2) * d8)
 		for g := range 4 { // 64 elements per group: sub-blocks 2g, 2g+1
 			q := qs[32*g : 32*g+32]
 			lo, hi := q8[64*g:64*g+32], q8[64*g+32:64*g+64]
@@ -38,14 +48,73 @@ func dotQ4_KQ8_KGeneric(nb int, w, x []byte) float32 {
 				s0 += int32(q[l]&0x0f) * int32(int8(lo[l]))
 				s1 += int32(q[l]>>4) * int32(int8(hi[l]))
 			}
-			isum += int32(sc[2*g])*s0 + int32(sc[2*g+1])*s1
+			iacc := int32(sc[2*g])*s0 + int32(sc[2*g+1])*s1
+			imin := int32(mn[2*g])*(bsumK(bx, 4*g)+bsumK(bx, 4*g+1)) +
+				int32(mn[2*g+1])*(bsumK(bx, 4*g+2)+bsumK(bx, 4*g+3))
+			acc = fma32(float32(iacc), dd, acc)
+			accMin = fma32(float32(imin), dmd, accMin)
 		}
-		xd := math.Float32frombits(binary.LittleEndian.Uint32(bx[0:4]))
-		summs := minsTimesBsums(&mn, bx[260:292])
-		sumf += float32(f16At(bw, 0) * xd * float32(isum))
-		sumf -= float32(f16At(bw, 2) * xd * float32(summs))
 	}
-	return sumf
+	return acc - accMin
+}
+
+// DotQ4_KQ8_KVec is DotQ4_KQ8_K in the order of ggml_vec_dot_q4_K_q8_K
+// (AVX2), which llama.cpp uses for Q4_K matrices whose row count is not a
+// multiple of 8 (they are not repacked). Per super-block, with exact int32
+// sums, d = d8*d and dmin = -d8*dmin (rounded float32 products):
+//
+//	lane[m] = sum_g sc[2g]*sum_{e<32, e/4=m} q4[64g+e]*q8[64g+e]
+//	        + sc[2g+1]*sum_{e<32, e/4=m} q4[64g+32+e]*q8[64g+32+e]   m = 0..7
+//	acc[m]  = fma(d, float32(lane[m]), acc[m])
+//	prod[k] = mn[2k]*(bs[4k]+bs[4k+1]) + mn[2k+1]*(bs[4k+2]+bs[4k+3])   k = 0..3
+//	accM[k] = fma(dmin, float32(prod[k]), accM[k])
+//
+// and the result is hsum8(acc) + ((accM[0]+accM[2]) + (accM[1]+accM[3])),
+// hsum8(l) = ((l0+l4)+(l2+l6)) + ((l1+l5)+(l3+l7)).
+func DotQ4_KQ8_KVec(n int, w, x []byte) float32 {
+	nb := checkBlocks("DotQ4_KQ8_KVec", n, qkK, w, bytesQ4_K, x, bytesQ8_K)
+	if fast.Load() && nb > 0 {
+		return dotQ4_KQ8_KVecAVX2(nb, w, x)
+	}
+	return dotQ4_KQ8_KVecGeneric(nb, w, x)
+}
+
+// dotQ4_KQ8_KVecGeneric is the reference of DotQ4_KQ8_KVec's order.
+func dotQ4_KQ8_KVecGeneric(nb int, w, x []byte) float32 {
+	var acc [8]float32
+	var accM [4]float32
+	for i := 0; i < nb; i++ {
+		bw := w[i*bytesQ4_K : (i+1)*bytesQ4_K]
+		bx := x[i*bytesQ8_K : (i+1)*bytesQ8_K]
+		sc, mn := scaleMinK4(bw[4:16])
+		qs, q8 := bw[16:144], bx[4:260]
+		d8 := math.Float32frombits(binary.LittleEndian.Uint32(bx[0:4]))
+		d := float32(d8 * f16At(bw, 0))
+		dmin := float32(-d8 * f16At(bw, 2))
+		for k := range 4 {
+			prod := int32(mn[2*k])*(bsumK(bx, 4*k)+bsumK(bx, 4*k+1)) +
+				int32(mn[2*k+1])*(bsumK(bx, 4*k+2)+bsumK(bx, 4*k+3))
+			accM[k] = fma32(dmin, float32(prod), accM[k])
+		}
+		var lane [8]int32
+		for g := range 4 {
+			q := qs[32*g : 32*g+32]
+			lo, hi := q8[64*g:64*g+32], q8[64*g+32:64*g+64]
+			for e := range 32 {
+				lane[e/4] += int32(sc[2*g])*int32(q[e]&0x0f)*int32(int8(lo[e])) +
+					int32(sc[2*g+1])*int32(q[e]>>4)*int32(int8(hi[e]))
+			}
+		}
+		for m := range 8 {
+			acc[m] = fma32(d, float32(lane[m]), acc[m])
+		}
+	}
+	return hsum8(&acc) + ((accM[0] + accM[2]) + (accM[1] + accM[3]))
+}
+
+// bsumK returns bsums[j] of the Q8_K block bx (int16 at 260+2j).
+func bsumK(bx []byte, j int) int32 {
+	return int32(int16(binary.LittleEndian.Uint16(bx[260+2*j:])))
 }
 
 // scaleMinK4 unpacks the eight 6-bit scales and mins of a Q4_K/Q5_K

@@ -73,7 +73,11 @@ import (
 //	Q4_K (8 rows, 2624 B per 256 elements): the same transposed quants
 //	  per 32-element sub-block, plus per-row scales and mins as int16 pairs
 //	  applied with VPMADDWD, and d, dmin as float32; activations are Q8_K
-//	  rows as they are (layout in internal/asmgen/kquant.go).
+//	  rows as they are (layout in internal/asmgen/kquant.go). Q4_K folds
+//	  every 64 elements (DotQ4_KQ8_K's order): per activation row,
+//	  acc_r = fma(float(iacc_r), d_r*dx, acc_r) with acc in out, and
+//	  accMin_r = fma(float(imin_r), dmin_r*dx, accMin_r) in the frame;
+//	  out = acc - accMin after the last super-block.
 //
 //	Q6_K (8 rows, 2592 B per 256 elements), in llama.cpp's lane order
 //	  (DotQ6_KQ8_K): every output keeps 8 float32 lane accumulators (in
@@ -101,7 +105,10 @@ import (
 // against the activation's even and odd halves give I_j in lane j),
 // reduced as hsum8 at the end. In the others rows r and
 // r+4 share a register, one per 128-bit half, so that one VPMADDUBSW
-// serves two rows (Q4_0, Q4_K). Q6_K uses its single-row dot.
+// serves two rows (Q4_0, Q4_K). Q6_K uses its single-row dot. Q4_K's
+// kernel reduces each 64-element group to iacc of the 8 rows and folds it
+// at once (FMA chain in a register); its mins, per group, go into a second
+// chain first.
 //
 //	rows of a chunk:  [ r0..r7 ][ r8..r15 ] ...   contiguous in memory
 //	                    ^ read     ^ prefetched
@@ -272,7 +279,8 @@ var gemmQ4_K = gemmKind{
 
 // GemmQ4_KQ8_K is GemmQ8_0Q8_0 for Q4_K weights and Q8_K activation rows,
 // which it reads as they are (no preparation): out[j*outStride+i] =
-// DotQ4_KQ8_K(n, w[i*wStride:], a[j*aStride:]).
+// DotQ4_KQ8_K(n, w[i*wStride:], a[j*aStride:]), the order llama.cpp uses
+// for matrices of Rows%8 == 0 (others: DotQ4_KQ8_KVec row by row).
 func GemmQ4_KQ8_K(n int, w []byte, wStride, rows int, a []byte, aStride, m int, out []float32, outStride int, scratch []byte) {
 	g := &gemmQ4_K
 	nb := g.check("GemmQ4_KQ8_K", n, w, wStride, rows, a, aStride, m, out, outStride, scratch)

@@ -131,8 +131,8 @@ GLOBL shufQ6<>(SB), RODATA|NOPTR, $128
 // fused multiply-add). Results are therefore bit-identical to the generic
 // code. Four blocks are reduced at once (REDUCE4) and then added in order
 // (SEQADD4); the x4 kernels keep one running sum per activation row in the
-// four lanes of X0. (Q6_K instead keeps llama.cpp's 8 lanes with fused
-// multiply-adds, as its generic code does: see its section.)
+// four lanes of X0. (Q6_K and Q4_K instead follow llama.cpp's fused
+// multiply-add orders, as their generic code does: see their sections.)
 
 // HSUMI: lane 0 of XR = sum of the 8 int32 lanes of YR (XR is YR's low half).
 #define HSUMI(YR, XR, XT) \
@@ -767,6 +767,13 @@ q51done:
 	VPADDD     YHI, Y12, Y12
 
 // ---------------------------------------------------------------- Q4_K·Q8_K
+// DotQ4_KQ8_K (llama.cpp's repacked q4_K_8x8 GEMM order): per super-block
+// and 64-element group g, iacc_g and imin_g exact, then two FMA chains
+// acc = fma(float(iacc_g), d*dx, acc), accMin = fma(float(imin_g),
+// dmin*dx, accMin), g = 0..3 in order; result acc - accMin.
+// DotQ4_KQ8_KVec (ggml_vec_dot_q4_K_q8_K's AVX2 order): 8 lanes of
+// integer sums per super-block into an 8-lane FMA chain, 4 min lanes into
+// a 4-lane FMA chain, hsum_float_8 plus the min lanes' pairwise sum.
 
 // Q4_K_NIBBLES: Y10, Y11 = low and high nibbles of the 32 qs bytes at MEM.
 #define Q4_K_NIBBLES(MEM) \
@@ -775,7 +782,24 @@ q51done:
 	VPAND   Y14, Y10, Y10; \
 	VPAND   Y14, Y11, Y11
 
+// Q4K_GROUP: YT = 8 int32 lanes summing to iacc of group G (qs bytes at
+// SI+16+32G, Q8_K quants at DI+4+64G): lane m = sc[2G]*(low nibbles .
+// q8, bytes 4m..4m+3) + sc[2G+1]*(the same for the high nibbles), the
+// lane layout of ggml_vec_dot_q4_K_q8_K. Y4 = int16 scales (KMINDUP),
+// Y14 = 0x0f bytes. Clobbers Y6, Y7, Y10, Y11.
+#define Q4K_GROUP(G, YT) \
+	Q4_K_NIBBLES(16+32*G(SI));               \
+	VPMADDUBSW 4+64*G(DI), Y10, Y10;         \
+	VPMADDUBSW 36+64*G(DI), Y11, Y11;        \
+	VPSHUFB    shufK4<>+64*G(SB), Y4, Y6;    \
+	VPSHUFB    shufK4<>+64*G+32(SB), Y4, Y7; \
+	VPMADDWD   Y6, Y10, Y10;                 \
+	VPMADDWD   Y7, Y11, Y11;                 \
+	VPADDD     Y11, Y10, YT
+
 // func dotQ4_KQ8_KAVX2(nb int, w, x []byte) float32
+// X0 lanes 0, 1 = [acc, accMin]; X2 = [d*dx, dmin*dx, 0, 0] (KD), so one
+// VFMADD231PS of [iacc_g, imin_g] advances both chains.
 TEXT ·dotQ4_KQ8_KAVX2(SB), NOSPLIT, $0-60
 	MOVQ    nb+0(FP), CX
 	MOVQ    w_base+8(FP), SI
@@ -784,6 +808,50 @@ TEXT ·dotQ4_KQ8_KAVX2(SB), NOSPLIT, $0-60
 	VMOVDQU c0f<>(SB), Y14
 
 q4kloop:
+	KD
+	KSCALES
+	KMINS(DI)
+	Q4K_GROUP(0, Y8)
+	Q4K_GROUP(1, Y9)
+	Q4K_GROUP(2, Y12)
+	Q4K_GROUP(3, Y13)
+	REDUCE4(Y8, Y9, Y12, Y13, X8, X15) // X8 = [iacc0..3]
+	VEXTRACTI128 $1, Y5, X15
+	VPHADDD      X15, X5, X5           // [imin0..3]
+	VCVTDQ2PS    X8, X8
+	VCVTDQ2PS    X5, X5
+	VUNPCKLPS    X5, X8, X9            // [iacc0, imin0, iacc1, imin1]
+	VUNPCKHPS    X5, X8, X8            // [iacc2, imin2, iacc3, imin3]
+	VFMADD231PS  X2, X9, X0
+	VMOVHLPS     X9, X9, X9
+	VFMADD231PS  X2, X9, X0
+	VFMADD231PS  X2, X8, X0
+	VMOVHLPS     X8, X8, X8
+	VFMADD231PS  X2, X8, X0
+	ADDQ         $144, SI
+	ADDQ         $292, DI
+	DECQ         CX
+	JNZ          q4kloop
+
+	VMOVSHDUP X0, X1
+	VSUBSS    X1, X0, X0
+	VMOVSS    X0, ret+56(FP)
+	VZEROUPPER
+	RET
+
+// func dotQ4_KQ8_KVecAVX2(nb int, w, x []byte) float32
+// Y0 = acc (8 lanes), X1 = accM (4 lanes), Y15 = float32 sign bits.
+TEXT ·dotQ4_KQ8_KVecAVX2(SB), NOSPLIT, $0-60
+	MOVQ     nb+0(FP), CX
+	MOVQ     w_base+8(FP), SI
+	MOVQ     x_base+32(FP), DI
+	VXORPS   Y0, Y0, Y0
+	VXORPS   X1, X1, X1
+	VMOVDQU  c0f<>(SB), Y14
+	VPCMPEQD Y15, Y15, Y15
+	VPSLLD   $31, Y15, Y15
+
+q4kvloop:
 	KD
 	KSCALES
 	KMINS(DI)
@@ -796,19 +864,40 @@ q4kloop:
 	K4_PAIR(2, Y10, Y11)
 	Q4_K_NIBBLES(112(SI))
 	K4_PAIR(3, Y10, Y11)
-	KFINISH
-	ADDQ  $144, SI
-	ADDQ  $292, DI
-	DECQ  CX
-	JNZ   q4kloop
+	VCVTDQ2PS    Y12, Y12
+	VBROADCASTSS X2, Y3                // d = dx*dw
+	VFMADD231PS  Y3, Y12, Y0           // acc = fma(d, lane, acc)
+	VEXTRACTI128 $1, Y5, X13
+	VPHADDD      X13, X5, X5           // prod[0..3]
+	VCVTDQ2PS    X5, X5
+	VMOVSHDUP    X2, X3
+	VXORPS       X15, X3, X3           // dmin = -(dx*dminw)
+	VBROADCASTSS X3, X3
+	VFMADD231PS  X3, X5, X1            // accM = fma(dmin, prod, accM)
+	ADDQ         $144, SI
+	ADDQ         $292, DI
+	DECQ         CX
+	JNZ          q4kvloop
 
-	VMOVSS X0, ret+56(FP)
+	// hsum_float_8(acc) + ((accM0+accM2) + (accM1+accM3))
+	VEXTRACTF128 $1, Y0, X3
+	VADDPS       X0, X3, X3
+	VMOVHLPS     X3, X3, X4
+	VADDPS       X4, X3, X3
+	VMOVSHDUP    X3, X4
+	VADDSS       X4, X3, X3
+	VMOVHLPS     X1, X1, X4
+	VADDPS       X4, X1, X1
+	VMOVSHDUP    X1, X4
+	VADDSS       X4, X1, X1
+	VADDSS       X1, X3, X3
+	VMOVSS       X3, ret+56(FP)
 	VZEROUPPER
 	RET
 
-// K4X_ACT: one activation row (at XP) of a Q4_K x4 group G: YACC +=
+// K4X_ACT: one activation row (at XP) of a K-quant x4 group G: YACC +=
 // scale*q*q8 with the nibbles in Y12 (low), Y13 (high) and the broadcast
-// scales in Y6, Y7. Clobbers Y5, Y15.
+// scales in Y6, Y7. Clobbers Y5, Y15. (Q5_K's x4 kernel, K5X_GROUP.)
 #define K4X_ACT(G, XP, YACC) \
 	VPMADDUBSW 4+64*G(XP), Y12, Y15;  \
 	VPMADDWD   Y6, Y15, Y15;          \
@@ -817,18 +906,32 @@ q4kloop:
 	VPMADDWD   Y7, Y5, Y5;            \
 	VPADDD     Y5, YACC, YACC
 
-// K4X_GROUP: 64 elements (qs bytes at SI+QOFF) against all four rows.
-#define K4X_GROUP(G, QOFF) \
+// Q4KX_ACT: one activation row (at XP) of group G: YT = 8 int32 lanes
+// summing to iacc, nibbles in Y12 (low), Y13 (high), broadcast scales in
+// Y6, Y7. Clobbers Y15.
+#define Q4KX_ACT(G, XP, YT) \
+	VPMADDUBSW 4+64*G(XP), Y12, Y15; \
+	VPMADDWD   Y6, Y15, Y15;         \
+	VPMADDUBSW 36+64*G(XP), Y13, YT; \
+	VPMADDWD   Y7, YT, YT;           \
+	VPADDD     Y15, YT, YT
+
+// Q4KX_GROUP: 64 elements (qs bytes at SI+QOFF) against all four rows:
+// X0 (acc of rows 0..3) = fma(float([iacc_g of rows 0..3]), X2, X0).
+#define Q4KX_GROUP(G, QOFF) \
 	VMOVDQU QOFF(SI), Y12;                    \
 	VPSRLW  $4, Y12, Y13;                     \
 	VPAND   Y14, Y12, Y12;                    \
 	VPAND   Y14, Y13, Y13;                    \
 	VPSHUFB shufK4<>+64*G(SB), Y4, Y6;        \
 	VPSHUFB shufK4<>+64*G+32(SB), Y4, Y7;     \
-	K4X_ACT(G, DI, Y8);                       \
-	K4X_ACT(G, R10, Y9);                      \
-	K4X_ACT(G, R11, Y10);                     \
-	K4X_ACT(G, R12, Y11)
+	Q4KX_ACT(G, DI, Y8);                      \
+	Q4KX_ACT(G, R10, Y9);                     \
+	Q4KX_ACT(G, R11, Y10);                    \
+	Q4KX_ACT(G, R12, Y11);                    \
+	REDUCE4(Y8, Y9, Y10, Y11, X8, X5);        \
+	VCVTDQ2PS   X8, X8;                       \
+	VFMADD231PS X2, X8, X0
 
 // XD4: X2 = the Q8_K f32 d of the four activation rows.
 #define XD4 \
@@ -838,13 +941,15 @@ q4kloop:
 	VINSERTPS $0x30, (R12), X2, X2
 
 // func dotQ4_KQ8_Kx4AVX2(nb int, w, x []byte, xStride int, out *[4]float32)
-// Lane k of X0 is the running sum of activation row k; X1 holds the four
-// rows' min sums of the current super-block.
+// Lane k of X0 (acc) and X1 (accMin) belongs to activation row k; X2 =
+// d*dx and X3 = dmin*dx of the four rows. Per super-block the min chain
+// runs first (its four groups at once), then the groups' acc steps.
 TEXT ·dotQ4_KQ8_Kx4AVX2(SB), NOSPLIT, $0-72
 	MOVQ    nb+0(FP), CX
 	MOVQ    w_base+8(FP), SI
 	X4POINTERS
 	VXORPS  X0, X0, X0
+	VXORPS  X1, X1, X1
 	VMOVDQU c0f<>(SB), Y14
 
 q4kx4:
@@ -854,36 +959,36 @@ q4kx4:
 	VPMADDWD     260(R10), Y6, Y9
 	VPMADDWD     260(R11), Y6, Y10
 	VPMADDWD     260(R12), Y6, Y11
-	REDUCE4(Y8, Y9, Y10, Y11, X8, X5)
-	VMOVDQA      X8, X1
-	VPXOR        Y8, Y8, Y8
-	VPXOR        Y9, Y9, Y9
-	VPXOR        Y10, Y10, Y10
-	VPXOR        Y11, Y11, Y11
-	K4X_GROUP(0, 16)
-	K4X_GROUP(1, 48)
-	K4X_GROUP(2, 80)
-	K4X_GROUP(3, 112)
-	REDUCE4(Y8, Y9, Y10, Y11, X8, X5)
-	VCVTDQ2PS    X8, X8
-	VCVTDQ2PS    X1, X1
+	VPHADDD      Y9, Y8, Y8           // [r0g0 r0g1 r1g0 r1g1 | r0g2 r0g3 r1g2 r1g3]
+	VPHADDD      Y11, Y10, Y10        // rows 2, 3 alike
+	VSHUFPS      $0x88, Y10, Y8, Y9   // imin [g0 of rows 0..3 | g2 of rows 0..3]
+	VSHUFPS      $0xdd, Y10, Y8, Y8   // imin [g1 | g3]
+	VCVTDQ2PS    Y9, Y9
+	VCVTDQ2PS    Y8, Y8
 	XD4
 	VMOVD        (SI), X3
 	VCVTPH2PS    X3, X3
-	VBROADCASTSS X3, X6
-	VMOVSHDUP    X3, X7
-	VBROADCASTSS X7, X7
-	VMULPS       X2, X6, X6
-	VMULPS       X2, X7, X7
-	VMULPS       X6, X8, X8
-	VMULPS       X7, X1, X1
-	VADDPS       X8, X0, X0
-	VSUBPS       X1, X0, X0
+	VBROADCASTSS X3, X5
+	VMOVSHDUP    X3, X3
+	VBROADCASTSS X3, X3
+	VMULPS       X2, X3, X3           // dmin*dx
+	VMULPS       X5, X2, X2           // d*dx
+	VFMADD231PS  X3, X9, X1
+	VFMADD231PS  X3, X8, X1
+	VEXTRACTF128 $1, Y9, X9
+	VEXTRACTF128 $1, Y8, X8
+	VFMADD231PS  X3, X9, X1
+	VFMADD231PS  X3, X8, X1
+	Q4KX_GROUP(0, 16)
+	Q4KX_GROUP(1, 48)
+	Q4KX_GROUP(2, 80)
+	Q4KX_GROUP(3, 112)
 	ADDQ         $144, SI
 	X4ADVANCE(292)
 	DECQ         CX
 	JNZ          q4kx4
 
+	VSUBPS  X1, X0, X0
 	MOVQ    out+64(FP), AX
 	VMOVUPS X0, (AX)
 	VZEROUPPER
@@ -935,7 +1040,8 @@ q5kloop:
 	VZEROUPPER
 	RET
 
-// K5X_GROUP: as K4X_GROUP for Q5_K: qs at SI+48+32G, fifth bits from Y2
+// K5X_GROUP: Q5_K, 64 elements against all four rows (K4X_ACT, summed
+// per super-block): qs at SI+48+32G, fifth bits from Y2
 // (qh, shifted right one bit per sub-block).
 #define K5X_GROUP(G) \
 	VMOVDQU 48+32*G(SI), Y12;             \

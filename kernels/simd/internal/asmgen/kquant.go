@@ -1,6 +1,9 @@
 package main
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // K-quant GEMMs: Q4_K and Q6_K weights against Q8_K activations, used as
 // they are (d f32 at 0, qs int8[256] at 4, bsums int16[16] at 260). Q6_K's
@@ -111,70 +114,83 @@ func packQ4_K(a *asm) {
 	a.p("")
 }
 
-// kernelQ4_K: one 8-row Q4_K panel against nx Q8_K rows. Per super-block
-// and activation row j:
+// kernelQ4_K: one 8-row Q4_K panel against nx Q8_K rows, in
+// DotQ4_KQ8_K's order (llama.cpp's q4_K_8x8 GEMM). Per super-block, per
+// 64-element group g (sub-blocks s = 2g, 2g+1) and activation row j:
 //
-//	S (int16) = sum_k VPMADDUBSW(V[s][k], bcast(q8 quad)) per sub-block s
-//	            (|.| <= 8*2*15*128 = 30720)
-//	I += VPMADDWD(S, SC[s])              isum, exact int32
-//	M  = sum_s VPMADDWD(MN[s], bcast(bsums[2s], bsums[2s+1]))   summs
-//	out += (d*dx)*float(I); out -= (dmin*dx)*float(M)   (the single-row fold)
+//	S_s (int16) = sum_k VPMADDUBSW(V[s][k], bcast(q8 quad))
+//	              (|.| <= 8*2*15*128 = 30720)
+//	I   = VPMADDWD(S_2g, SC[2g]) + VPMADDWD(S_2g+1, SC[2g+1])   iacc, exact
+//	acc = fma(float(I), d*dx, acc)                  (8 rows at once)
 //
-//	Y0..Y3 S (then M), Y4..Y7 I, Y8 V, Y9/Y10 broadcasts, Y11/Y12 products,
-//	Y13/Y14 fold. The running sums live in out (zeroed first).
+// and after the four groups, g = 0..3 in order:
+//
+//	M      = VPMADDWD(MN[2g], bcast(bsums 4g, 4g+1))
+//	       + VPMADDWD(MN[2g+1], bcast(bsums 4g+2, 4g+3))            imin, exact
+//	accMin = fma(float(M), dmin*dx, accMin)
+//
+// out = acc - accMin at the end.
+//
+//	Y0..Y3 S (then M), Y4..Y7 I (then accMin), Y8 V, Y9 broadcasts, Y10
+//	products, Y11..Y14 acc, Y15 dmin*dx. Frame: accMin of row j at 32j,
+//	d*dx of row j at 32(nx+j) (per super-block).
 func kernelQ4_K(a *asm, nx int) {
 	name := fmt.Sprintf("gemmQ4_KQ8_Kx%d", nx)
-	kernelPrologue(a, name, nx)
-	a.i("VXORPS Y8, Y8, Y8")
+	kernelPrologueFrame(a, name, nx, 64*nx)
+	dd := func(j int) int { return 32 * (nx + j) }
 	for j := 0; j < nx; j++ {
-		a.i("VMOVUPS Y8, %s", outAddr(j, 0))
+		a.i("VXORPS Y%d, Y%d, Y%d", 11+j, 11+j, 11+j)
+		a.i("VMOVUPS Y%d, %d(SP)", 11+j, 32*j)
 	}
 	lbl := "gemmq4kq8kx" + fmt.Sprint(nx)
 	a.p("%s:", lbl)
-	for s := 0; s < 8; s++ {
-		for k := 0; k < 8; k++ {
-			a.i("VMOVDQU %d(SI), Y8", q4kV+(8*s+k)*32)
+	for j := 0; j < nx; j++ {
+		a.i("VBROADCASTSS (%s), Y9", xPtr[j]) // dx
+		a.i("VMULPS %d(SI), Y9, Y10", q4kD)   // d*dx
+		a.i("VMOVUPS Y10, %d(SP)", dd(j))
+	}
+	for g := 0; g < 4; g++ {
+		for s := 2 * g; s < 2*g+2; s++ {
+			for k := 0; k < 8; k++ {
+				a.i("VMOVDQU %d(SI), Y8", q4kV+(8*s+k)*32)
+				for j := 0; j < nx; j++ {
+					a.i("VPBROADCASTD %d(%s), Y9", 4+32*s+4*k, xPtr[j])
+					if k == 0 {
+						a.i("VPMADDUBSW Y9, Y8, Y%d", j)
+					} else {
+						a.i("VPMADDUBSW Y9, Y8, Y10")
+						a.i("VPADDW Y10, Y%d, Y%d", j, j)
+					}
+				}
+			}
 			for j := 0; j < nx; j++ {
-				b := 9 + j%2
-				a.i("VPBROADCASTD %d(%s), Y%d", 4+32*s+4*k, xPtr[j], b)
-				if k == 0 {
-					a.i("VPMADDUBSW Y%d, Y8, Y%d", b, j)
+				if s == 2*g {
+					a.i("VPMADDWD %d(SI), Y%d, Y%d", q4kSC+32*s, j, 4+j)
 				} else {
-					t := 11 + j%2
-					a.i("VPMADDUBSW Y%d, Y8, Y%d", b, t)
-					a.i("VPADDW Y%d, Y%d, Y%d", t, j, j)
+					a.i("VPMADDWD %d(SI), Y%d, Y%d", q4kSC+32*s, j, j)
+					a.i("VPADDD Y%d, Y%d, Y%d", j, 4+j, 4+j)
 				}
 			}
 		}
 		for j := 0; j < nx; j++ {
-			if s == 0 {
-				a.i("VPMADDWD %d(SI), Y%d, Y%d", q4kSC+32*s, j, 4+j)
-			} else {
-				a.i("VPMADDWD %d(SI), Y%d, Y%d", q4kSC+32*s, j, j)
-				a.i("VPADDD Y%d, Y%d, Y%d", j, 4+j, 4+j)
-			}
+			a.i("VCVTDQ2PS Y%d, Y%d", 4+j, 4+j)                   // float(iacc)
+			a.i("VFMADD231PS %d(SP), Y%d, Y%d", dd(j), 4+j, 11+j) // acc = fma(iacc, d*dx, acc)
 		}
 	}
 	for j := 0; j < nx; j++ {
-		for s := 0; s < 8; s++ {
-			a.i("VPBROADCASTD %d(%s), Y9", 260+4*s, xPtr[j])
-			if s == 0 {
-				a.i("VPMADDWD %d(SI), Y9, Y%d", q4kMN+32*s, j)
-			} else {
-				a.i("VPMADDWD %d(SI), Y9, Y11", q4kMN+32*s)
-				a.i("VPADDD Y11, Y%d, Y%d", j, j)
-			}
+		a.i("VBROADCASTSS (%s), Y9", xPtr[j])
+		a.i("VMULPS %d(SI), Y9, Y15", q4kDmin) // dmin*dx
+		a.i("VMOVUPS %d(SP), Y%d", 32*j, 4+j)
+		for g := 0; g < 4; g++ {
+			a.i("VPBROADCASTD %d(%s), Y9", 260+8*g, xPtr[j])
+			a.i("VPMADDWD %d(SI), Y9, Y%d", q4kMN+32*2*g, j)
+			a.i("VPBROADCASTD %d(%s), Y9", 260+8*g+4, xPtr[j])
+			a.i("VPMADDWD %d(SI), Y9, Y10", q4kMN+32*(2*g+1))
+			a.i("VPADDD Y10, Y%d, Y%d", j, j)
+			a.i("VCVTDQ2PS Y%d, Y%d", j, j)
+			a.i("VFMADD231PS Y15, Y%d, Y%d", j, 4+j) // accMin = fma(imin, dmin*dx, accMin)
 		}
-		a.i("VBROADCASTSS (%s), Y13", xPtr[j]) // dx
-		a.i("VMULPS %d(SI), Y13, Y14", q4kD)   // d*dx
-		a.i("VCVTDQ2PS Y%d, Y%d", 4+j, 4+j)    // float(isum)
-		a.i("VMULPS Y14, Y%d, Y%d", 4+j, 4+j)  // (d*dx)*isum
-		a.i("VADDPS %s, Y%d, Y%d", outAddr(j, 0), 4+j, 4+j)
-		a.i("VMULPS %d(SI), Y13, Y14", q4kDmin) // dmin*dx
-		a.i("VCVTDQ2PS Y%d, Y%d", j, j)         // float(summs)
-		a.i("VMULPS Y14, Y%d, Y%d", j, j)
-		a.i("VSUBPS Y%d, Y%d, Y%d", j, 4+j, 4+j) // acc - (dmin*dx)*summs
-		a.i("VMOVUPS Y%d, %s", 4+j, outAddr(j, 0))
+		a.i("VMOVUPS Y%d, %d(SP)", 4+j, 32*j)
 	}
 	a.i("ADDQ $%d, SI", q4kBlock)
 	for j := 0; j < nx; j++ {
@@ -182,28 +198,44 @@ func kernelQ4_K(a *asm, nx int) {
 	}
 	a.i("DECQ CX")
 	a.i("JNZ %s", lbl)
+	for j := 0; j < nx; j++ {
+		a.i("VSUBPS %d(SP), Y%d, Y%d", 32*j, 11+j, 11+j) // acc - accMin
+		a.i("VMOVUPS Y%d, %s", 11+j, outAddr(j, 0))
+	}
 	a.i("VZEROUPPER")
 	a.i("RET")
 	a.p("")
 }
 
+// kernelPrologueFrame is kernelPrologue for a kernel with a frame of
+// frame bytes (0(SP) up).
+func kernelPrologueFrame(a *asm, name string, nx, frame int) {
+	var t asm
+	kernelPrologue(&t, name, nx)
+	a.b.WriteString(strings.Replace(t.b.String(), "$0-48", fmt.Sprintf("$%d-48", frame), 1))
+}
+
 // gemvQ4_K: 8 Q4_K rows against one Q8_K row (decode), straight from the
-// weights. As in gemvQ4_0, rows p and p+4 share a register, one per 128-bit
-// half, so each VPMADDUBSW serves two rows with broadcast activation halves.
-// Per super-block:
+// weights, in DotQ4_KQ8_K's order. As in gemvQ4_0, rows p and p+4 share a
+// register, one per 128-bit half, so each VPMADDUBSW serves two rows with
+// broadcast activation halves. Per super-block:
 //
 //	SCP_p = [sc0..3 mn0..3 sc4..7 mn4..7 of row p | the same of row p+4]
 //	        (get_scale_min_k4 on the vector unit), kept on the stack
-//	M_p   = VPMADDWD(VPSHUFB(SCP_p, [mn0 mn0 .. mn3 mn3]), bsums 0..7)
-//	      + VPMADDWD(VPSHUFB(SCP_p, [mn4 mn4 .. mn7 mn7]), bsums 8..15)
-//	I_p  += VPMADDWD(VPMADDUBSW(nibbles, q8) pair sums, bcast(scale[s]))
-//	        per sub-block s (int16 sums at most 2*2*15*128 = 7680)
+//	M_p   = VPHADDD(VPMADDWD(VPSHUFB(SCP_p, [mn0 mn0 .. mn3 mn3]), bsums 0..7),
+//	              VPMADDWD(VPSHUFB(SCP_p, [mn4 mn4 .. mn7 mn7]), bsums 8..15))
+//	      = [imin_0..3 of row p | of row p+4], transposed to imin_g of rows 0..7
+//	accMin = fma(float(imin_g), dmin*dx, accMin)             g = 0..3
+//	I_p   = VPMADDWD(VPMADDUBSW(nibbles, q8) pair sums, bcast(scale[s]))
+//	        summed over the group's two sub-blocks (int16 sums at most
+//	        2*2*15*128 = 7680), reduced to iacc_g of rows 0..7 (reducePairs)
+//	acc    = fma(float(iacc_g), d*dx, acc)                   g = 0..3
 //
-// then both are reduced to [rows 0..7] (reducePairs) and folded as
-// DotQ4_KQ8_K: out += (d*dx)*float(isum); out -= (dmin*dx)*float(summs).
+// and out = acc - accMin at the end.
 //
-//	Y0..Y3 M_p then I_p, Y4..Y10 temporaries, Y11 summs, Y12..Y15
-//	activation halves (bsums first). The running sums live in out.
+//	Y0..Y3 M_p, then I_p; Y4..Y9 temporaries; Y10 accMin, Y11 acc (rows
+//	0..7); Y12..Y15 activation halves (bsums first). Frame: SCP_p at 32p,
+//	d*dx of rows 0..7 at 128.
 func gemvQ4_K(a *asm) {
 	a.p("// scale/min byte selection for gemvQ4_KQ8_K (see kquant.go)")
 	// k4sc + 32s: words = scale[s] (byte s, or s+4 for s >= 4) in both halves.
@@ -242,7 +274,7 @@ func gemvQ4_K(a *asm) {
 
 	name := "gemvQ4_KQ8_K"
 	a.p("// func %s(nb int, w *byte, wStride int, x *byte, out *float32)", name)
-	a.p("TEXT ·%s(SB), NOSPLIT, $128-40", name)
+	a.p("TEXT ·%s(SB), NOSPLIT, $160-40", name)
 	a.i("MOVQ nb+0(FP), CX")
 	a.i("MOVQ w+8(FP), SI")
 	a.i("MOVQ wStride+16(FP), R8")
@@ -251,8 +283,8 @@ func gemvQ4_K(a *asm) {
 	a.i("LEAQ (R8)(R8*2), R9")
 	a.i("LEAQ (SI)(R9*1), R10")
 	a.i("LEAQ (SI)(R8*8), R12") // prefetch cursor: the next 8 rows
-	a.i("VXORPS Y0, Y0, Y0")
-	a.i("VMOVUPS Y0, (R11)")
+	a.i("VXORPS Y10, Y10, Y10")
+	a.i("VXORPS Y11, Y11, Y11")
 	a.p("gemvq4k:")
 	off := func(o int) [8]string { return rowAddr8(o, "SI", "R10", "R8", "R9") }
 	sc := off(4)
@@ -273,13 +305,30 @@ func gemvQ4_K(a *asm) {
 		a.i("VPBLENDD $0xcc, Y7, Y5, Y5") // [sc0-3 mn0-3 sc4-7 mn4-7]
 		a.i("VMOVDQU Y5, %d(SP)", 32*p)
 		a.i("VPSHUFB k4mn<>(SB), Y5, Y6")
-		a.i("VPMADDWD Y12, Y6, Y6")
+		a.i("VPMADDWD Y12, Y6, Y6") // sub-blocks 0..3
 		a.i("VPSHUFB k4mn<>+32(SB), Y5, Y7")
-		a.i("VPMADDWD Y13, Y7, Y7")
-		a.i("VPADDD Y7, Y6, Y%d", p)
+		a.i("VPMADDWD Y13, Y7, Y7")   // sub-blocks 4..7
+		a.i("VPHADDD Y7, Y6, Y%d", p) // [imin_0..3 of row p | of row p+4]
 	}
-	reducePairs(a)
-	a.i("VMOVDQA Y0, Y11") // summs, rows 0..7
+	// Transpose each half's 4x4: Y_g = imin_g of [rows 0..3 | rows 4..7].
+	a.i("VPUNPCKLDQ Y1, Y0, Y4")
+	a.i("VPUNPCKHDQ Y1, Y0, Y5")
+	a.i("VPUNPCKLDQ Y3, Y2, Y6")
+	a.i("VPUNPCKHDQ Y3, Y2, Y7")
+	a.i("VPUNPCKLQDQ Y6, Y4, Y0")
+	a.i("VPUNPCKHQDQ Y6, Y4, Y1")
+	a.i("VPUNPCKLQDQ Y7, Y5, Y2")
+	a.i("VPUNPCKHQDQ Y7, Y5, Y3")
+	halves8Reg(a, off(0), 8)
+	a.i("VBROADCASTSS (DI), Y9")
+	a.i("VMULPS Y9, Y8, Y8") // d*dx
+	a.i("VMOVUPS Y8, 128(SP)")
+	halves8Reg(a, off(2), 8)
+	a.i("VMULPS Y9, Y8, Y8") // dmin*dx
+	for g := 0; g < 4; g++ {
+		a.i("VCVTDQ2PS Y%d, Y%d", g, g)
+		a.i("VFMADD231PS Y8, Y%d, Y10", g) // accMin = fma(imin_g, dmin*dx, accMin)
+	}
 	for g := 0; g < 4; g++ {
 		// Prefetch the next 8 rows (1152 bytes per super-block), spread
 		// over the groups.
@@ -313,33 +362,20 @@ func gemvQ4_K(a *asm) {
 			a.i("VPADDW Y7, Y6, Y6")
 			a.i("VPSHUFB k4sc<>+%d(SB), Y8, Y9", 64*g+32)
 			a.i("VPMADDWD Y9, Y6, Y6")
-			if g == 0 {
-				a.i("VPADDD Y6, Y4, Y%d", p)
-			} else {
-				a.i("VPADDD Y6, Y4, Y4")
-				a.i("VPADDD Y4, Y%d, Y%d", p, p)
-			}
+			a.i("VPADDD Y6, Y4, Y%d", p)
 		}
+		reducePairs(a) // iacc_g, rows 0..7
+		a.i("VCVTDQ2PS Y0, Y0")
+		a.i("VFMADD231PS 128(SP), Y0, Y11") // acc = fma(iacc_g, d*dx, acc)
 	}
-	reducePairs(a) // isum, rows 0..7
-	a.i("VCVTDQ2PS Y0, Y0")
-	halves8Reg(a, off(0), 8)
-	a.i("VBROADCASTSS (DI), Y9")
-	a.i("VMULPS Y9, Y8, Y8") // d*dx
-	a.i("VMULPS Y8, Y0, Y0") // (d*dx)*isum
-	a.i("VADDPS (R11), Y0, Y0")
-	halves8Reg(a, off(2), 8)
-	a.i("VMULPS Y9, Y8, Y8") // dmin*dx
-	a.i("VCVTDQ2PS Y11, Y11")
-	a.i("VMULPS Y8, Y11, Y11")
-	a.i("VSUBPS Y11, Y0, Y0")
-	a.i("VMOVUPS Y0, (R11)")
 	a.i("ADDQ $144, SI")
 	a.i("ADDQ $144, R10")
 	a.i("ADDQ $292, DI")
 	a.i("ADDQ $%d, R12", 8*144)
 	a.i("DECQ CX")
 	a.i("JNZ gemvq4k")
+	a.i("VSUBPS Y10, Y11, Y11") // acc - accMin
+	a.i("VMOVUPS Y11, (R11)")
 	a.i("VZEROUPPER")
 	a.i("RET")
 	a.p("")
