@@ -50,31 +50,27 @@ type golden struct {
 // probabilities after its default top-k 40 / top-p 0.95 truncation).
 //
 // The issue asks for 1e-3 (F32), 1e-2 (F16, BF16) and 2e-2 (quantized).
-// Everything in Forward except the matmuls computes llama.cpp's CPU
-// arithmetic bit for bit on these 64-token prompts (RMSNorm, RoPE with
-// glibc's sincosf, tiled flash attention, SwiGLU, residual adds: see
-// kernels/attention.go). The matmuls sum in another order than llama.cpp's
-// AVX2 kernels (llamafile tinyBLAS for F32/F16/BF16/Q8_0, repacked 8x8 GEMMs
-// for Q4_0/Q4_K, vec_dot for Q6_K and for row counts tinyBLAS declines), so
-// about half of their outputs are an ulp or two off. Done in llama.cpp's
-// order (checked outside this repository on all 23 synthetic goldens), the
-// logits are bit-identical and this measure is ~3e-7. Random-weight models
-// amplify an ulp whenever an activation lands on the other side of a BF16
-// or int8 rounding boundary when the next matmul converts it, which is why
-// BF16 and the quantized types miss the issue's bounds until the matmul
-// order matches. Values measured with kiln at the commit of this file; the
-// bounds leave about 1.5x headroom.
+// Forward computes llama.cpp's CPU arithmetic bit for bit on these 64-token
+// prompts: RMSNorm, RoPE with glibc's sincosf, tiled flash attention,
+// SwiGLU, residual adds, and the matrix products in the summation orders
+// llama.cpp's AVX2 kernels use for each weight type and shape (llamafile
+// tinyBLAS for F32/F16/BF16/Q8_0, the repacked 8x8 GEMMs for Q4_0/Q4_K,
+// vec_dot for Q6_K and for shapes the others decline; internal/llamaorder
+// is the reference, kernels/simd the fast kernels, checked bit for bit).
+// What remains is float noise in the log-softmax and the JSON's printed
+// digits: measured 1e-7..3e-7 for every type. The bounds are the issue's;
+// measured is the worst seen over the goldens of the type.
 var oracleBounds = map[string]struct {
 	bound, measured float64
 }{
-	"F32":    {1e-3, 3.6e-4}, // issue bound
-	"F16":    {1e-2, 5.0e-3}, // issue bound
-	"BF16":   {3e-2, 2.0e-2}, // issue: 1e-2; activations rounded to BF16 before each matmul
-	"Q8_0":   {1.2e-1, 8.3e-2},
-	"Q4_0":   {1e-1, 7.1e-2},
-	"Q4_K":   {2e-1, 1.4e-1},
-	"Q4_K_M": {1e-1, 6.3e-2},
-	"Q6_K":   {1.5e-1, 1.0e-1},
+	"F32":    {1e-3, 2.5e-7},
+	"F16":    {1e-2, 2.9e-7},
+	"BF16":   {1e-2, 2.5e-7},
+	"Q8_0":   {2e-2, 2.5e-7},
+	"Q4_0":   {2e-2, 2.8e-7},
+	"Q4_K":   {2e-2, 2.6e-7},
+	"Q4_K_M": {2e-2, 2.5e-7}, // made by kiln quantize; llama.cpp ran it
+	"Q6_K":   {2e-2, 2.9e-7},
 }
 
 // shortPromptF32 bounds F32 goldens whose prompt is shorter than 64 tokens:

@@ -23,21 +23,22 @@
 //
 // # Semantics
 //
-// The quantized dots follow ggml's CPU backend: per block an exact integer
-// dot of the quants, then float32 accumulation with the block scales, block
-// after block, in the order of ggml's generic C (ggml-cpu/quants.c
-// ggml_vec_dot_*_generic; for Q4_K/Q5_K the integer part is summed per
-// super-block rather than in ggml's 8 lanes; Q6_K follows llama.cpp's AVX2
-// ggml_vec_dot_q6_K_q8_K exactly: 8 int32 lanes per super-block, each
-// folded by a fused multiply-add into its float32 lane, hsum8 at the end,
-// see DotQ6_KQ8_K). The generic Go code writes
-// explicit float32 conversions so that no platform fuses a multiply-add,
-// and the AVX2 assembly performs the same roundings in the same order: all
-// implementations, and the x4 multi-row kernels, return the same bits.
-// Batch invariance follows: a row's result never depends on which kernel,
-// tile or CPU computed it. (The AVX2 integer parts follow
-// ggml-cpu/arch/x86/quants.c but stay exact for every input byte, where
-// llama.cpp's VPSIGNB trick is not for activation quants of -128.)
+// Every dot a weight type's matrix product uses follows the float
+// summation order of llama.cpp's AVX2 CPU kernels for that type and matrix
+// shape (internal/llamaorder is the reference; it makes kiln's logits equal
+// llama.cpp's): per block an exact integer dot of the quants, then float32
+// folds with the block scales in llama.cpp's lanes and chains, fused
+// multiply-adds where llama.cpp fuses them. The generic Go code uses fma32,
+// an exactly rounded float32 FMA, and explicit float32 conversions
+// elsewhere so that Go never fuses on its own; the AVX2 assembly performs
+// the same roundings in the same order: all implementations, and the x4,
+// GEMM and decode kernels of a type, return the same bits. Batch
+// invariance follows: a row's result never depends on which kernel, tile
+// or CPU computed it. The integer parts stay exact for every input byte
+// (llama.cpp's VPSIGNB trick is not, for activation quants of -128).
+// Q4_1, Q5_0, Q5_1 and Q5_K (not in the set) still fold in the
+// order of ggml's generic C (ggml_vec_dot_*_generic; Q5_K's integer part
+// per super-block), without FMA.
 //
 // Q8_0·Q8_0 (every flavour: single-row, x4, GEMM panels, decode kernel)
 // follows llama.cpp's AVX2 order instead (ggml_vec_dot_q8_0_q8_0 and
