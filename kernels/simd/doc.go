@@ -41,14 +41,14 @@
 // per super-block), without FMA.
 //
 // Q8_0·Q8_0 (every flavour: single-row, x4, GEMM panels, decode kernel)
-// follows llama.cpp's AVX2 order instead (ggml_vec_dot_q8_0_q8_0 and
+// follows llama.cpp's AVX2 order (ggml_vec_dot_q8_0_q8_0 and
 // tinyBLAS_Q0_AVX, internal/llamaorder): eight float32 lanes, per block b
 // and lane j L_j = fma(float32(dw*dx), float32(I_bj), L_j) with I_bj the
 // exact sum over elements 4j..4j+3, result hsum8(L) =
 // ((L0+L4)+(L2+L6)) + ((L1+L5)+(L3+L7)); the generic code uses an exactly
 // rounded fma32, so again all implementations return the same bits.
 //
-// Q4_0 follows llama.cpp's AVX2 kernels instead, whose order depends on
+// Q4_0 follows llama.cpp's AVX2 kernels, whose order depends on
 // the weight matrix (internal/llamaorder is the spec). DotQ4_0Q8_0 and all
 // its flavours (x4, GemmQ4_0Q8_0's panel and decode kernels) use the
 // repacked q4_0_8x8 GEMM's order, for Rows%8 == 0: per block
@@ -58,7 +58,7 @@
 // then hsum8. The generic code uses fma32, an exactly rounded float32 FMA,
 // so these too are the same bits on every implementation.
 //
-// Q4_K follows llama.cpp's exact orders instead, with fused multiply-adds
+// Q4_K follows llama.cpp's exact orders, with fused multiply-adds
 // (fma32 in the generic code, VFMADD in the assembly), bit for bit on
 // every implementation: DotQ4_KQ8_K and its x4, GEMM and decode kernels
 // compute the repacked q4_K_8x8 GEMM's order (per 64 elements, exact
