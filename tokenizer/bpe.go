@@ -169,7 +169,7 @@ func (m *bpeModel) encodeWord(out []int32, raw []byte, s *bpeScratch) []int32 {
 	}
 	for len(q) > 0 {
 		var b bpeBigram
-		b, q = bpePop(q)
+		b, q = heapPop(q, bpeBefore)
 		l, r := &syms[b.left], &syms[b.right]
 		// Skip stale candidates: a side was merged away or has grown
 		// (llama.cpp compares texts; the spans are equivalent).
@@ -216,48 +216,10 @@ func (m *bpeModel) tryBigram(q []bpeBigram, syms []bpeSymbol, left, right int32)
 	if !ok {
 		return q
 	}
-	return bpePush(q, bpeBigram{left: left, right: right, rank: rank, size: l.n + r.n})
+	return heapPush(q, bpeBigram{left: left, right: right, rank: rank, size: l.n + r.n}, bpeBefore)
 }
 
 // bpeBefore orders the queue: lower rank first, then lower left index.
 func bpeBefore(a, b *bpeBigram) bool {
 	return a.rank < b.rank || (a.rank == b.rank && a.left < b.left)
-}
-
-func bpePush(q []bpeBigram, b bpeBigram) []bpeBigram {
-	q = append(q, b)
-	i := len(q) - 1
-	for i > 0 {
-		p := (i - 1) / 2
-		if !bpeBefore(&q[i], &q[p]) {
-			break
-		}
-		q[i], q[p] = q[p], q[i]
-		i = p
-	}
-	return q
-}
-
-func bpePop(q []bpeBigram) (bpeBigram, []bpeBigram) {
-	top := q[0]
-	last := len(q) - 1
-	q[0] = q[last]
-	q = q[:last]
-	i := 0
-	for {
-		l := 2*i + 1
-		if l >= len(q) {
-			break
-		}
-		c := l
-		if r := l + 1; r < len(q) && bpeBefore(&q[r], &q[l]) {
-			c = r
-		}
-		if !bpeBefore(&q[c], &q[i]) {
-			break
-		}
-		q[i], q[c] = q[c], q[i]
-		i = c
-	}
-	return top, q
 }

@@ -171,7 +171,7 @@ func (m *spmModel) merge(out []int32, text []byte, s *spmScratch) []int32 {
 	}
 	for len(q) > 0 {
 		var b spmBigram
-		b, q = spmPop(q)
+		b, q = heapPop(q, spmBefore)
 		l, r := &syms[b.left], &syms[b.right]
 		// Skip stale candidates: a side was merged away or has grown.
 		if l.n == 0 || r.n == 0 || l.n+r.n != b.size {
@@ -224,48 +224,10 @@ func (m *spmModel) tryBigram(q []spmBigram, text []byte, syms []spmSymbol, left,
 	if m.scores != nil {
 		score = m.scores[id]
 	}
-	return spmPush(q, spmBigram{left: left, right: right, score: score, size: l.n + r.n})
+	return heapPush(q, spmBigram{left: left, right: right, score: score, size: l.n + r.n}, spmBefore)
 }
 
 // spmBefore orders the queue: higher score first, then lower left index.
 func spmBefore(a, b *spmBigram) bool {
 	return a.score > b.score || (a.score == b.score && a.left < b.left)
-}
-
-func spmPush(q []spmBigram, b spmBigram) []spmBigram {
-	q = append(q, b)
-	i := len(q) - 1
-	for i > 0 {
-		p := (i - 1) / 2
-		if !spmBefore(&q[i], &q[p]) {
-			break
-		}
-		q[i], q[p] = q[p], q[i]
-		i = p
-	}
-	return q
-}
-
-func spmPop(q []spmBigram) (spmBigram, []spmBigram) {
-	top := q[0]
-	last := len(q) - 1
-	q[0] = q[last]
-	q = q[:last]
-	i := 0
-	for {
-		l := 2*i + 1
-		if l >= len(q) {
-			break
-		}
-		c := l
-		if r := l + 1; r < len(q) && spmBefore(&q[r], &q[l]) {
-			c = r
-		}
-		if !spmBefore(&q[c], &q[i]) {
-			break
-		}
-		q[i], q[c] = q[c], q[i]
-		i = c
-	}
-	return top, q
 }
