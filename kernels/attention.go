@@ -200,7 +200,7 @@ func (t *attnTask) Run(worker, lo, hi int) {
 	const T = attnTileKV
 	rows := attnRunLen * g
 	wk := t.work[worker]
-	sc, wk := wk[:T], wk[T:]              // [T] one row's scores, then probabilities
+	sc, wk := wk[:T:T], wk[T:]            // [T] one row's scores, then probabilities (cap T: tile bounds the 8-key extension)
 	acc, wk := wk[:rows*hd], wk[rows*hd:] // [rows][hd] unnormalised outputs
 	mS := wk[:2*rows]                     // [rows] running max, then [rows] running sum
 	for it := lo; it < hi; it++ {
@@ -248,17 +248,25 @@ func (t *attnTask) Run(worker, lo, hi int) {
 func (t *attnTask) tile(q []float32, table []int32, kvh, c0 int, sc, acc []float32, m, s *float32) {
 	kv := t.kv
 	n, hd, bs, stride := len(sc), kv.HeadDim, kv.BlockSize, kv.rowWidth()
-	// Scores: one FMA chain per key in element order (simd's strided dots).
+	// Scores: one FMA chain per key in element order (simd's strided dots,
+	// whose assembly takes 8 keys at a time). A run ending inside a block
+	// is extended to a multiple of 8 over the block's next slots when they
+	// exist (stale or unused cache slots: their scores land in sc[n:], past
+	// what this row sees, and are overwritten below).
 	for j := 0; j < n; {
 		pos := c0 + j
 		slot := pos % bs
 		cnt := min(bs-slot, n-j)
+		ext := cnt
+		if r := cnt % 8; r != 0 && slot+cnt+8-r <= bs && j+cnt+8-r <= cap(sc) {
+			ext = cnt + 8 - r
+		}
 		off := (int(table[pos/bs])*bs+slot)*stride + kvh*hd
-		end := off + (cnt-1)*stride + hd
+		end := off + (ext-1)*stride + hd
 		if kv.F16 {
-			simd.DotF32F16Rows(q, kv.K16[off:end], stride, sc[j:j+cnt])
+			simd.DotF32F16Rows(q, kv.K16[off:end], stride, sc[j:j+ext])
 		} else {
-			simd.DotF32Rows(q, kv.K32[off:end], stride, sc[j:j+cnt])
+			simd.DotF32Rows(q, kv.K32[off:end], stride, sc[j:j+ext])
 		}
 		j += cnt
 	}

@@ -225,6 +225,9 @@ func TestAttention(t *testing.T) {
 		{"GQA", 8, 2, 64, 16},
 		{"MQA", 6, 1, 16, 5},
 		{"GQA odd block", 12, 4, 8, 7},
+		{"GQA block 24", 4, 2, 32, 24}, // 8-key extensions at tile-unaligned block starts
+		{"MHA block 40", 2, 2, 16, 40},
+		{"MQA block 12", 4, 1, 16, 12}, // a block starting 4 keys before the tile end
 	} {
 		if strings.Contains(tc.name, "generic") {
 			defer simd.ForceGeneric(simd.ForceGeneric(true))
