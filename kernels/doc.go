@@ -12,12 +12,14 @@
 //	PagedKV     one layer's paged K/V cache (pagedkv.go)
 //	Attention   causal GQA attention of a ragged batch through block tables (attention.go)
 //
-// The per-block dot products and small vector loops come from kernels/simd;
-// block layouts and dequantizers from quant. Numerics follow llama.cpp's CPU
-// backend where that is cheap (activation quantization to the weight's
-// vec_dot_type, float64 sums in RMS norm, float32 RoPE angles, ggml's exp
-// approximation), because kiln's next-token distributions are checked
-// against llama.cpp's.
+// The per-block dot products, GEMM micro-kernels and small vector loops
+// come from kernels/simd; block layouts and dequantizers from quant.
+// Numerics follow llama.cpp's CPU backend (AVX2 build) bit for bit:
+// activation quantization to the weight's vec_dot_type, the summation order
+// of each weight type's matrix product (chosen per matrix shape as
+// llama.cpp does: vecDotFor), RMS norm's float64 sums, RoPE with glibc's
+// sincosf, tiled flash attention, ggml's exp, so that kiln's next-token
+// distributions equal llama.cpp's (model's TestOracleAgreement: ~1e-7).
 //
 // # Invariants
 //
@@ -39,15 +41,19 @@
 // # Layouts
 //
 // A weight matrix is GGUF's: Rows rows of Cols elements, Cols the input
-// features. MatMul converts x's rows, then tiles the weight rows:
+// features. MatMul converts x's rows, then hands weight rows to the
+// workers in guided chunks (multiples of 16 rows, large first):
 //
-//	x [m][Cols] --convert--> xq [m][RowBytes(Cols) of vec_dot_type]
-//	                              |
-//	W rows  [chunk 0      ][chunk 1      ] ...   chunks of rows, handed out to workers
-//	         [sub][sub][sub]                      sub-tiles of ~16 KiB, hot in L1 while
-//	                                              every activation row passes over them:
-//	           dst[i*Rows + r] = dot(W[r], xq[i])    (4 rows of xq per call where simd
-//	                                                  has a bit-identical 4-row dot)
+//	x [m][Cols] --convert--> xq [m][RowBytes(Cols) of vec_dot_type] (--prepare--> GEMM rows)
+//	W rows  [chunk 0          ][chunk 1     ][c2 ][c3] ...
+//	  GEMM types, m >= threshold: 8/16-row panels repacked in L2, register
+//	                              tiles of panel rows x 1..4 activation rows
+//	  m = 1:                      8-row decode kernels reading W in place
+//	                              (prefetching ahead), or 4-row float dots
+//	  otherwise:                  sub-tiles of ~16 KiB hot in L1 while every
+//	                              activation row passes (4-row dots where simd
+//	                              has them)
+//	dst[i*Rows + r] = dot(W[r], xq[i])     same bits whichever kernel ran it
 //
 // The KV cache is paged; a sequence's block table maps its positions to
 // pages:
@@ -57,7 +63,8 @@
 //
 //	 seq A table [7 2 5]:  pos 0..15 -> page 7, 16..31 -> page 2, 32.. -> page 5
 //
-// Attention's work items are (token, KV head) pairs over all sequences:
+// Attention's work items are (run, KV head) pairs over all sequences, a
+// run being up to 16 consecutive tokens of one sequence:
 //
-//	item = token*KVHeads + g  ->  query heads g*G .. g*G+G-1, G = Heads/KVHeads
+//	item = run*KVHeads + g  ->  query heads g*G .. g*G+G-1, G = Heads/KVHeads
 package kernels
