@@ -26,7 +26,7 @@ func BenchmarkMatMul(b *testing.B) {
 	for _, typ := range types {
 		for _, sh := range shapes {
 			var w *Matrix // built on first use: filtered-out cases cost nothing
-			for _, m := range []int{1, 16, 128} {
+			for _, m := range []int{1, 4, 16, 128} {
 				b.Run(fmt.Sprintf("%s/%dx%d/m=%d", typ, sh.rows, sh.cols, m), func(b *testing.B) {
 					if w == nil {
 						w = randMatrix(r, typ, sh.rows, sh.cols)

@@ -58,12 +58,14 @@ type gemmDot struct {
 }
 
 // Measured on TinyLlama rows (kernels/simd BenchmarkGemm vs
-// BenchmarkDotQuantX4): Q8_0/Q4_0 panels pay off from 2 rows, Q4_K's from
-// about 8, Q6_K's (a costlier repack) from about 16-32.
+// BenchmarkDotQuantX4, kernels BenchmarkMatMul m=4): Q8_0/Q4_0 panels pay
+// off from 2 rows, Q4_K's from about 4 (in llama.cpp's order: 43 vs 54 ns
+// per output at m=4), Q6_K's (a costlier repack) from about 16-32
+// (GemmQ6_KQ8_K itself runs the x4 dots below 32 rows).
 var (
 	gemmQ8_0 = &gemmDot{simd.GemmActQ8_0Q8_0Bytes, simd.GemmActQ8_0Q8_0, simd.GemmQ8_0Q8_0, 2}
 	gemmQ4_0 = &gemmDot{simd.GemmActQ4_0Q8_0Bytes, simd.GemmActQ4_0Q8_0, simd.GemmQ4_0Q8_0, 2}
-	gemmQ4_K = &gemmDot{nil, nil, simd.GemmQ4_KQ8_K, 8} // reads Q8_K rows as they are
+	gemmQ4_K = &gemmDot{nil, nil, simd.GemmQ4_KQ8_K, 4} // reads Q8_K rows as they are
 	gemmQ6_K = &gemmDot{nil, nil, simd.GemmQ6_KQ8_K, 24}
 )
 
