@@ -65,7 +65,7 @@ func gemmUnavailable() { panic("simd: GEMM assembly called on a generic build") 
 
 func gemmPackQ8_0(int, *byte, int, *byte)                  { gemmUnavailable() }
 func gemmPackQ4_0(int, *byte, int, *byte)                  { gemmUnavailable() }
-func gemmActQ8_0x16(int, *byte, *byte)                     { gemmUnavailable() }
+func gemmActQ8_0x36(int, *byte, *byte)                     { gemmUnavailable() }
 func gemmActQ8_0x8(int, *byte, *byte)                      { gemmUnavailable() }
 func gemmQ8_0Q8_0x1(int, *byte, *byte, int, *float32, int) { gemmUnavailable() }
 func gemmQ8_0Q8_0x2(int, *byte, *byte, int, *float32, int) { gemmUnavailable() }

@@ -90,7 +90,12 @@
 // the same bits on every implementation (fuzzed); for the result to be the
 // mathematical dot, Q8_K's bsums must be the sums of its quants (every
 // quantizer writes them so): the K-quant dots use them for the min and
-// offset terms, as ggml does. Float slices passed together must
+// offset terms, as ggml does. One exception to "any bytes":
+// GemmQ8_0Q8_0 (every m, its m = 1 decode kernel included) needs its
+// activation quants in [-127, 127] (its kernels sign-flip x by w with
+// VPSIGNB, and -128 negates to itself); kiln's QuantizeActQ8_0 (d =
+// amax/127) never writes -128, and the GEMM's tests clamp -128 to -127.
+// DotQ8_0Q8_0 and DotQ8_0Q8_0x4 stay exact for every byte. Float slices passed together must
 // have equal lengths. These are hot-path calls without an error result:
 // callers check shapes once, when weights are loaded, and a violated
 // precondition panics with a "simd: ..." message before any memory is read,

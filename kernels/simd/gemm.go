@@ -38,26 +38,25 @@ import (
 // (registers: 4 rows x 8 or 16 weight rows of running sums).
 //
 //	Q8_0 panel, 8 rows, 544 B per block:
-//	  V_j,0 at 64j:    lane r = int16 (q[r][4j],   q[r][4j+2])  j = 0..7
-//	  V_j,1 at 64j+32: lane r = int16 (q[r][4j+1], q[r][4j+3])   16 x 32 B
-//	  dw:              float32 d of rows 0..7                             32 B
-//	  activation (GemmActQ8_0Q8_0, 68 B per block): int16 q[0,2,..,30],
-//	    int16 q[1,3,..,31], float32 d (dword j of each half: elements
-//	    4j, 4j+2 and 4j+1, 4j+3)
+//	  A_j at 64j:     lane r = |q[r][4j..4j+3]| (4 bytes, VPABSB)   j = 0..7
+//	  W_j at 64j+32:  lane r = q[r][4j..4j+3] (4 int8, sign source) 16 x 32 B
+//	  dw:             float32 d of rows 0..7                             32 B
+//	  activation (GemmActQ8_0Q8_0, 36 B per block): int8 q[0..31] as they
+//	    are, float32 d
 //	  per block (llama.cpp's order, 8 accumulators acc_j per activation row,
 //	  lane r = row r's float lane j):
 //	             s_r   = dw_r*dx                                   (rounded)
-//	             I_j,r = VPMADDWD(V_j,0, bcast(x even dword j)) +
-//	                     VPMADDWD(V_j,1, bcast(x odd dword j))
-//	                     (exact: elements 4j..4j+3 of row r)
+//	             I_j,r = VPMADDWD(VPMADDUBSW(A_j, VPSIGNB(bcast(x quad j), W_j)), 1)
+//	                     (|w|*x*sign(w) pairwise, |pair| <= 32512: exact
+//	                     sum of elements 4j..4j+3 of row r, if x != -128)
 //	             acc_j = fma(s, float(I_j), acc_j)           j = 0..7
 //	  end:       out_r = ((acc0+acc4)+(acc2+acc6)) + ((acc1+acc5)+(acc3+acc7))
 //	  8 accumulators per activation row leave no registers for more rows,
 //	  so a kernel call takes its rows in groups of R = 4 (x4), 2 (x2, x3)
 //	  or 1 (x1, x3's last); a group walks the blocks in chunks of 16 and
 //	  makes R passes over each chunk (in L1), 8/R lanes each: 8
-//	  accumulators in registers, the others parked in the frame, each V_j
-//	  loaded once per pass for the group (asmgen kernelQ8_0).
+//	  accumulators in registers, the others parked in the frame, each A_j,
+//	  W_j loaded once per pass for the group (asmgen kernelQ8_0).
 //
 //	Q4_0 panel, 16 rows, 576 B per block:
 //	  V[k][g] (k = 0..7, g = 0..1) at (2k+g)*32: lane r = the 4 nibbles of
@@ -101,9 +100,8 @@ import (
 // block of 8 rows, while prefetching the next 8 rows at the rate it reads
 // (a matrix's rows are contiguous): without that, 8 interleaved streams
 // leave the loop waiting on DRAM. Q8_0 keeps one 8-lane FMA accumulator
-// per row (llama.cpp's vec_dot lanes: even and odd quants of the row
-// against the activation's even and odd halves give I_j in lane j),
-// reduced as hsum8 at the end. In the others rows r and
+// per row (llama.cpp's vec_dot lanes: VPMADDUBSW(|w|, VPSIGNB(x, w)) then
+// VPMADDWD with ones give I_j in lane j), reduced as hsum8 at the end. In the others rows r and
 // r+4 share a register, one per 128-bit half, so that one VPMADDUBSW
 // serves two rows (Q4_0, Q4_K). Q6_K uses its single-row dot. Q4_K's
 // kernel reduces each 64-element group to iacc of the 8 rows and folds it
@@ -114,7 +112,7 @@ import (
 //	                    ^ read     ^ prefetched
 
 const (
-	gemmActQ8_0Q8_0Block = 68 // int16 q[32], f32 d
+	gemmActQ8_0Q8_0Block = 36 // int8 q[32], f32 d
 	gemmActQ4_0Q8_0Block = 40 // int8 q[32], f32 d, int32 8*sum(q)
 
 	panelQ8_0Rows  = 8
@@ -132,7 +130,7 @@ const (
 )
 
 // GemmActQ8_0Q8_0Bytes is the size of one activation row of n elements in
-// the form GemmQ8_0Q8_0 reads (68 bytes per 32 elements).
+// the form GemmQ8_0Q8_0 reads (36 bytes per 32 elements).
 func GemmActQ8_0Q8_0Bytes(n int) int {
 	return gemmActBytes("GemmActQ8_0Q8_0Bytes", n, gemmActQ8_0Q8_0Block)
 }
@@ -163,22 +161,18 @@ func GemmScratchBytes(n int) int {
 
 // GemmActQ8_0Q8_0 writes the Q8_0 activation row x (n elements) into dst
 // (GemmActQ8_0Q8_0Bytes(n) bytes) in the form GemmQ8_0Q8_0 reads: per block
-// the 16 even-indexed quants q[0], q[2], ..., q[30] as int16, the 16
-// odd-indexed ones q[1], ..., q[31] as int16, then d as float32.
+// the 32 int8 quants as they are, then d as float32. GemmQ8_0Q8_0 needs
+// quants in [-127, 127] (see there).
 func GemmActQ8_0Q8_0(n int, x, dst []byte) {
 	nb := checkAct("GemmActQ8_0Q8_0", n, x, dst, gemmActQ8_0Q8_0Block)
 	if fast.Load() && nb > 0 {
-		gemmActQ8_0x16(nb, &x[0], &dst[0])
+		gemmActQ8_0x36(nb, &x[0], &dst[0])
 		return
 	}
 	for b := range nb {
 		bx, bd := x[b*bytesQ8_0:], dst[b*gemmActQ8_0Q8_0Block:]
-		for j := range 32 {
-			v := uint16(int16(int8(bx[2+j])))
-			o := gemmActQ8_0Off(j)
-			bd[o], bd[o+1] = byte(v), byte(v>>8)
-		}
-		putF32(bd[64:], f16At(bx, 0))
+		copy(bd[:32], bx[2:34])
+		putF32(bd[32:], f16At(bx, 0))
 	}
 }
 
@@ -222,6 +216,13 @@ func checkAct(fn string, n int, x, dst []byte, block int) int {
 // GemmActQ8_0Q8_0 form, aStride bytes apart. scratch must hold
 // GemmScratchBytes(n) bytes; it is overwritten. See the package notes on
 // GEMM for the layout; each output has the single-row dot's bits.
+//
+// Precondition: the activation quants are in [-127, 127] (the kernels
+// flip x's sign by w's with VPSIGNB, and -128 negates to -128). Kiln's
+// QuantizeActQ8_0 (d = amax/127) never writes -128 for finite input (a
+// ±Inf or NaN element becomes -128, but its block's d is then not finite
+// and the outputs Inf or NaN, not necessarily DotQ8_0Q8_0's); with a -128
+// the result is unspecified (but no panic). Weight quants may be any byte.
 func GemmQ8_0Q8_0(n int, w []byte, wStride, rows int, a []byte, aStride, m int, out []float32, outStride int, scratch []byte) {
 	g := &gemmQ8_0
 	nb := g.check("GemmQ8_0Q8_0", n, w, wStride, rows, a, aStride, m, out, outStride, scratch)
@@ -465,29 +466,22 @@ func (g *gemmKind) run(nb int, w []byte, wStride, rows int, a []byte, aStride, m
 
 // gemmQ8_0Q8_0Generic is dotQ8_0Q8_0Generic with the activation row in
 // GemmActQ8_0Q8_0 form: the same integer sums, the same eight FMA lanes
-// and hsum8.
+// and hsum8 (exact for every byte; the assembly's precondition is its own).
 func gemmQ8_0Q8_0Generic(nb int, w, a []byte) float32 {
 	var l [8]float32
 	for ib := 0; ib < nb; ib++ {
 		bw := w[ib*bytesQ8_0 : (ib+1)*bytesQ8_0]
 		ba := a[ib*gemmActQ8_0Q8_0Block : (ib+1)*gemmActQ8_0Q8_0Block]
-		s := float32(f16At(bw, 0) * getF32(ba[64:]))
+		s := float32(f16At(bw, 0) * getF32(ba[32:]))
 		for j := range 8 {
 			var sumi int32
 			for k := 4 * j; k < 4*j+4; k++ {
-				o := gemmActQ8_0Off(k)
-				sumi += int32(int8(bw[2+k])) * int32(int16(uint16(ba[o])|uint16(ba[o+1])<<8))
+				sumi += int32(int8(bw[2+k])) * int32(int8(ba[k]))
 			}
 			l[j] = fma32(s, float32(sumi), l[j])
 		}
 	}
 	return hsum8(&l)
-}
-
-// gemmActQ8_0Off is the byte offset of quant k (0..31) in a
-// GemmActQ8_0Q8_0 block: even k in the first 32 bytes, odd k in the next.
-func gemmActQ8_0Off(k int) int {
-	return k&^1 + 32*(k&1)
 }
 
 // gemmQ4_0Q8_0Generic is dotQ4_0Q8_0Generic with the activation row in

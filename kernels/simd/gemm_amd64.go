@@ -16,7 +16,7 @@ func gemmPackQ8_0(nb int, w *byte, wStride int, panel *byte)
 func gemmPackQ4_0(nb int, w *byte, wStride int, panel *byte)
 
 //go:noescape
-func gemmActQ8_0x16(nb int, x *byte, dst *byte)
+func gemmActQ8_0x36(nb int, x *byte, dst *byte)
 
 //go:noescape
 func gemmActQ8_0x8(nb int, x *byte, dst *byte)

@@ -44,6 +44,9 @@ func gemmInputs(r *rand.Rand, c gemmCase, nb, rows, m int, mode string) (w []byt
 	x = make([][]byte, m)
 	for j := range m {
 		x[j] = genRow(r, fx, nb, mode)
+		if c.w == "Q8_0" {
+			clampActQ8_0(x[j]) // GemmQ8_0Q8_0's precondition
+		}
 		if c.act == nil {
 			copy(a[j*aStride:], x[j])
 		} else {

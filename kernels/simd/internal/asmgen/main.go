@@ -189,27 +189,24 @@ func packPrefetch(a *asm, bytes int) {
 	a.i("ADDQ $%d, R13", bytes)
 }
 
-// packQ8_0: 8 Q8_0 rows -> per block, for lanes j = 0..7, V_j,0 at 64j:
-// lane r = int16 (q[r][4j], q[r][4j+2]) and V_j,1 at 64j+32: lane r =
-// int16 (q[r][4j+1], q[r][4j+3]); then 8 float32 d. 544 bytes. The even
-// and odd elements come from the 32 quant bytes by shifts (VPSLLW $8 then
-// VPSRAW $8 sign-extends the even bytes, VPSRAW $8 the odd ones), then an
-// 8x8 dword transpose per half.
+// packQ8_0: 8 Q8_0 rows -> per block, for quads j = 0..7, W_j at 64j+32:
+// lane r = the 4 int8 quants q[r][4j..4j+3] (an 8x8 dword transpose of
+// the 32 quant bytes), and A_j = |W_j| byte by byte (VPABSB; |-128| = 128
+// as the unsigned operand of VPMADDUBSW) at 64j; then 8 float32 d. 544
+// bytes.
 func packQ8_0(a *asm) {
 	packPrologue(a, "gemmPackQ8_0")
 	a.i("LEAQ (SI)(R8*8), R13") // prefetch cursor: the next panel's rows
 	a.p("packq80:")
 	packPrefetch(a, 8*34)
 	rows := rowAddr8(2, "SI", "R10", "R8", "R9")
-	for odd := 0; odd < 2; odd++ {
-		for r := 0; r < 8; r++ {
-			a.i("VMOVDQU %s, Y%d", rows[r], r)
-			if odd == 0 {
-				a.i("VPSLLW $8, Y%d, Y%d", r, r)
-			}
-			a.i("VPSRAW $8, Y%d, Y%d", r, r)
-		}
-		transpose8x8(a, func(k int) string { return fmt.Sprintf("%d(DI)", 64*k+32*odd) })
+	for r := 0; r < 8; r++ {
+		a.i("VMOVDQU %s, Y%d", rows[r], r)
+	}
+	transpose8x8(a, func(k int) string { return fmt.Sprintf("%d(DI)", 64*k+32) })
+	for k := 0; k < 8; k++ {
+		a.i("VPABSB %d(DI), Y%d", 64*k+32, k)
+		a.i("VMOVDQU Y%d, %d(DI)", k, 64*k)
 	}
 	halves8(a, rowAddr8(0, "SI", "R10", "R8", "R9"), "512(DI)")
 	a.i("ADDQ $34, SI")
@@ -261,30 +258,26 @@ func packQ4_0(a *asm) {
 }
 
 // actQ8_0 converts Q8_0 activation blocks for the GEMM kernels:
-// gemmActQ8_0x16 writes per block the 16 even-indexed quants as int16, the
-// 16 odd-indexed ones, and the f32 d (68 B); gemmActQ8_0x8 writes 32 int8
-// quants, the f32 d and int32 8*sum(q) (40 B).
+// gemmActQ8_0x36 writes per block the 32 int8 quants as they are and the
+// f32 d (36 B); gemmActQ8_0x8 writes 32 int8 quants, the f32 d and int32
+// 8*sum(q) (40 B).
 func actQ8_0(a *asm) {
-	a.p("// func gemmActQ8_0x16(nb int, x *byte, dst *byte)")
-	a.p("TEXT ·gemmActQ8_0x16(SB), NOSPLIT, $0-24")
+	a.p("// func gemmActQ8_0x36(nb int, x *byte, dst *byte)")
+	a.p("TEXT ·gemmActQ8_0x36(SB), NOSPLIT, $0-24")
 	a.i("MOVQ nb+0(FP), CX")
 	a.i("MOVQ x+8(FP), SI")
 	a.i("MOVQ dst+16(FP), DI")
-	a.p("actq80x16:")
+	a.p("actq80x36:")
 	a.i("VMOVDQU 2(SI), Y0")
-	a.i("VPSLLW $8, Y0, Y1")
-	a.i("VPSRAW $8, Y1, Y1") // even elements
-	a.i("VPSRAW $8, Y0, Y0") // odd elements
-	a.i("VMOVDQU Y1, (DI)")
-	a.i("VMOVDQU Y0, 32(DI)")
+	a.i("VMOVDQU Y0, (DI)")
 	a.i("MOVWLZX (SI), AX")
 	a.i("VMOVD AX, X2")
 	a.i("VCVTPH2PS X2, X2")
-	a.i("VMOVSS X2, 64(DI)")
+	a.i("VMOVSS X2, 32(DI)")
 	a.i("ADDQ $34, SI")
-	a.i("ADDQ $68, DI")
+	a.i("ADDQ $36, DI")
 	a.i("DECQ CX")
-	a.i("JNZ actq80x16")
+	a.i("JNZ actq80x36")
 	a.i("VZEROUPPER")
 	a.i("RET")
 	a.p("")
@@ -368,13 +361,15 @@ func outAddr(j, off int) string {
 	return o + "(R9)(R13*1)"
 }
 
-// kernelQ8_0: one 8-row Q8_0 panel against nx activation rows (x16 form),
-// in llama.cpp's order: per activation row eight accumulators acc_j, lane
-// r = row r's float lane j. Per block, with s = dw (8 rows) * bcast(dx)
-// (rounded products):
+// kernelQ8_0: one 8-row Q8_0 panel against nx activation rows (x36 form:
+// int8 quants), in llama.cpp's order: per activation row eight
+// accumulators acc_j, lane r = row r's float lane j. Per block, with
+// s = dw (8 rows) * bcast(dx) (rounded products) and X_j = bcast(x quad j):
 //
-//	I_j = VPMADDWD(V_j,0, bcast even dword j) + VPMADDWD(V_j,1, bcast odd dword j)
-//	      (exact int32: elements 4j..4j+3 of the 8 rows)
+//	I_j = VPMADDWD(VPMADDUBSW(A_j, VPSIGNB(X_j, W_j)), ones)
+//	      (|w|*x*sign(w) = w*x pairwise: |pair| <= 2*128*127 = 32512, no
+//	      saturation; exact int32 sums of elements 4j..4j+3 of the 8 rows
+//	      provided no activation quant is -128, whose sign flip wraps)
 //	acc_j = fma(s, float(I_j), acc_j)
 //
 // and at the end out = ((acc0+acc4)+(acc2+acc6)) + ((acc1+acc5)+(acc3+acc7)),
@@ -382,9 +377,10 @@ func outAddr(j, off int) string {
 // row do not fit beside their operands for several rows, so a group of R
 // rows (q80Groups) walks the blocks in chunks of q80Chunk: per chunk R
 // passes of L = 8/R lanes each, R*L = 8 accumulators loaded from and
-// stored back to the frame around each pass, each V_j loaded once per pass
-// for the R rows. A chunk's panel and activation bytes stay in L1 across
-// its passes; every lane still sees its blocks in order.
+// stored back to the frame around each pass, each A_j, W_j loaded once per
+// pass for the R rows. A chunk's panel and activation bytes stay in L1
+// across its passes; every lane still sees its blocks in order. Y15 holds
+// int16 ones throughout.
 func kernelQ8_0(a *asm, nx int) {
 	name := fmt.Sprintf("gemmQ8_0Q8_0x%d", nx)
 	a.p("// func %s(nb int, panel *byte, x *byte, xStride int, out *float32, outStride int)", name)
@@ -418,6 +414,7 @@ func kernelQ8_0(a *asm, nx int) {
 		a.i("MOVQ SI, %d(SP)", save)
 		a.i("MOVQ CX, %d(SP)", save+8)
 	}
+	a.i("VMOVDQU gemmOnes16<>(SB), Y15")
 	lbl := strings.ToLower(name)
 	j := 0
 	for _, r := range q80Groups[nx-1] {
@@ -438,52 +435,47 @@ func kernelQ8_0(a *asm, nx int) {
 }
 
 // q80Groups: the row groups of the kernel for nx activation rows;
-// q80Chunk: blocks per chunk of a group (4 rows: 16*(544+4*68) B, a
-// third of L1).
+// q80Chunk: blocks per chunk of a group (4 rows: 16*(544+4*36) B, a
+// quarter of L1).
 var q80Groups = [4][]int{{1}, {2}, {2, 1}, {4}}
 
 const q80Chunk = 16
 
 // q80Block emits one block of lanes lane0..lane0+L-1 for activation rows
 // j..j+R-1: row p's lane lane0+q accumulates in Y(L*p+q), s_p goes to
-// Y(8+p), V_l,0/V_l,1 to Y(8+R), Y(9+R) (R > 1; a single row uses them
-// from memory), broadcasts and products in the remaining registers.
+// Y(8+p), A_l and W_l to Y(8+R), Y(9+R), broadcasts and products in the
+// remaining registers below Y15 (ones; register renaming makes one
+// temporary enough).
 func q80Block(a *asm, j, R, lane0 int) {
 	L := 8 / R
-	vr := 8 + R
+	va, vw := 8+R, 9+R
 	temps := []int{}
-	for t := vr + 2; t < 16; t++ {
+	for t := vw + 1; t < 15; t++ {
 		temps = append(temps, t)
 	}
 	for p := 0; p < R; p++ {
-		a.i("VBROADCASTSS 64(%s), Y%d", xPtr[j+p], 8+p)
+		a.i("VBROADCASTSS 32(%s), Y%d", xPtr[j+p], 8+p)
 		a.i("VMULPS 512(SI), Y%d, Y%d", 8+p, 8+p) // s = dw*dx
 	}
 	ti := 0
 	for q := 0; q < L; q++ {
 		lane := lane0 + q
-		v0, v1 := fmt.Sprintf("%d(SI)", 64*lane), fmt.Sprintf("%d(SI)", 64*lane+32)
-		if R > 1 {
-			a.i("VMOVDQU %s, Y%d", v0, vr)
-			a.i("VMOVDQU %s, Y%d", v1, vr+1)
-			v0, v1 = fmt.Sprintf("Y%d", vr), fmt.Sprintf("Y%d", vr+1)
-		}
+		a.i("VMOVDQU %d(SI), Y%d", 64*lane, va)
+		a.i("VMOVDQU %d(SI), Y%d", 64*lane+32, vw)
 		for p := 0; p < R; p++ {
-			t0, t1 := temps[ti%len(temps)], temps[(ti+1)%len(temps)]
-			ti += 2
-			x := xPtr[j+p]
-			a.i("VPBROADCASTD %d(%s), Y%d", 4*lane, x, t0)
-			a.i("VPMADDWD %s, Y%d, Y%d", v0, t0, t0)
-			a.i("VPBROADCASTD %d(%s), Y%d", 32+4*lane, x, t1)
-			a.i("VPMADDWD %s, Y%d, Y%d", v1, t1, t1)
-			a.i("VPADDD Y%d, Y%d, Y%d", t1, t0, t0)
-			a.i("VCVTDQ2PS Y%d, Y%d", t0, t0)
-			a.i("VFMADD231PS Y%d, Y%d, Y%d", 8+p, t0, L*p+q)
+			t := temps[ti%len(temps)]
+			ti++
+			a.i("VPBROADCASTD %d(%s), Y%d", 4*lane, xPtr[j+p], t)
+			a.i("VPSIGNB Y%d, Y%d, Y%d", vw, t, t)    // x*sign(w)
+			a.i("VPMADDUBSW Y%d, Y%d, Y%d", t, va, t) // |w|*x*sign(w), pairs
+			a.i("VPMADDWD Y15, Y%d, Y%d", t, t)
+			a.i("VCVTDQ2PS Y%d, Y%d", t, t)
+			a.i("VFMADD231PS Y%d, Y%d, Y%d", 8+p, t, L*p+q)
 		}
 	}
 	a.i("ADDQ $544, SI")
 	for p := 0; p < R; p++ {
-		a.i("ADDQ $68, %s", xPtr[j+p])
+		a.i("ADDQ $36, %s", xPtr[j+p])
 	}
 }
 
@@ -516,7 +508,7 @@ func kernelQ8_0Group(a *asm, lbl string, j, R int) {
 	a.i("MOVQ $%d, BX", q80Chunk)
 	a.i("CMPQ CX, BX")
 	a.i("CMOVQLT CX, BX")
-	a.i("IMUL3Q $68, BX, AX")
+	a.i("IMUL3Q $36, BX, AX")
 	a.i("MOVQ SI, DX")
 	for h := 0; h < R; h++ {
 		if h > 0 {
@@ -660,28 +652,20 @@ func gemvPrefetch(a *asm, bb int) {
 	a.i("ADDQ $%d, R12", 8*bb)
 }
 
-// gemvQ8_0: 8 Q8_0 rows against one activation row in x16 form (decode),
+// gemvQ8_0: 8 Q8_0 rows against one activation row in x36 form (decode),
 // in llama.cpp's order: one 8-lane accumulator per row. Per block and row,
-// with the weight bytes as int16 words times 256 (VPSLLW $8: even bytes
-// 256*q[2k]; AND 0xff00: odd bytes 256*q[2k+1]):
+// with w_r the row's 32 quant bytes and x the activation's:
 //
-//	J = VPMADDWD(256*even(w_r), x even) + VPMADDWD(256*odd(w_r), x odd)
-//	  = 256*I_j in lane j (elements 4j..4j+3; |J| <= 2^24, exact in float32)
-//	acc_r = fma(bcast(s_r/256), float(J), acc_r)
+//	I = VPMADDWD(VPMADDUBSW(|w_r|, VPSIGNB(x, w_r)), ones)
+//	  = sums of elements 4j..4j+3 in lane j (exact; x != -128)
+//	acc_r = fma(bcast(s_r), float(I), acc_r),  s_r = dw_r*dx rounded
 //
-// with s_r = dw_r*dx rounded, then scaled by 2^-8 exactly (s_r >= 2^-48
-// for any f16 scales, far from float32 subnormals), so the product and the
-// one rounding of the fma are those of fma(s_r, I_j, acc). The 8 rows'
-// s_r/256 are spilled to the frame for the broadcasts; at the end each
-// row's lanes are summed as hsum8.
+// The 8 rows' s_r are spilled to the frame for the broadcasts; at the end
+// each row's lanes are summed as hsum8.
 //
-//	Y0..Y7 acc_r, Y8 s, Y9..Y12 temporaries, Y13/Y14 x even/odd, Y15
-//	0xff00 words.
+//	Y0..Y7 acc_r, Y8 s, Y9..Y12 temporaries, Y13 x, Y15 int16 ones.
 func gemvQ8_0(a *asm) {
 	name := "gemvQ8_0Q8_0"
-	vec32(a, "gemvQ8Odd", 0xff00ff00)
-	vec32(a, "gemvQ8Inv256", 0x3b800000) // float32 2^-8
-	a.p("")
 	a.p("// func %s(nb int, w *byte, wStride int, x *byte, out *float32)", name)
 	a.p("TEXT ·%s(SB), NOSPLIT, $32-40", name)
 	a.i("MOVQ nb+0(FP), CX")
@@ -692,35 +676,32 @@ func gemvQ8_0(a *asm) {
 	a.i("LEAQ (R8)(R8*2), R9")
 	a.i("LEAQ (SI)(R9*1), R10")
 	a.i("LEAQ (SI)(R8*8), R12") // prefetch cursor: the next 8 rows
-	a.i("VMOVDQU gemvQ8Odd<>(SB), Y15")
+	a.i("VMOVDQU gemmOnes16<>(SB), Y15")
 	for r := 0; r < 8; r++ {
 		a.i("VXORPS Y%d, Y%d, Y%d", r, r, r)
 	}
 	a.p("gemvq80:")
 	gemvPrefetch(a, 34)
 	halves8Reg(a, rowAddr8(0, "SI", "R10", "R8", "R9"), 8)
-	a.i("VBROADCASTSS 64(DI), Y9")
-	a.i("VMULPS Y9, Y8, Y8")                 // s_r = dw_r*dx
-	a.i("VMULPS gemvQ8Inv256<>(SB), Y8, Y8") // s_r/256, exact
+	a.i("VBROADCASTSS 32(DI), Y9")
+	a.i("VMULPS Y9, Y8, Y8") // s_r = dw_r*dx
 	a.i("VMOVUPS Y8, (SP)")
-	a.i("VMOVDQU (DI), Y13")   // x even
-	a.i("VMOVDQU 32(DI), Y14") // x odd
+	a.i("VMOVDQU (DI), Y13") // x
 	rows := rowAddr8(2, "SI", "R10", "R8", "R9")
 	for r := 0; r < 8; r++ {
 		t0, t1 := 9+2*(r%2), 10+2*(r%2)
 		a.i("VMOVDQU %s, Y%d", rows[r], t1)
-		a.i("VPSLLW $8, Y%d, Y%d", t1, t0)
-		a.i("VPAND Y15, Y%d, Y%d", t1, t1)
-		a.i("VPMADDWD Y13, Y%d, Y%d", t0, t0)
-		a.i("VPMADDWD Y14, Y%d, Y%d", t1, t1)
-		a.i("VPADDD Y%d, Y%d, Y%d", t1, t0, t0)
+		a.i("VPABSB Y%d, Y%d", t1, t0)
+		a.i("VPSIGNB Y%d, Y13, Y%d", t1, t1)
+		a.i("VPMADDUBSW Y%d, Y%d, Y%d", t1, t0, t0)
+		a.i("VPMADDWD Y15, Y%d, Y%d", t0, t0)
 		a.i("VCVTDQ2PS Y%d, Y%d", t0, t0)
 		a.i("VBROADCASTSS %d(SP), Y%d", 4*r, t1)
 		a.i("VFMADD231PS Y%d, Y%d, Y%d", t1, t0, r)
 	}
 	a.i("ADDQ $34, SI")
 	a.i("ADDQ $34, R10")
-	a.i("ADDQ $68, DI")
+	a.i("ADDQ $36, DI")
 	a.i("DECQ CX")
 	a.i("JNZ gemvq80")
 	for r := 0; r < 8; r++ {
