@@ -37,10 +37,13 @@ import (
 // L2 while all m activation rows pass over it, 4 rows per kernel call
 // (registers: 4 rows x 8 or 16 weight rows of running sums).
 //
-//	Q8_0 panel, 8 rows, 544 B per block:
+//	Q8_0 panel, 8 rows, 672 B per block:
 //	  A_j at 64j:     lane r = |q[r][4j..4j+3]| (4 bytes, VPABSB)   j = 0..7
 //	  W_j at 64j+32:  lane r = q[r][4j..4j+3] (4 int8, sign source) 16 x 32 B
 //	  dw:             float32 d of rows 0..7                             32 B
+//	  s_p at 544+32p: scratch of the kernel call: dw*dx_p of its activation
+//	                  row p, written once per chunk, read by the FMAs of
+//	                  every pass                                     4 x 32 B
 //	  activation (GemmActQ8_0Q8_0, 36 B per block): int8 q[0..31] as they
 //	    are, float32 d
 //	  per block (llama.cpp's order, 8 accumulators acc_j per activation row,
@@ -54,7 +57,8 @@ import (
 //	  8 accumulators per activation row leave no registers for more rows,
 //	  so a kernel call takes its rows in groups of R = 4 (x4), 2 (x2, x3)
 //	  or 1 (x1, x3's last); a group walks the blocks in chunks of 16 and
-//	  makes R passes over each chunk (in L1), 8/R lanes each: 8
+//	  makes R passes over each chunk (in L1) after computing its scales
+//	  into the panel's scratch once, 8/R lanes each: 8
 //	  accumulators in registers, the others parked in the frame, each A_j,
 //	  W_j loaded once per pass for the group (asmgen kernelQ8_0).
 //
@@ -116,7 +120,7 @@ const (
 	gemmActQ4_0Q8_0Block = 40 // int8 q[32], f32 d, int32 8*sum(q)
 
 	panelQ8_0Rows  = 8
-	panelQ8_0Block = 544 // 16*32 + 8*4
+	panelQ8_0Block = 672 // 16*32 + 8*4 + 4*32 (per-call scale scratch)
 	panelQ4_0Rows  = 16
 	panelQ4_0Block = 576 // 16*32 + 16*4
 	panelQ4_KRows  = 8
@@ -125,7 +129,7 @@ const (
 	panelQ6_KBlock = 2592 // per 256 elements: 64*32 + 8*32 + 8*32 + 8*4
 
 	gemmMaxPanelRows = 16
-	gemmMaxPanelB    = 576 // largest panel bytes per 32 elements (K-quants: 2624/8 = 328)
+	gemmMaxPanelB    = 672 // largest panel bytes per 32 elements (K-quants: 2624/8 = 328)
 	gemmMaxRawB      = 34  // largest weight bytes per 32 elements
 )
 

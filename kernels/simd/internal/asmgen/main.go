@@ -192,7 +192,8 @@ func packPrefetch(a *asm, bytes int) {
 // packQ8_0: 8 Q8_0 rows -> per block, for quads j = 0..7, W_j at 64j+32:
 // lane r = the 4 int8 quants q[r][4j..4j+3] (an 8x8 dword transpose of
 // the 32 quant bytes), and A_j = |W_j| byte by byte (VPABSB; |-128| = 128
-// as the unsigned operand of VPMADDUBSW) at 64j; then 8 float32 d. 544
+// as the unsigned operand of VPMADDUBSW) at 64j; then 8 float32 d; then
+// 128 bytes the group kernels use as scratch (q80PanelBlock). 672
 // bytes.
 func packQ8_0(a *asm) {
 	packPrologue(a, "gemmPackQ8_0")
@@ -211,7 +212,7 @@ func packQ8_0(a *asm) {
 	halves8(a, rowAddr8(0, "SI", "R10", "R8", "R9"), "512(DI)")
 	a.i("ADDQ $34, SI")
 	a.i("ADDQ $34, R10")
-	a.i("ADDQ $544, DI")
+	a.i("ADDQ $%d, DI", q80PanelBlock)
 	a.i("DECQ CX")
 	a.i("JNZ packq80")
 	a.i("VZEROUPPER")
@@ -441,9 +442,16 @@ var q80Groups = [4][]int{{1}, {2}, {2, 1}, {4}}
 
 const q80Chunk = 16
 
+// q80PanelBlock is the panel bytes per block: 512 of quants, 32 of d, and
+// 128 of scratch where a group kernel keeps the chunk's s_p = dw*dx_p of
+// up to 4 activation rows (the panel is the worker's own copy).
+const q80PanelBlock = 672
+
 // q80Block emits one block of lanes lane0..lane0+L-1 for activation rows
-// j..j+R-1: row p's lane lane0+q accumulates in Y(L*p+q), s_p goes to
-// Y(8+p), A_l and W_l to Y(8+R), Y(9+R), broadcasts and products in the
+// j..j+R-1: row p's lane lane0+q accumulates in Y(L*p+q); s_p = dw*dx_p
+// is Y8 for one row, else read by the FMA from the block's scale area
+// (544+32p, written once per chunk by kernelQ8_0Group instead of once per
+// pass); A_l and W_l go to Y(8+R), Y(9+R), broadcasts and products in the
 // remaining registers below Y15 (ones; register renaming makes one
 // temporary enough).
 func q80Block(a *asm, j, R, lane0 int) {
@@ -453,9 +461,9 @@ func q80Block(a *asm, j, R, lane0 int) {
 	for t := vw + 1; t < 15; t++ {
 		temps = append(temps, t)
 	}
-	for p := 0; p < R; p++ {
-		a.i("VBROADCASTSS 32(%s), Y%d", xPtr[j+p], 8+p)
-		a.i("VMULPS 512(SI), Y%d, Y%d", 8+p, 8+p) // s = dw*dx
+	if R == 1 {
+		a.i("VBROADCASTSS 32(%s), Y8", xPtr[j])
+		a.i("VMULPS 512(SI), Y8, Y8") // s = dw*dx
 	}
 	ti := 0
 	for q := 0; q < L; q++ {
@@ -470,10 +478,14 @@ func q80Block(a *asm, j, R, lane0 int) {
 			a.i("VPMADDUBSW Y%d, Y%d, Y%d", t, va, t) // |w|*x*sign(w), pairs
 			a.i("VPMADDWD Y15, Y%d, Y%d", t, t)
 			a.i("VCVTDQ2PS Y%d, Y%d", t, t)
-			a.i("VFMADD231PS Y%d, Y%d, Y%d", 8+p, t, L*p+q)
+			if R == 1 {
+				a.i("VFMADD231PS Y8, Y%d, Y%d", t, q)
+			} else { // s_p precomputed for the chunk in the block's scale area
+				a.i("VFMADD231PS %d(SI), Y%d, Y%d", 544+32*p, t, L*p+q)
+			}
 		}
 	}
-	a.i("ADDQ $544, SI")
+	a.i("ADDQ $%d, SI", q80PanelBlock)
 	for p := 0; p < R; p++ {
 		a.i("ADDQ $36, %s", xPtr[j+p])
 	}
@@ -510,12 +522,22 @@ func kernelQ8_0Group(a *asm, lbl string, j, R int) {
 	a.i("CMOVQLT CX, BX")
 	a.i("IMUL3Q $36, BX, AX")
 	a.i("MOVQ SI, DX")
+	// The chunk's scales s_p = dw*dx_p, once, into each block's scale area.
+	a.i("MOVQ BX, R13")
+	a.p("%s_s:", lbl)
+	for p := 0; p < R; p++ {
+		a.i("VBROADCASTSS 32(%s), Y8", xPtr[j+p])
+		a.i("VMULPS 512(SI), Y8, Y8")
+		a.i("VMOVUPS Y8, %d(SI)", 544+32*p)
+		a.i("ADDQ $36, %s", xPtr[j+p])
+	}
+	a.i("ADDQ $%d, SI", q80PanelBlock)
+	a.i("DECQ R13")
+	a.i("JNZ %s_s", lbl)
 	for h := 0; h < R; h++ {
-		if h > 0 {
-			a.i("MOVQ DX, SI")
-			for p := 0; p < R; p++ {
-				a.i("SUBQ AX, %s", xPtr[j+p])
-			}
+		a.i("MOVQ DX, SI")
+		for p := 0; p < R; p++ {
+			a.i("SUBQ AX, %s", xPtr[j+p])
 		}
 		a.i("MOVQ BX, R13")
 		for p := 0; p < R; p++ {
