@@ -20,19 +20,19 @@ func exp32(x float32) float32 {
 		c3    = 0x1.fffdb6p-2
 		c4    = 0x1.ffffecp-1
 	)
-	z := fma32(x, log2e, shift)
+	z := fmaf(x, log2e, shift)
 	n := z - shift
-	b := fma32(-n, ln2lo, fma32(-n, ln2hi, x))
+	b := fmaf(-n, ln2lo, fmaf(-n, ln2hi, x))
 	e := math.Float32bits(z) << 23
 	k := math.Float32frombits(e + math.Float32bits(1)) // 2^n when |n| <= 126
 	u := b * b
-	j := fma32(fma32(fma32(c0, b, c1), u, fma32(c2, b, c3)), u, c4*b)
+	j := fmaf(fmaf(fmaf(c0, b, c1), u, fmaf(c2, b, c3)), u, c4*b)
 	an := n
 	if an < 0 {
 		an = -an
 	}
 	if !(an > 126) { // also taken for NaN, which propagates through j
-		return fma32(j, k, k)
+		return fmaf(j, k, k)
 	}
 	// |n| > 126: 2^n is out of float32's normal range; split it in two factors.
 	var g uint32
@@ -44,12 +44,5 @@ func exp32(x float32) float32 {
 	if an > 192 {
 		return s1 * s1 // overflow to +Inf or underflow to 0
 	}
-	return fma32(s2, j, s2) * s1
-}
-
-// fma32 returns a*b+c rounded once to float64 and then to float32. For
-// float32 inputs a*b is exact in float64, so this equals a float32 fused
-// multiply-add except in rare double-rounding ties.
-func fma32(a, b, c float32) float32 {
-	return float32(float64(a)*float64(b) + float64(c))
+	return fmaf(s2, j, s2) * s1
 }

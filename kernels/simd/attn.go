@@ -11,7 +11,7 @@ import (
 // them can agree with llama.cpp bit for bit. Unlike the float dots
 // (DotF32 etc.), every implementation here gives the same bits: the
 // assembly uses the same fused multiply-adds in the same order as the
-// llama.cpp code, and the portable code emulates them exactly (fmaf).
+// llama.cpp code, and the portable code emulates them exactly (fma32).
 //
 // Key and value rows are read in place from a cache: row j of k starts at
 // k[j*stride] and holds len(q) (or len(acc)) elements; stride >= that.
@@ -89,7 +89,7 @@ func AxpyF16Rows(p []float32, v []uint16, stride int, acc []float32) {
 	for j, pj := range p {
 		row := v[j*stride : j*stride+d]
 		for i := range acc {
-			acc[i] = fmaf(pj, F16ToF32(row[i]), acc[i])
+			acc[i] = fma32(pj, F16ToF32(row[i]), acc[i])
 		}
 	}
 }
@@ -108,7 +108,7 @@ func AxpyF32Rows(p, v []float32, stride int, acc []float32) {
 	for j, pj := range p {
 		row := v[j*stride : j*stride+d]
 		for i := range acc {
-			acc[i] = fmaf(pj, row[i], acc[i])
+			acc[i] = fma32(pj, row[i], acc[i])
 		}
 	}
 }
@@ -185,7 +185,7 @@ func checkRows(fn string, d, have, stride, rows int) {
 func dotChainF16(q []float32, k []uint16) float32 {
 	s := q[0] * F16ToF32(k[0])
 	for i := 1; i < len(q); i++ {
-		s = fmaf(q[i], F16ToF32(k[i]), s)
+		s = fma32(q[i], F16ToF32(k[i]), s)
 	}
 	return s
 }
@@ -193,38 +193,9 @@ func dotChainF16(q []float32, k []uint16) float32 {
 func dotChainF32(q, k []float32) float32 {
 	s := q[0] * k[0]
 	for i := 1; i < len(q); i++ {
-		s = fmaf(q[i], k[i], s)
+		s = fma32(q[i], k[i], s)
 	}
 	return s
-}
-
-// fmaf returns a*b+c rounded once to float32, as a float32 FMA
-// instruction. a*b is exact in float64 and a*b+c is rounded to float64
-// (s); rounding s again to float32 can be wrong only when that first
-// rounding lost information, so s is first replaced by its round-to-odd
-// version (the neighbour with an odd last bit when inexact), after which
-// one rounding to float32 is correct (53 >= 24+2 bits).
-func fmaf(a, b, c float32) float32 {
-	p := float64(a) * float64(b)
-	cd := float64(c)
-	s := p + cd
-	if math.IsInf(s, 0) || math.IsNaN(s) {
-		return float32(s)
-	}
-	// TwoSum: e is the exact error of s = fl(p + c).
-	bv := s - p
-	e := (p - (s - bv)) + (cd - bv)
-	// s != 0 here: p and c are multiples of 2^-298, so a nonzero exact sum
-	// is at least that large and never rounds to zero in float64.
-	if u := math.Float64bits(s); e != 0 && u&1 == 0 {
-		if (e > 0) == (s > 0) {
-			u++ // the exact sum is further from zero
-		} else {
-			u--
-		}
-		s = math.Float64frombits(u)
-	}
-	return float32(s)
 }
 
 // vexpf is ggml_v_expf (AVX2+FMA) for one lane: e^x within about 2 ulp,
@@ -241,16 +212,16 @@ func vexpf(x float32) float32 {
 		c3    = 0x1.fffdb6p-2
 		c4    = 0x1.ffffecp-1
 	)
-	z := fmaf(x, log2e, r)
+	z := fma32(x, log2e, r)
 	n := z - r
-	b := fmaf(-n, ln2lo, fmaf(-n, ln2hi, x))
+	b := fma32(-n, ln2lo, fma32(-n, ln2hi, x))
 	e := math.Float32bits(z) << 23
 	k := math.Float32frombits(e + math.Float32bits(1))
 	c := math.Abs(float64(n)) > 126
 	u := b * b
-	j := fmaf(fmaf(fmaf(c0, b, c1), u, fmaf(c2, b, c3)), u, c4*b)
+	j := fma32(fma32(fma32(c0, b, c1), u, fma32(c2, b, c3)), u, c4*b)
 	if !c {
-		return fmaf(j, k, k)
+		return fma32(j, k, k)
 	}
 	var g uint32
 	if n <= 0 {
@@ -261,7 +232,7 @@ func vexpf(x float32) float32 {
 	if math.Abs(float64(n)) > 192 {
 		return s1 * s1
 	}
-	return fmaf(s2, j, s2) * s1
+	return fma32(s2, j, s2) * s1
 }
 
 // Expf returns e^x as glibc's expf on x86-64 with FMA (the variant ggml's

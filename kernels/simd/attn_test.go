@@ -42,9 +42,9 @@ func TestFmafExact(t *testing.T) {
 			p := float64(a) * float64(b)
 			c = float32(-p + p*0x1p-25)
 		}
-		got, want := fmaf(a, b, c), exact(a, b, c)
+		got, want := fma32(a, b, c), exact(a, b, c)
 		if math.Float32bits(got) != math.Float32bits(want) && !(got != got && want != want) {
-			t.Fatalf("fmaf(%g, %g, %g) = %g (%#08x), exact %g (%#08x)", a, b, c, got, math.Float32bits(got), want, math.Float32bits(want))
+			t.Fatalf("fma32(%g, %g, %g) = %g (%#08x), exact %g (%#08x)", a, b, c, got, math.Float32bits(got), want, math.Float32bits(want))
 		}
 	}
 }
@@ -256,7 +256,7 @@ func TestAxpyRows(t *testing.T) {
 			want := append([]float32(nil), acc0...)
 			for j, pj := range p {
 				for i := range want {
-					want[i] = fmaf(pj, v32[j*stride+i], want[i])
+					want[i] = fma32(pj, v32[j*stride+i], want[i])
 				}
 			}
 			bothImpls(t, func(t *testing.T, impl string) {

@@ -28,6 +28,10 @@ func fma32(a, b, c float32) float32 {
 	return float32(math.Float64frombits(u))
 }
 
+// FMA32 is fma32 for other packages (kernels' RoPE and exp emulations):
+// a*b+c with one rounding to float32, on every platform.
+func FMA32(a, b, c float32) float32 { return fma32(a, b, c) }
+
 // hsum8 is llama.cpp's hsum_float_8 over 8 float32 lanes:
 // ((l0+l4)+(l2+l6)) + ((l1+l5)+(l3+l7)).
 func hsum8(l *[8]float32) float32 {
