@@ -10,7 +10,13 @@
 // testdata/oracle equal llama.cpp's to ~1e-7 in log-probability.
 //
 // The recipes (T = any number of activation rows; llama.cpp picks by the
-// weight matrix, not the batch, for batches of >= 2 rows):
+// weight matrix, not the batch, for batches of >= 2 rows, with one
+// exception: its repacked GEMMs (Q4_0, Q4_K with Rows%8 == 0) take
+// activation rows 4 at a time and run the last T%4 rows, and single-token
+// decode, through gemv kernels of another order; kiln keeps the GEMM order
+// for every row, because a row's result must not depend on its batch.
+// Measured on a smollm2-135m-shaped Q4_K model: positions in whole groups
+// of 4 agree to 1e-7, the last T%4 to 2e-2..6e-2):
 //
 //	F32/F16/BF16, Rows%4 == 0  llamafile tinyBLAS: activations converted to
 //	                           the weight type; 8 float32 lanes, lane j a fused
@@ -19,9 +25,10 @@
 //	                           32; (a0+a2)+(a1+a3); fold high 4 lanes onto low;
 //	                           (t0+t1)+(t2+t3); tail fused scalar.
 //	BF16, Rows%4 != 0          ggml_vec_dot_bf16: c=(c1+c3)+(c2+c4), g=hi+lo,
-//	                           (g0+g2)+(g1+g3); tail in double.
-//	Q8_0; Q4_0 with Rows%8!=0  per block, lane j = fma(dw*dx, float(int dot of
-//	                           elements 4j..4j+3), lane j); hsum8.
+//	                           (g0+g2)+(g1+g3); tail in double. (F16's tail
+//	                           is summed in double too.)
+//	Q8_0, Q5_0; Q4_0 with      per block, lane j = fma(dw*dx, float(int dot of
+//	Rows%8 != 0                elements 4j..4j+3), lane j); hsum8.
 //	Q4_0, Rows%8 == 0          repacked q4_0_8x8 GEMM: acc = fma(float(block
 //	                           int sum), dw*dx, acc).
 //	Q4_K, Rows%8 == 0          repacked q4_K_8x8 GEMM: per 64 elements

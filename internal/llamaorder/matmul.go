@@ -141,6 +141,37 @@ func MatMul(dst []float32, W *kernels.Matrix, x []float32, T int) {
 				dst[t*W.Rows+r] = acc
 			}
 		}
+	case gguf.TypeQ5_0: // tinyBLAS_Q0_AVX lanes, every shape (no repacked form)
+		nb := cols / 32
+		xq := make([]byte, nb*34)
+		for t := 0; t < T; t++ {
+			quant.QuantizeActQ8_0(x[t*cols:(t+1)*cols], xq)
+			for r := 0; r < W.Rows; r++ {
+				wr := W.Data[r*nb*22:]
+				var l [8]float32
+				for b := 0; b < nb; b++ {
+					wb, xb := wr[b*22:], xq[b*34:]
+					qh := binary.LittleEndian.Uint32(wb[2:])
+					s := quant.F16ToF32(binary.LittleEndian.Uint16(wb)) * quant.F16ToF32(binary.LittleEndian.Uint16(xb))
+					for j := 0; j < 8; j++ {
+						var is int32
+						for k := 0; k < 4; k++ {
+							e := 4*j + k
+							var q int32
+							if e < 16 {
+								q = int32(wb[6+e] & 15)
+							} else {
+								q = int32(wb[6+e-16] >> 4)
+							}
+							q |= int32(qh>>e&1) << 4
+							is += (q - 16) * int32(int8(xb[2+e]))
+						}
+						l[j] = fma32(s, float32(is), l[j])
+					}
+				}
+				dst[t*W.Rows+r] = hsum(&l)
+			}
+		}
 	case gguf.TypeQ4_K:
 		nb := cols / 256
 		xq := make([]byte, nb*292)

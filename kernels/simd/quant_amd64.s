@@ -546,7 +546,7 @@ q41done:
 	RET
 
 // ---------------------------------------------------------------- Q5_0·Q8_0
-// sumf += (dw*dx) * float(sumi)
+// llama.cpp's 8-lane order, as Q8_0 (see dotQ5_0Q8_0AVX2)
 
 // Q5_0_ISUM: YR = partial sums of (q5-16)*q, Q5_0 block at SI+WOFF
 // (22 B: d, qh[4], qs[16]), Q8_0 block at DI+XOFF (34 B).
@@ -569,51 +569,29 @@ q41done:
 	VMOVDQU  ones16<>(SB), Y15
 
 // func dotQ5_0Q8_0AVX2(nb int, w, x []byte) float32
+// llama.cpp's order (tinyBLAS_Q0_AVX for Q5_0, every matrix shape): lane j
+// of Q5_0_ISUM is I_j, the exact sum of elements 4j..4j+3 (elements in
+// order), folded as L_j = fma(dw*dx, float(I_j), L_j); result hsum8(L).
 TEXT ·dotQ5_0Q8_0AVX2(SB), NOSPLIT, $0-60
 	MOVQ   nb+0(FP), CX
 	MOVQ   w_base+8(FP), SI
 	MOVQ   x_base+32(FP), DI
-	VXORPS X0, X0, X0
+	VXORPS Y0, Y0, Y0
 	Q5_CONSTANTS
 
-q50quad:
-	CMPQ         CX, $4
-	JB           q50tail
+q50loop:
 	Q5_0_ISUM(0, 0, Y4, X4)
-	Q5_0_ISUM(22, 34, Y5, X5)
-	Q5_0_ISUM(44, 68, Y6, X6)
-	Q5_0_ISUM(66, 102, Y7, X7)
-	REDUCE4(Y4, Y5, Y6, Y7, X4, X5)
-	VCVTDQ2PS    X4, X4
-	HALVES8(X2, (SI), 22(SI), 44(SI), 66(SI), (DI), 34(DI), 68(DI), 102(DI))
-	VCVTPH2PS    X2, Y2
-	VEXTRACTF128 $1, Y2, X3
-	VMULPS       X3, X2, X2
-	VMULPS       X2, X4, X4
-	SEQADD4(X4, X5, X0)
-	ADDQ         $88, SI
-	ADDQ         $136, DI
-	SUBQ         $4, CX
-	JMP          q50quad
+	VCVTDQ2PS   Y4, Y4
+	Q8_0_D((SI), Y2, X2)
+	Q8_0_D((DI), Y3, X3)
+	VMULPS      Y3, Y2, Y2
+	VFMADD231PS Y2, Y4, Y0
+	ADDQ        $22, SI
+	ADDQ        $34, DI
+	DECQ        CX
+	JNZ         q50loop
 
-q50tail:
-	TESTQ     CX, CX
-	JZ        q50done
-	Q5_0_ISUM(0, 0, Y4, X4)
-	HSUMI(Y4, X4, X5)
-	VCVTDQ2PS X4, X4
-	HALVES2(X2, (SI), (DI))
-	VCVTPH2PS X2, X2
-	VMOVSHDUP X2, X3
-	VMULSS    X3, X2, X2
-	VMULSS    X2, X4, X4
-	VADDSS    X4, X0, X0
-	ADDQ      $22, SI
-	ADDQ      $34, DI
-	DECQ      CX
-	JMP       q50tail
-
-q50done:
+	HSUM8(Y0, X0, X1)
 	VMOVSS X0, ret+56(FP)
 	VZEROUPPER
 	RET
