@@ -36,7 +36,7 @@
 // invariance follows: a row's result never depends on which kernel, tile
 // or CPU computed it. The integer parts stay exact for every input byte
 // (llama.cpp's VPSIGNB trick is not, for activation quants of -128).
-// Q4_1, Q5_0, Q5_1 and Q5_K (not in the set) still fold in the
+// Q4_1, Q5_1 and Q5_K (not in the set) still fold in the
 // order of ggml's generic C (ggml_vec_dot_*_generic; Q5_K's integer part
 // per super-block), without FMA.
 //
