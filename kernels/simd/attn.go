@@ -198,8 +198,11 @@ func dotChainF32(q, k []float32) float32 {
 	return s
 }
 
-// vexpf is ggml_v_expf (AVX2+FMA) for one lane: e^x within about 2 ulp,
-// with the same fused operations, so it matches the assembly bit for bit.
+// VExpf is ggml_v_expf (AVX2+FMA) for one lane: e^x within about 2 ulp,
+// with the same fused operations, so it matches the assembly bit for bit
+// (kernels' softmax and SiLU use it one element at a time).
+func VExpf(x float32) float32 { return vexpf(x) }
+
 func vexpf(x float32) float32 {
 	const (
 		r     = 0x1.8p23
