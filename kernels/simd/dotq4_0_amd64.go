@@ -2,7 +2,7 @@
 
 package simd
 
-// Q4_0 lane-order dots in dotq4_0_amd64.s. nb > 0 blocks; w and x hold at
+// Q4_0 lane-order dots in quant_amd64.s. nb > 0 blocks; w and x hold at
 // least nb blocks each (x4: four rows xStride bytes apart), checked by the
 // dispatchers.
 
