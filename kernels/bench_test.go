@@ -25,26 +25,51 @@ func BenchmarkMatMul(b *testing.B) {
 	shapes := []struct{ rows, cols int }{{2048, 2048}, {5632, 2048}, {2048, 5632}}
 	for _, typ := range types {
 		for _, sh := range shapes {
-			var w *Matrix // built on first use: filtered-out cases cost nothing
+			var w *Matrix  // built on first use: filtered-out cases cost nothing
+			var rp *Matrix // w repacked (Repack), for the types that have a load-time layout
 			for _, m := range []int{1, 4, 16, 128} {
 				b.Run(fmt.Sprintf("%s/%dx%d/m=%d", typ, sh.rows, sh.cols, m), func(b *testing.B) {
 					if w == nil {
 						w = randMatrix(r, typ, sh.rows, sh.cols)
 					}
-					x := randFloats(r, m*sh.cols, 1)
-					dst := make([]float32, m*sh.rows)
-					pool.MatMul(dst, w, x, m)
-					b.ResetTimer()
-					for b.Loop() {
-						pool.MatMul(dst, w, x, m)
-					}
-					sec := b.Elapsed().Seconds() / float64(b.N)
-					b.ReportMetric(float64(m)/sec, "tok/s")
-					b.ReportMetric(float64(len(w.Data))/sec/1e9, "GB/s")
+					benchMatMul(b, pool, r, w, m)
 				})
+				if !Repackable(&Matrix{Type: typ, Rows: sh.rows, Cols: sh.cols}) {
+					continue
+				}
+				b.Run(fmt.Sprintf("%s-repacked/%dx%d/m=%d", typ, sh.rows, sh.cols, m), func(b *testing.B) {
+					if rp == nil {
+						if w == nil {
+							w = randMatrix(r, typ, sh.rows, sh.cols)
+						}
+						c := *w
+						if err := pool.Repack(&c); err != nil {
+							b.Fatal(err)
+						}
+						rp = &c
+					}
+					benchMatMul(b, pool, r, rp, m)
+				})
+			}
+			if rp != nil {
+				Unpack(rp)
 			}
 		}
 	}
+}
+
+// benchMatMul times pool.MatMul of w by m random activation rows.
+func benchMatMul(b *testing.B, pool *Pool, r *rand.Rand, w *Matrix, m int) {
+	x := randFloats(r, m*w.Cols, 1)
+	dst := make([]float32, m*w.Rows)
+	pool.MatMul(dst, w, x, m)
+	b.ResetTimer()
+	for b.Loop() {
+		pool.MatMul(dst, w, x, m)
+	}
+	sec := b.Elapsed().Seconds() / float64(b.N)
+	b.ReportMetric(float64(m)/sec, "tok/s")
+	b.ReportMetric(float64(len(w.Data))/sec/1e9, "GB/s")
 }
 
 // BenchmarkAttention measures one decode step of 1 and 16 sequences at

@@ -27,6 +27,8 @@ import (
 //	                          (L2); 1..4 activation rows per micro-kernel call,
 //	                          a register tile of 8/16 weight rows x 4 rows
 //	       m = 1: 8-row decode kernels reading W in place, prefetching ahead
+//	       repacked matrices (Repack, Q8_0): the same kernels on panels built
+//	       once at load, for every m (decode too); tail rows as above
 //	other types: sub-tiles of ~16 KiB hot in L1 while every activation row
 //	       passes over them; single-row dots (4-row dots where simd has them)
 //
@@ -190,7 +192,11 @@ func (p *Pool) prefetchNext(w *Matrix) {
 	}
 	s.mmLast = w
 	if next := s.mmNext[w]; next != nil {
-		p.prefetch(&next.Data, prefetchLimit)
+		if next.packed != nil {
+			p.prefetch(&next.packed, prefetchLimit)
+		} else {
+			p.prefetch(&next.Data, prefetchLimit)
+		}
 	}
 }
 
@@ -228,6 +234,10 @@ func (t *matmulTask) Run(worker, lo, hi int) {
 
 // rows computes the weight rows [lo, hi) of o against all m activation rows.
 func (t *matmulTask) rows(o *mmOp, lo, hi, worker int) {
+	if o.g != nil && o.w.packed != nil {
+		t.packedRows(o, lo, hi, worker)
+		return
+	}
 	if o.g != nil {
 		// The GEMM repacks 8 or 16 weight rows at a time into a panel in
 		// the worker's scratch (L2) and runs every activation row over it.
@@ -276,6 +286,27 @@ func (t *matmulTask) rows(o *mmOp, lo, hi, worker int) {
 			}
 		}
 	}
+}
+
+// packedRows is rows for a matrix with load-time panels: the whole panels
+// in [lo, hi) from them, any rows outside whole panels (a chunk boundary
+// inside a panel, the matrix's last Rows%8 rows) through the per-call GEMM
+// on the raw rows. Both give the same bits.
+func (t *matmulTask) packedRows(o *mmOp, lo, hi, worker int) {
+	w := o.w
+	a := min(hi, (lo+7)/8*8)                              // first panel boundary
+	b := max(a, min(hi, simd.PackedQ8_0Rows(w.Rows))/8*8) // end of the whole panels
+	raw := func(lo, hi int) {
+		if lo < hi {
+			o.vd.gemm.run(w.Cols, w.Data[lo*o.rb:], o.rb, hi-lo, o.g, o.grb, t.m,
+				o.dst[lo:], w.Rows, t.gemmScratch[worker])
+		}
+	}
+	raw(lo, a)
+	if a < b {
+		o.vd.gemm.packed(w.Cols, w.packed[a*o.rb:], b-a, o.g, o.grb, t.m, o.dst[a:], w.Rows, t.gemmScratch[worker])
+	}
+	raw(b, hi)
 }
 
 // tileBytes is the weight bytes a MatMul sub-tile aims for: half of a 32 KiB

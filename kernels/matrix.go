@@ -16,6 +16,11 @@ type Matrix struct {
 	Type       gguf.Type
 	Rows, Cols int
 	Data       []byte // Rows * Type.RowBytes(Cols) bytes (usually a slice of the mmap)
+
+	// Load-time panels of the first Rows/8*8 rows (see Repack); nil when
+	// not repacked. A copy of the Matrix shares them.
+	packed     []byte
+	freePacked func()
 }
 
 // Validate reports whether m can be used by MatMul and Row: a supported

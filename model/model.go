@@ -12,6 +12,13 @@ type Options struct {
 	// Threads is the number of worker threads for matmuls and attention;
 	// <= 0 means one per core.
 	Threads int
+	// NoRepack keeps every weight matrix in the file's layout (as
+	// llama.cpp's --no-repack). By default Load rewrites the matrices that
+	// have a load-time layout (kernels.Repack: Q8_0) into anonymous memory
+	// the size of those matrices: decode and prefill then read panels as
+	// they are instead of repacking them on every call (results are
+	// unchanged, bit for bit).
+	NoRepack bool
 }
 
 // Model is a loaded transformer ready to run Forward. Its weights point into
@@ -53,11 +60,33 @@ func Load(f *gguf.File, opts Options) (*Model, error) {
 		return nil, fmt.Errorf("model: %w", err)
 	}
 	m.pool = kernels.NewPool(opts.Threads)
+	if !opts.NoRepack {
+		if err := m.pool.Repack(m.matrices()...); err != nil {
+			kernels.Unpack(m.matrices()...)
+			m.pool.Close()
+			return nil, fmt.Errorf("model: %w (Options.NoRepack loads without repacking)", err)
+		}
+	}
 	return m, nil
 }
 
-// Close stops the model's worker threads.
-func (m *Model) Close() { m.pool.Close() }
+// matrices lists the weight matrices MatMul multiplies (not the embedding
+// table, which is only read row by row, even when tied to the output).
+func (m *Model) matrices() []*kernels.Matrix {
+	w := m.Weights
+	ms := []*kernels.Matrix{&w.Output}
+	for i := range w.Layers {
+		ly := &w.Layers[i]
+		ms = append(ms, &ly.Q, &ly.K, &ly.V, &ly.O, &ly.Gate, &ly.Up, &ly.Down)
+	}
+	return ms
+}
+
+// Close stops the model's worker threads and frees repacked weights.
+func (m *Model) Close() {
+	m.pool.Close()
+	kernels.Unpack(m.matrices()...)
+}
 
 // Threads is the number of worker threads Forward uses.
 func (m *Model) Threads() int { return m.pool.Threads() }

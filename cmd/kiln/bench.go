@@ -39,9 +39,10 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	gen := fs.Int("gen", 64, "tokens to decode (per sequence)")
 	parallel := fs.Int("parallel", 1, "sequences decoded together in one batch")
 	asJSON := fs.Bool("json", false, "print JSON instead of a table")
+	noRepack := fs.Bool("no-repack", false, "keep weights in the file's layout (no load-time repacking)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the timed part to this file (go tool pprof)")
 	fs.Usage = func() {
-		io.WriteString(stderr, "usage: kiln bench MODEL [--threads N] [--prompt 128] [--gen 64] [--parallel N] [--json]\n")
+		io.WriteString(stderr, "usage: kiln bench MODEL [--threads N] [--prompt 128] [--gen 64] [--parallel N] [--json] [--no-repack]\n")
 		fs.PrintDefaults()
 	}
 	pos, err := interspersed(fs, args)
@@ -59,7 +60,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer f.Close()
-	m, err := model.Load(f, model.Options{Threads: *threads})
+	m, err := model.Load(f, model.Options{Threads: *threads, NoRepack: *noRepack})
 	if err != nil {
 		return err
 	}

@@ -104,3 +104,8 @@ func expSumAVX2(*float32, *float32, int, float32) float64          { attnUnavail
 func swigluAVX2(*float32, *float32, *float32, int)                 { attnUnavailable() }
 
 func prefetchAVX2(*byte, int) {}
+
+func gemmQ8_0PQ8_0x1(int, *byte, *byte, int, *float32, int, *float32) { gemmUnavailable() }
+func gemmQ8_0PQ8_0x2(int, *byte, *byte, int, *float32, int, *float32) { gemmUnavailable() }
+func gemmQ8_0PQ8_0x3(int, *byte, *byte, int, *float32, int, *float32) { gemmUnavailable() }
+func gemmQ8_0PQ8_0x4(int, *byte, *byte, int, *float32, int, *float32) { gemmUnavailable() }

@@ -96,6 +96,8 @@ import (
 // Panels are built in scratch memory by the caller's thread (see
 // GemmScratchBytes); rows beyond the last full panel are copied into a
 // zero-padded panel and their outputs go through a small tile buffer.
+// Q8_0 also has a load-time panel (PackQ8_0, GemmQ8_0Packed in
+// gemmpacked.go) that a model builds once and every call reads in place.
 //
 // # Decode (m = 1)
 //

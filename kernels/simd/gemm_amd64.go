@@ -90,3 +90,19 @@ func gemmQ6_KQ8_Kx3(nb int, panel *byte, x *byte, xStride int, out *float32, out
 
 //go:noescape
 func gemmQ6_KQ8_Kx4(nb int, panel *byte, x *byte, xStride int, out *float32, outStride int)
+
+// Load-time Q8_0 panels (PackQ8_0): the kernels above for the 272-byte
+// layout, with the chunk's scales kept in sc (128 bytes per block of a
+// chunk) instead of in the panel, which they only read.
+
+//go:noescape
+func gemmQ8_0PQ8_0x1(nb int, panel *byte, x *byte, xStride int, out *float32, outStride int, sc *float32)
+
+//go:noescape
+func gemmQ8_0PQ8_0x2(nb int, panel *byte, x *byte, xStride int, out *float32, outStride int, sc *float32)
+
+//go:noescape
+func gemmQ8_0PQ8_0x3(nb int, panel *byte, x *byte, xStride int, out *float32, outStride int, sc *float32)
+
+//go:noescape
+func gemmQ8_0PQ8_0x4(nb int, panel *byte, x *byte, xStride int, out *float32, outStride int, sc *float32)

@@ -73,7 +73,10 @@ func Generate() []byte {
 	packQ4_0(a)
 	actQ8_0(a)
 	for nx := 1; nx <= 4; nx++ {
-		kernelQ8_0(a, nx)
+		kernelQ8_0(a, nx, q80Call)
+	}
+	for nx := 1; nx <= 4; nx++ {
+		kernelQ8_0(a, nx, q80Loaded)
 	}
 	for nx := 1; nx <= 4; nx++ {
 		kernelQ4_0(a, nx)
@@ -382,9 +385,21 @@ func outAddr(j, off int) string {
 // pass for the R rows. A chunk's panel and activation bytes stay in L1
 // across its passes; every lane still sees its blocks in order. Y15 holds
 // int16 ones throughout.
-func kernelQ8_0(a *asm, nx int) {
-	name := fmt.Sprintf("gemmQ8_0Q8_0x%d", nx)
-	a.p("// func %s(nb int, panel *byte, x *byte, xStride int, out *float32, outStride int)", name)
+//
+// Two panel layouts (q80Layout): the per-call panel (gemmQ8_0Q8_0x*, 672 B
+// per block: A_j and W_j stored, float32 dw, the chunk's scales in the
+// panel's own scratch area) and the load-time one (gemmQ8_0PQ8_0x*, 272 B
+// per block, the size of the raw rows: W_j only, A_j = VPABSB(W_j) in the
+// kernel, fp16 dw, scales in the caller's scratch at sc, read-only panel).
+func kernelQ8_0(a *asm, nx int, lay *q80Layout) {
+	name := fmt.Sprintf("%sx%d", lay.name, nx)
+	args := 48
+	if lay.packed {
+		a.p("// func %s(nb int, panel *byte, x *byte, xStride int, out *float32, outStride int, sc *float32)", name)
+		args = 56
+	} else {
+		a.p("// func %s(nb int, panel *byte, x *byte, xStride int, out *float32, outStride int)", name)
+	}
 	maxR := 0
 	for _, r := range q80Groups[nx-1] {
 		maxR = max(maxR, r)
@@ -394,7 +409,7 @@ func kernelQ8_0(a *asm, nx int) {
 	if maxR > 1 {
 		frame, flags = save+16, "0" // too large for the nosplit budget: a normal prologue
 	}
-	a.p("TEXT ·%s(SB), %s, $%d-48", name, flags, frame)
+	a.p("TEXT ·%s(SB), %s, $%d-%d", name, flags, frame, args)
 	a.i("MOVQ nb+0(FP), CX")
 	a.i("MOVQ panel+8(FP), SI")
 	a.i("MOVQ x+16(FP), DI")
@@ -424,9 +439,9 @@ func kernelQ8_0(a *asm, nx int) {
 			a.i("MOVQ %d(SP), CX", save+8)
 		}
 		if r == 1 {
-			kernelQ8_0One(a, fmt.Sprintf("%s_%d", lbl, j), j)
+			kernelQ8_0One(a, fmt.Sprintf("%s_%d", lbl, j), j, lay, nx == 1)
 		} else {
-			kernelQ8_0Group(a, fmt.Sprintf("%s_%d", lbl, j), j, r)
+			kernelQ8_0Group(a, fmt.Sprintf("%s_%d", lbl, j), j, r, lay)
 		}
 		j += r
 	}
@@ -435,6 +450,18 @@ func kernelQ8_0(a *asm, nx int) {
 	a.p("")
 }
 
+// q80Layout is a Q8_0 panel layout (see kernelQ8_0).
+type q80Layout struct {
+	name   string
+	packed bool // load-time panel: W_j only, fp16 dw, scales at R14
+	block  int  // panel bytes per block
+}
+
+var (
+	q80Call   = &q80Layout{name: "gemmQ8_0Q8_0", block: 672}
+	q80Loaded = &q80Layout{name: "gemmQ8_0PQ8_0", packed: true, block: 272}
+)
+
 // q80Groups: the row groups of the kernel for nx activation rows;
 // q80Chunk: blocks per chunk of a group (4 rows: 16*(544+4*36) B, a
 // quarter of L1).
@@ -442,34 +469,74 @@ var q80Groups = [4][]int{{1}, {2}, {2, 1}, {4}}
 
 const q80Chunk = 16
 
-// q80PanelBlock is the panel bytes per block: 512 of quants, 32 of d, and
-// 128 of scratch where a group kernel keeps the chunk's s_p = dw*dx_p of
-// up to 4 activation rows (the panel is the worker's own copy).
+// q80PanelBlock is the per-call panel bytes per block: 512 of quants, 32
+// of d, and 128 of scratch where a group kernel keeps the chunk's
+// s_p = dw*dx_p of up to 4 activation rows (the panel is the worker's own
+// copy). The load-time panel has 256 of quants and 16 of fp16 d, and the
+// scales go to the caller's scratch (128 B per block of the chunk).
 const q80PanelBlock = 672
+
+// q80Prefetch is how far ahead (bytes) the load-time single-row kernel
+// prefetches its panel: in decode the panels of a worker's rows are one
+// contiguous stream from DRAM.
+const q80Prefetch = 16 * 272
+
+// q80Scale is the address of activation row p's scales s_p for the
+// current block: the per-call panel's scratch area, or the caller's
+// scratch (R14, 128 B per block).
+func q80Scale(lay *q80Layout, p int) string {
+	if lay.packed {
+		return fmt.Sprintf("%d(R14)", 32*p)
+	}
+	return fmt.Sprintf("%d(SI)", 544+32*p)
+}
+
+// q80Advance moves SI (and R14 for the load-time layout) to the next block.
+func q80Advance(a *asm, lay *q80Layout) {
+	a.i("ADDQ $%d, SI", lay.block)
+	if lay.packed {
+		a.i("ADDQ $128, R14")
+	}
+}
 
 // q80Block emits one block of lanes lane0..lane0+L-1 for activation rows
 // j..j+R-1: row p's lane lane0+q accumulates in Y(L*p+q); s_p = dw*dx_p
 // is Y8 for one row, else read by the FMA from the block's scale area
-// (544+32p, written once per chunk by kernelQ8_0Group instead of once per
+// (q80Scale, written once per chunk by kernelQ8_0Group instead of once per
 // pass); A_l and W_l go to Y(8+R), Y(9+R), broadcasts and products in the
 // remaining registers below Y15 (ones; register renaming makes one
 // temporary enough).
-func q80Block(a *asm, j, R, lane0 int) {
+func q80Block(a *asm, j, R, lane0 int, lay *q80Layout, prefetch bool) {
 	L := 8 / R
 	va, vw := 8+R, 9+R
 	temps := []int{}
 	for t := vw + 1; t < 15; t++ {
 		temps = append(temps, t)
 	}
+	if prefetch {
+		for off := 0; off < lay.block; off += 64 {
+			a.i("PREFETCHT0 %d(SI)", q80Prefetch+off)
+		}
+	}
 	if R == 1 {
 		a.i("VBROADCASTSS 32(%s), Y8", xPtr[j])
-		a.i("VMULPS 512(SI), Y8, Y8") // s = dw*dx
+		if lay.packed {
+			a.i("VCVTPH2PS 256(SI), Y%d", va)
+			a.i("VMULPS Y%d, Y8, Y8", va) // s = dx*dw
+		} else {
+			a.i("VMULPS 512(SI), Y8, Y8") // s = dw*dx
+		}
 	}
 	ti := 0
 	for q := 0; q < L; q++ {
 		lane := lane0 + q
-		a.i("VMOVDQU %d(SI), Y%d", 64*lane, va)
-		a.i("VMOVDQU %d(SI), Y%d", 64*lane+32, vw)
+		if lay.packed {
+			a.i("VMOVDQU %d(SI), Y%d", 32*lane, vw)
+			a.i("VPABSB Y%d, Y%d", vw, va)
+		} else {
+			a.i("VMOVDQU %d(SI), Y%d", 64*lane, va)
+			a.i("VMOVDQU %d(SI), Y%d", 64*lane+32, vw)
+		}
 		for p := 0; p < R; p++ {
 			t := temps[ti%len(temps)]
 			ti++
@@ -480,25 +547,26 @@ func q80Block(a *asm, j, R, lane0 int) {
 			a.i("VCVTDQ2PS Y%d, Y%d", t, t)
 			if R == 1 {
 				a.i("VFMADD231PS Y8, Y%d, Y%d", t, q)
-			} else { // s_p precomputed for the chunk in the block's scale area
-				a.i("VFMADD231PS %d(SI), Y%d, Y%d", 544+32*p, t, L*p+q)
+			} else { // s_p precomputed for the chunk
+				a.i("VFMADD231PS %s, Y%d, Y%d", q80Scale(lay, p), t, L*p+q)
 			}
 		}
 	}
-	a.i("ADDQ $%d, SI", q80PanelBlock)
+	q80Advance(a, lay)
 	for p := 0; p < R; p++ {
 		a.i("ADDQ $36, %s", xPtr[j+p])
 	}
 }
 
 // kernelQ8_0One: activation row j, all eight lanes in one pass over the
-// blocks (CX) from SI, accumulators in registers.
-func kernelQ8_0One(a *asm, lbl string, j int) {
+// blocks (CX) from SI, accumulators in registers. The load-time layout's
+// single-row kernel (decode) prefetches ahead.
+func kernelQ8_0One(a *asm, lbl string, j int, lay *q80Layout, single bool) {
 	for k := 0; k < 8; k++ {
 		a.i("VXORPS Y%d, Y%d, Y%d", k, k, k)
 	}
 	a.p("%s:", lbl)
-	q80Block(a, j, 1, 0)
+	q80Block(a, j, 1, 0, lay, lay.packed && single)
 	a.i("DECQ CX")
 	a.i("JNZ %s", lbl)
 	hsum8Rows(a)
@@ -509,8 +577,8 @@ func kernelQ8_0One(a *asm, lbl string, j int) {
 // from SI in chunks. Row p's lane l lives at 32*(8p+l)(SP) between
 // passes. Registers: DX chunk start in the panel, BX blocks in the chunk,
 // AX their activation bytes (to rewind the rows between passes), R13 the
-// pass's block count.
-func kernelQ8_0Group(a *asm, lbl string, j, R int) {
+// pass's block count; load-time layout: R14 the scales of the block.
+func kernelQ8_0Group(a *asm, lbl string, j, R int, lay *q80Layout) {
 	L := 8 / R
 	a.i("VXORPS Y0, Y0, Y0")
 	for k := 0; k < 8*R; k++ {
@@ -524,18 +592,31 @@ func kernelQ8_0Group(a *asm, lbl string, j, R int) {
 	a.i("MOVQ SI, DX")
 	// The chunk's scales s_p = dw*dx_p, once, into each block's scale area.
 	a.i("MOVQ BX, R13")
+	if lay.packed {
+		a.i("MOVQ sc+48(FP), R14")
+	}
 	a.p("%s_s:", lbl)
+	if lay.packed {
+		a.i("VCVTPH2PS 256(SI), Y9")
+	}
 	for p := 0; p < R; p++ {
 		a.i("VBROADCASTSS 32(%s), Y8", xPtr[j+p])
-		a.i("VMULPS 512(SI), Y8, Y8")
-		a.i("VMOVUPS Y8, %d(SI)", 544+32*p)
+		if lay.packed {
+			a.i("VMULPS Y9, Y8, Y8")
+		} else {
+			a.i("VMULPS 512(SI), Y8, Y8")
+		}
+		a.i("VMOVUPS Y8, %s", q80Scale(lay, p))
 		a.i("ADDQ $36, %s", xPtr[j+p])
 	}
-	a.i("ADDQ $%d, SI", q80PanelBlock)
+	q80Advance(a, lay)
 	a.i("DECQ R13")
 	a.i("JNZ %s_s", lbl)
 	for h := 0; h < R; h++ {
 		a.i("MOVQ DX, SI")
+		if lay.packed {
+			a.i("MOVQ sc+48(FP), R14")
+		}
 		for p := 0; p < R; p++ {
 			a.i("SUBQ AX, %s", xPtr[j+p])
 		}
@@ -547,7 +628,7 @@ func kernelQ8_0Group(a *asm, lbl string, j, R int) {
 		}
 		l := fmt.Sprintf("%s_%d", lbl, h)
 		a.p("%s:", l)
-		q80Block(a, j, R, L*h)
+		q80Block(a, j, R, L*h, lay, false)
 		a.i("DECQ R13")
 		a.i("JNZ %s", l)
 		for p := 0; p < R; p++ {

@@ -1,0 +1,81 @@
+package kernels
+
+import (
+	"fmt"
+
+	"kiln/gguf"
+	"kiln/kernels/simd"
+)
+
+// Repacking at load time.
+//
+// MatMul's GEMMs read weight rows through panels (simd's register-tiled
+// layout). For Q8_0 the panel can be built once for the life of the model
+// instead of on every call (see simd.PackQ8_0): the panels take exactly the
+// bytes of the raw rows, every batch size reads them (decode included),
+// and every output keeps its bits. Repack builds them; MatMul uses them
+// when a matrix has them. As with llama.cpp's repacking buffer, the
+// repacked copy lives in anonymous memory while the file's pages of the
+// same rows are no longer touched (the page cache may drop them).
+//
+//	Matrix.Data   raw rows, from the mapping: [Rows][RowBytes]   (tail rows and Row() still read it)
+//	Matrix.packed panels of rows 0..Rows/8*8-1: [Rows/8][nb][272]
+
+// Repackable reports whether Repack has a load-time layout for m's type
+// and shape (Q8_0 with at least 8 rows).
+func Repackable(m *Matrix) bool {
+	return m.Type == gguf.TypeQ8_0 && m.Rows >= 8 && m.Cols > 0 && m.Cols%32 == 0
+}
+
+// Repack builds the load-time panels of every matrix in ms that has a
+// load-time layout (Repackable) and none yet, splitting the work across
+// the pool's workers. Matrices that share one *Matrix are packed once; two
+// Matrix values are two copies. It returns an error, and repacks nothing
+// more, if memory cannot be had; the matrices then work as before.
+func (p *Pool) Repack(ms ...*Matrix) error {
+	for _, m := range ms {
+		if m.packed != nil || !Repackable(m) {
+			continue
+		}
+		if err := m.Validate(); err != nil {
+			return err
+		}
+		rb := m.rowBytes()
+		buf, free, err := allocAnon(simd.PackedQ8_0Bytes(m.Cols, m.Rows))
+		if err != nil {
+			return fmt.Errorf("kernels: repacking a %dx%d %s matrix: %w", m.Rows, m.Cols, m.Type, err)
+		}
+		t := &repackTask{m: m, rb: rb, dst: buf}
+		p.run(simd.PackedQ8_0Rows(m.Rows)/8, 0, t)
+		m.packed, m.freePacked = buf, free
+	}
+	return nil
+}
+
+// Unpack drops the load-time panels of the matrices in ms (after Repack;
+// MatMul goes back to the raw rows). Call it only when no MatMul can be
+// using them: the memory is unmapped.
+func Unpack(ms ...*Matrix) {
+	for _, m := range ms {
+		if m.packed != nil {
+			m.packed = nil
+			m.freePacked()
+			m.freePacked = nil
+		}
+	}
+}
+
+// Repacked reports whether m has load-time panels.
+func (m *Matrix) Repacked() bool { return m.packed != nil }
+
+// repackTask packs the panels [lo, hi) of m.
+type repackTask struct {
+	m   *Matrix
+	rb  int
+	dst []byte
+}
+
+func (t *repackTask) Run(_, lo, hi int) {
+	pb := 8 * t.rb // one panel: the bytes of its 8 raw rows
+	simd.PackQ8_0(t.m.Cols, t.m.Data[8*lo*t.rb:], t.rb, 8*(hi-lo), t.dst[lo*pb:hi*pb])
+}

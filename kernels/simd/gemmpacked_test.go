@@ -1,0 +1,135 @@
+package simd
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// TestGemmQ8_0PackedMatchesSingleRow checks the load-time panels against
+// the generic single-row dot of the raw rows, bit for bit, on both
+// implementations: every input mode (adversarial scales and quants), block
+// counts around the kernels' 16-block chunks, 8..40 rows (several panels),
+// m = 1..9 (decode kernel and every row group), output strides wider than
+// the rows.
+func TestGemmQ8_0PackedMatchesSingleRow(t *testing.T) {
+	r := rand.New(rand.NewPCG(91, 92))
+	c := gemmCases[0]
+	for _, mode := range modes {
+		for _, nb := range []int{1, 3, 16, 17, 40} {
+			for _, sh := range [][2]int{{8, 1}, {16, 2}, {24, 3}, {8, 4}, {40, 5}, {16, 9}} {
+				rows, m := sh[0], sh[1]
+				w, wStride, x, a, aStride := gemmInputs(r, c, nb, rows, m, mode)
+				n := nb * qk
+				panels := make([]byte, PackedQ8_0Bytes(n, rows))
+				PackQ8_0(n, w, wStride, rows, panels)
+				outStride := rows + 3
+				bothImpls(t, func(t *testing.T, impl string) {
+					out := make([]float32, m*outStride)
+					for i := range out {
+						out[i] = 12345 // the gaps must stay untouched
+					}
+					GemmQ8_0Packed(n, panels, rows, a, aStride, m, out, outStride, make([]byte, GemmScratchBytes(n)))
+					for j := range m {
+						for i := range outStride {
+							got := out[j*outStride+i]
+							if i >= rows {
+								if got != 12345 {
+									t.Fatalf("%s %s nb=%d rows=%d m=%d: wrote out[%d][%d] beyond the rows", impl, mode, nb, rows, m, j, i)
+								}
+								continue
+							}
+							want := dotQ8_0Q8_0Generic(nb, w[i*wStride:], x[j])
+							if math.Float32bits(got) != math.Float32bits(want) && !(got != got && want != want) {
+								t.Fatalf("%s %s nb=%d rows=%d m=%d: out[%d][%d] = %g (%#08x), single-row dot %g (%#08x)",
+									impl, mode, nb, rows, m, j, i, got, math.Float32bits(got), want, math.Float32bits(want))
+							}
+						}
+					}
+				})
+			}
+		}
+	}
+}
+
+// TestPackQ8_0Layout pins the panel layout byte by byte on a tiny matrix
+// (GemmQ8_0Packed's generic path reads it the same way, so a layout bug
+// common to both would pass the bit test above).
+func TestPackQ8_0Layout(t *testing.T) {
+	const nb, rows = 2, 16
+	w := make([]byte, rows*nb*bytesQ8_0)
+	for i := range w {
+		w[i] = byte(i * 31)
+	}
+	panels := make([]byte, PackedQ8_0Bytes(nb*qk, rows))
+	if len(panels) != len(w) {
+		t.Fatalf("panels are %d bytes, raw rows %d: the layout should add nothing", len(panels), len(w))
+	}
+	PackQ8_0(nb*qk, w, nb*bytesQ8_0, rows, panels)
+	for row := range rows {
+		for b := range nb {
+			src := w[(row*nb+b)*bytesQ8_0:]
+			blk := panels[((row/8)*nb+b)*packedQ8_0Block:]
+			r := row % 8
+			if blk[256+2*r] != src[0] || blk[257+2*r] != src[1] {
+				t.Fatalf("row %d block %d: scale bytes differ", row, b)
+			}
+			for k := range qk {
+				if got, want := blk[32*(k/4)+4*r+k%4], src[2+k]; got != want {
+					t.Fatalf("row %d block %d quant %d: panel has %#x, row %#x", row, b, k, got, want)
+				}
+			}
+		}
+	}
+}
+
+// TestGemmQ8_0PackedBadArgs: shapes the panels cannot hold panic with a
+// message naming the problem.
+func TestGemmQ8_0PackedBadArgs(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		f    func()
+	}{
+		{"rows not a multiple of 8", func() { PackQ8_0(32, make([]byte, 340), 34, 10, make([]byte, 1000)) }},
+		{"short dst", func() { PackQ8_0(32, make([]byte, 8*34), 34, 8, make([]byte, 100)) }},
+		{"short panels", func() {
+			GemmQ8_0Packed(32, make([]byte, 100), 8, make([]byte, 36), 36, 1, make([]float32, 8), 8, make([]byte, GemmScratchBytes(32)))
+		}},
+		{"n not blocks", func() { GemmQ8_0Packed(33, nil, 8, nil, 0, 1, nil, 8, nil) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			defer func() {
+				if e := recover(); e == nil {
+					t.Fatal("no panic")
+				} else if s := fmt.Sprint(e); len(s) < 20 {
+					t.Fatalf("panic message %q says too little", s)
+				}
+			}()
+			tc.f()
+		})
+	}
+}
+
+// BenchmarkGemmQ8_0Packed is BenchmarkGemm's Q8_0 case on load-time panels
+// (m = 1 is the decode kernel), for comparison with the per-call panels.
+func BenchmarkGemmQ8_0Packed(b *testing.B) {
+	r := rand.New(rand.NewPCG(47, 48))
+	c := gemmCases[0]
+	for _, n := range []int{2048, 5632} {
+		for _, m := range []int{1, 4, 16, 128} {
+			nb, rows := n/qk, 64
+			w, wStride, _, a, aStride := gemmInputs(r, c, nb, rows, m, "random")
+			panels := make([]byte, PackedQ8_0Bytes(n, rows))
+			PackQ8_0(n, w, wStride, rows, panels)
+			out, scratch := make([]float32, m*rows), make([]byte, GemmScratchBytes(n))
+			b.Run(fmt.Sprintf("n=%d/m=%d", n, m), func(b *testing.B) {
+				b.SetBytes(int64(m * rows * nb * bytesQ8_0))
+				for b.Loop() {
+					GemmQ8_0Packed(n, panels, rows, a, aStride, m, out, rows, scratch)
+				}
+				b.ReportMetric(float64(rows*m*n/32)*float64(b.N)/float64(b.Elapsed().Nanoseconds()), "outblk/ns")
+			})
+		}
+	}
+}
