@@ -13,5 +13,6 @@ func allocAnon(n int) (b []byte, free func(), err error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	adviseHuge(b)
 	return b, func() { syscall.Munmap(b) }, nil
 }
