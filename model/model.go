@@ -66,12 +66,38 @@ func Load(f *gguf.File, opts Options) (*Model, error) {
 			m.pool.Close()
 			return nil, fmt.Errorf("model: %w (Options.NoRepack loads without repacking)", err)
 		}
+		// The file's pages of repacked rows are not read again (but for a
+		// last partial panel, which faults its pages back in): let them
+		// leave the resident set instead of counting twice. The embedding
+		// table (tied output) is read row by row and keeps its pages.
+		for i, ms := range m.matrices() {
+			if name := m.tensorName(i); name != "" && ms.Repacked() {
+				if t, ok := f.Tensor(name); ok {
+					f.Evict(t)
+				}
+			}
+		}
 	}
 	return m, nil
 }
 
+// tensorName is the file's name for matrices()[i], or "" when that matrix
+// is the embedding table (tied output).
+func (m *Model) tensorName(i int) string {
+	if i == 0 {
+		if m.Config.Tied {
+			return ""
+		}
+		return "output.weight"
+	}
+	names := [7]string{"attn_q", "attn_k", "attn_v", "attn_output", "ffn_gate", "ffn_up", "ffn_down"}
+	return fmt.Sprintf("blk.%d.%s.weight", (i-1)/7, names[(i-1)%7])
+}
+
 // matrices lists the weight matrices MatMul multiplies (not the embedding
-// table, which is only read row by row, even when tied to the output).
+// table, which is only read row by row, even when tied to the output):
+// the output, then per layer Q, K, V, O, gate, up, down (tensorName's
+// order).
 func (m *Model) matrices() []*kernels.Matrix {
 	w := m.Weights
 	ms := []*kernels.Matrix{&w.Output}
