@@ -27,8 +27,8 @@ import (
 //	                          (L2); 1..4 activation rows per micro-kernel call,
 //	                          a register tile of 8/16 weight rows x 4 rows
 //	       m = 1: 8-row decode kernels reading W in place, prefetching ahead
-//	       repacked matrices (Repack, Q8_0): the same kernels on panels built
-//	       once at load, for every m (decode too); tail rows as above
+//	       repacked matrices (Repack, Q8_0, Q4_0): the same kernels on panels
+//	       built once at load, for every m (decode too); tail rows as above
 //	other types: sub-tiles of ~16 KiB hot in L1 while every activation row
 //	       passes over them; single-row dots (4-row dots where simd has them)
 //
@@ -290,12 +290,12 @@ func (t *matmulTask) rows(o *mmOp, lo, hi, worker int) {
 
 // packedRows is rows for a matrix with load-time panels: the whole panels
 // in [lo, hi) from them, any rows outside whole panels (a chunk boundary
-// inside a panel, the matrix's last Rows%8 rows) through the per-call GEMM
+// inside a panel, the matrix's last rows short of a panel) through the per-call GEMM
 // on the raw rows. Both give the same bits.
 func (t *matmulTask) packedRows(o *mmOp, lo, hi, worker int) {
-	w := o.w
-	a := min(hi, (lo+7)/8*8)                              // first panel boundary
-	b := max(a, min(hi, simd.PackedQ8_0Rows(w.Rows))/8*8) // end of the whole panels
+	w, P := o.w, o.vd.gemm.panelRows
+	a := min(hi, (lo+P-1)/P*P)       // first panel boundary
+	b := max(a, min(hi, w.Rows)/P*P) // end of the whole panels
 	raw := func(lo, hi int) {
 		if lo < hi {
 			o.vd.gemm.run(w.Cols, w.Data[lo*o.rb:], o.rb, hi-lo, o.g, o.grb, t.m,

@@ -10,21 +10,40 @@ import (
 // Repacking at load time.
 //
 // MatMul's GEMMs read weight rows through panels (simd's register-tiled
-// layout). For Q8_0 the panel can be built once for the life of the model
-// instead of on every call (see simd.PackQ8_0): the panels take exactly the
-// bytes of the raw rows, every batch size reads them (decode included),
-// and every output keeps its bits. Repack builds them; MatMul uses them
+// layout). For Q8_0 and Q4_0 the panels can be built once for the life of
+// the model instead of on every call (see simd.PackQ8_0, PackQ4_0): they
+// take exactly the bytes of the raw rows, every batch size reads them
+// (decode included), and every output keeps its bits. Repack builds them; MatMul uses them
 // when a matrix has them. As with llama.cpp's repacking buffer, the
 // repacked copy lives in anonymous memory while the file's pages of the
 // same rows are no longer touched (the page cache may drop them).
 //
 //	Matrix.Data   raw rows, from the mapping: [Rows][RowBytes]   (tail rows and Row() still read it)
-//	Matrix.packed panels of rows 0..Rows/8*8-1: [Rows/8][nb][272]
+//	Matrix.packed panels of the whole panels' rows: Q8_0 [Rows/8][nb][8*34],
+//	              Q4_0 [Rows/16][nb][16*18]
+
+// repackKind is a type's load-time layout: rows per panel and the simd
+// routines.
+type repackKind struct {
+	rows  int
+	bytes func(n, rows int) int
+	pack  func(n int, w []byte, wStride, rows int, dst []byte)
+}
+
+var repackKinds = map[gguf.Type]repackKind{
+	gguf.TypeQ8_0: {8, simd.PackedQ8_0Bytes, simd.PackQ8_0},
+	gguf.TypeQ4_0: {16, simd.PackedQ4_0Bytes, simd.PackQ4_0},
+}
 
 // Repackable reports whether Repack has a load-time layout for m's type
-// and shape (Q8_0 with at least 8 rows).
+// and shape: Q8_0 with at least 8 rows, Q4_0 with at least 16 and Rows%8
+// == 0 (other Q4_0 shapes use another summation order, see vecDotFor).
 func Repackable(m *Matrix) bool {
-	return m.Type == gguf.TypeQ8_0 && m.Rows >= 8 && m.Cols > 0 && m.Cols%32 == 0
+	k, ok := repackKinds[m.Type]
+	if !ok || m.Rows < k.rows || m.Cols <= 0 || m.Cols%32 != 0 {
+		return false
+	}
+	return m.Type != gguf.TypeQ4_0 || m.Rows%8 == 0
 }
 
 // Repack builds the load-time panels of every matrix in ms that has a
@@ -41,12 +60,13 @@ func (p *Pool) Repack(ms ...*Matrix) error {
 			return err
 		}
 		rb := m.rowBytes()
-		buf, free, err := allocAnon(simd.PackedQ8_0Bytes(m.Cols, m.Rows))
+		k := repackKinds[m.Type]
+		buf, free, err := allocAnon(k.bytes(m.Cols, m.Rows))
 		if err != nil {
 			return fmt.Errorf("kernels: repacking a %dx%d %s matrix: %w", m.Rows, m.Cols, m.Type, err)
 		}
-		t := &repackTask{m: m, rb: rb, dst: buf}
-		p.run(simd.PackedQ8_0Rows(m.Rows)/8, 0, t)
+		t := &repackTask{m: m, k: k, rb: rb, dst: buf}
+		p.run(m.Rows/k.rows, 0, t)
 		m.packed, m.freePacked = buf, free
 	}
 	return nil
@@ -71,11 +91,13 @@ func (m *Matrix) Repacked() bool { return m.packed != nil }
 // repackTask packs the panels [lo, hi) of m.
 type repackTask struct {
 	m   *Matrix
+	k   repackKind
 	rb  int
 	dst []byte
 }
 
 func (t *repackTask) Run(_, lo, hi int) {
-	pb := 8 * t.rb // one panel: the bytes of its 8 raw rows
-	simd.PackQ8_0(t.m.Cols, t.m.Data[8*lo*t.rb:], t.rb, 8*(hi-lo), t.dst[lo*pb:hi*pb])
+	P := t.k.rows
+	pb := P * t.rb // one panel: the bytes of its raw rows
+	t.k.pack(t.m.Cols, t.m.Data[P*lo*t.rb:], t.rb, P*(hi-lo), t.dst[lo*pb:hi*pb])
 }

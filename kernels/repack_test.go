@@ -8,7 +8,7 @@ import (
 	"kiln/gguf"
 )
 
-// TestRepackMatchesRaw: a repacked Q8_0 matrix gives, bit for bit, what
+// TestRepackMatchesRaw: a repacked Q8_0 or Q4_0 matrix gives, bit for bit, what
 // its raw rows give, for decode and batches (every kernel row group), on 1
 // and several threads, including a last partial panel (Rows%8) and, in
 // MatMuls, matrices whose rows start mid-panel in the combined row space
@@ -21,8 +21,15 @@ func TestRepackMatchesRaw(t *testing.T) {
 			p.Close()
 		}
 	}()
-	for _, shape := range [][2]int{{8, 32}, {21, 64}, {133, 256}, {512, 512}} {
-		raw := randMatrix(r, gguf.TypeQ8_0, shape[0], shape[1])
+	for _, tc := range []struct {
+		typ   gguf.Type
+		shape [2]int
+	}{
+		{gguf.TypeQ8_0, [2]int{8, 32}}, {gguf.TypeQ8_0, [2]int{21, 64}}, {gguf.TypeQ8_0, [2]int{133, 256}}, {gguf.TypeQ8_0, [2]int{512, 512}},
+		{gguf.TypeQ4_0, [2]int{16, 32}}, {gguf.TypeQ4_0, [2]int{40, 64}}, {gguf.TypeQ4_0, [2]int{512, 512}},
+	} {
+		shape := tc.shape
+		raw := randMatrix(r, tc.typ, shape[0], shape[1])
 		rp := *raw
 		if err := pools[1].Repack(&rp); err != nil {
 			t.Fatal(err)
@@ -39,7 +46,7 @@ func TestRepackMatchesRaw(t *testing.T) {
 				p.MatMul(got, &rp, x, m)
 				for i, v := range want {
 					if math.Float32bits(got[i]) != math.Float32bits(v) {
-						t.Fatalf("%v m=%d threads=%d: out[%d] = %g repacked, %g raw", shape, m, p.Threads(), i, got[i], v)
+						t.Fatalf("%s %v m=%d threads=%d: out[%d] = %g repacked, %g raw", tc.typ, shape, m, p.Threads(), i, got[i], v)
 					}
 				}
 			}
@@ -54,7 +61,8 @@ func TestRepackMatchesRaw(t *testing.T) {
 	for _, m := range []int{1, 6} {
 		const cols = 256
 		x := randFloats(r, m*cols, 1)
-		ws := []*Matrix{randMatrix(r, gguf.TypeF32, 13, cols), randMatrix(r, gguf.TypeQ8_0, 517, cols), randMatrix(r, gguf.TypeQ8_0, 64, cols)}
+		ws := []*Matrix{randMatrix(r, gguf.TypeF32, 13, cols), randMatrix(r, gguf.TypeQ8_0, 517, cols), randMatrix(r, gguf.TypeQ4_0, 72, cols),
+			randMatrix(r, gguf.TypeQ8_0, 64, cols)}
 		rps := make([]*Matrix, len(ws))
 		for j, w := range ws {
 			c := *w
@@ -84,7 +92,8 @@ func TestRepackMatchesRaw(t *testing.T) {
 	}
 }
 
-// TestRepackable: only Q8_0 matrices of whole panels' worth of rows get a
+// TestRepackable: only Q8_0 and Q4_0 matrices of at least a panel's worth
+// of rows (Q4_0: of llama.cpp's repacked shapes, Rows%8 == 0) get a
 // load-time layout; Repack leaves the others alone.
 func TestRepackable(t *testing.T) {
 	r := rand.New(rand.NewPCG(73, 74))
@@ -95,9 +104,10 @@ func TestRepackable(t *testing.T) {
 		rows int
 		want bool
 	}{
-		{gguf.TypeQ8_0, 8, true}, {gguf.TypeQ8_0, 7, false}, {gguf.TypeQ4_0, 64, false}, {gguf.TypeF32, 64, false},
+		{gguf.TypeQ8_0, 8, true}, {gguf.TypeQ8_0, 7, false}, {gguf.TypeQ4_0, 64, true}, {gguf.TypeQ4_0, 24, true},
+		{gguf.TypeQ4_0, 8, false}, {gguf.TypeQ4_0, 36, false}, {gguf.TypeQ4_K, 64, false}, {gguf.TypeF32, 64, false},
 	} {
-		w := randMatrix(r, tc.typ, tc.rows, 64)
+		w := randMatrix(r, tc.typ, tc.rows, 256)
 		if got := Repackable(w); got != tc.want {
 			t.Errorf("%s %d rows: Repackable = %v, want %v", tc.typ, tc.rows, got, tc.want)
 		}

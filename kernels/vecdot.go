@@ -56,8 +56,9 @@ type gemmDot struct {
 	// always goes through run (8-row decode kernels or the single-row dot).
 	minRows int
 	// packed, when not nil, is run over load-time panels (Repack): whole
-	// panels of rows (a multiple of 8) from the panel bytes of the first.
-	packed func(n int, panels []byte, rows int, a []byte, aStride, m int, out []float32, outStride int, scratch []byte)
+	// panels of panelRows rows, from the panel bytes of the first.
+	packed    func(n int, panels []byte, rows int, a []byte, aStride, m int, out []float32, outStride int, scratch []byte)
+	panelRows int
 }
 
 // Measured on TinyLlama rows (kernels/simd BenchmarkGemm vs
@@ -66,10 +67,10 @@ type gemmDot struct {
 // per output at m=4), Q6_K's (a costlier repack) from about 16-32
 // (GemmQ6_KQ8_K itself runs the x4 dots below 32 rows).
 var (
-	gemmQ8_0 = &gemmDot{simd.GemmActQ8_0Q8_0Bytes, simd.GemmActQ8_0Q8_0, simd.GemmQ8_0Q8_0, 2, simd.GemmQ8_0Packed}
-	gemmQ4_0 = &gemmDot{simd.GemmActQ4_0Q8_0Bytes, simd.GemmActQ4_0Q8_0, simd.GemmQ4_0Q8_0, 2, nil}
-	gemmQ4_K = &gemmDot{nil, nil, simd.GemmQ4_KQ8_K, 4, nil} // reads Q8_K rows as they are
-	gemmQ6_K = &gemmDot{nil, nil, simd.GemmQ6_KQ8_K, 24, nil}
+	gemmQ8_0 = &gemmDot{simd.GemmActQ8_0Q8_0Bytes, simd.GemmActQ8_0Q8_0, simd.GemmQ8_0Q8_0, 2, simd.GemmQ8_0Packed, 8}
+	gemmQ4_0 = &gemmDot{simd.GemmActQ4_0Q8_0Bytes, simd.GemmActQ4_0Q8_0, simd.GemmQ4_0Q8_0, 2, simd.GemmQ4_0Packed, 16}
+	gemmQ4_K = &gemmDot{nil, nil, simd.GemmQ4_KQ8_K, 4, nil, 0} // reads Q8_K rows as they are
+	gemmQ6_K = &gemmDot{nil, nil, simd.GemmQ6_KQ8_K, 24, nil, 0}
 )
 
 // vecDots maps each weight type MatMul supports to its kernel.

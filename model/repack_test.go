@@ -4,19 +4,22 @@ import (
 	"math"
 	"testing"
 
-	"kiln/gguf"
 	"kiln/model"
 )
 
-// TestRepackMatchesNoRepack: a Q8_0 model loaded with its weights repacked
+// TestRepackMatchesNoRepack: a Q8_0 or Q4_0 model loaded with its weights repacked
 // (the default) gives bit for bit the logits of the same file loaded with
 // NoRepack, for a prompt chunk and for decode steps; tied and untied
 // outputs (the tied one shares the embedding table, which keeps its
 // pages), and the embedding rows stay readable after the load evicted the
 // repacked tensors' pages.
 func TestRepackMatchesNoRepack(t *testing.T) {
-	for _, spec := range smallSpecs[:2] { // untied, tied
-		f, packed := synthModel(t, spec, "Q8_0")
+	for _, c := range []struct {
+		typ  string
+		spec int
+	}{{"Q8_0", 0}, {"Q8_0", 1}, {"Q4_0", 0}, {"Q4_0", 1}} { // untied, tied
+		spec := smallSpecs[c.spec]
+		f, packed := synthModel(t, spec, c.typ)
 		plain, err := model.Load(f, model.Options{Threads: 2, NoRepack: true})
 		if err != nil {
 			t.Fatal(err)
@@ -36,15 +39,15 @@ func TestRepackMatchesNoRepack(t *testing.T) {
 			for i := range a {
 				for v := range a[i] {
 					if math.Float32bits(a[i][v]) != math.Float32bits(b[i][v]) {
-						t.Fatalf("%s tied=%v step %d row %d logit %d: repacked %g, file layout %g", spec.Arch, spec.Tied, s, i, v, a[i][v], b[i][v])
+						t.Fatalf("%s %s tied=%v step %d row %d logit %d: repacked %g, file layout %g", c.typ, spec.Arch, spec.Tied, s, i, v, a[i][v], b[i][v])
 					}
 				}
 			}
 		}
 		row := make([]float32, packed.Config.Dim)
 		packed.Weights.Embed.Row(3, row) // pages of a non-repacked tensor stay valid
-		if ti, ok := f.Tensor("blk.0.attn_q.weight"); !ok || ti.Type != gguf.TypeQ8_0 {
-			t.Fatal("synth model has no Q8_0 attn_q")
+		if ti, ok := f.Tensor("blk.0.attn_q.weight"); !ok || ti.Type.String() != c.typ {
+			t.Fatalf("synth model has no %s attn_q", c.typ)
 		}
 	}
 }

@@ -109,3 +109,8 @@ func gemmQ8_0PQ8_0x1(int, *byte, *byte, int, *float32, int, *float32) { gemmUnav
 func gemmQ8_0PQ8_0x2(int, *byte, *byte, int, *float32, int, *float32) { gemmUnavailable() }
 func gemmQ8_0PQ8_0x3(int, *byte, *byte, int, *float32, int, *float32) { gemmUnavailable() }
 func gemmQ8_0PQ8_0x4(int, *byte, *byte, int, *float32, int, *float32) { gemmUnavailable() }
+
+func gemmQ4_0PQ8_0x1(int, *byte, *byte, int, *float32, int) { gemmUnavailable() }
+func gemmQ4_0PQ8_0x2(int, *byte, *byte, int, *float32, int) { gemmUnavailable() }
+func gemmQ4_0PQ8_0x3(int, *byte, *byte, int, *float32, int) { gemmUnavailable() }
+func gemmQ4_0PQ8_0x4(int, *byte, *byte, int, *float32, int) { gemmUnavailable() }

@@ -106,3 +106,17 @@ func gemmQ8_0PQ8_0x3(nb int, panel *byte, x *byte, xStride int, out *float32, ou
 
 //go:noescape
 func gemmQ8_0PQ8_0x4(nb int, panel *byte, x *byte, xStride int, out *float32, outStride int, sc *float32)
+
+// Load-time Q4_0 panels (PackQ4_0): gemmQ4_0Q8_0x* for the 288-byte layout.
+
+//go:noescape
+func gemmQ4_0PQ8_0x1(nb int, panel *byte, x *byte, xStride int, out *float32, outStride int)
+
+//go:noescape
+func gemmQ4_0PQ8_0x2(nb int, panel *byte, x *byte, xStride int, out *float32, outStride int)
+
+//go:noescape
+func gemmQ4_0PQ8_0x3(nb int, panel *byte, x *byte, xStride int, out *float32, outStride int)
+
+//go:noescape
+func gemmQ4_0PQ8_0x4(nb int, panel *byte, x *byte, xStride int, out *float32, outStride int)

@@ -5,40 +5,83 @@ import (
 	"unsafe"
 )
 
-// Load-time Q8_0 panels.
+// Load-time panels (Q8_0, Q4_0).
 //
-// The per-call GEMM (GemmQ8_0Q8_0) repacks every 8-row panel on every call:
-// in a 128-token prefill of a Q8_0 model that repacking is about a tenth
-// of the time, and single-row decode cannot use panels at all. PackQ8_0
-// instead rewrites a whole matrix once, when the model is loaded (as
-// llama.cpp repacks Q4_0 into q4_0_8x8 at load), into panels the kernels
-// read as they are, for every batch size, decode included:
+// The per-call GEMMs (GemmQ8_0Q8_0, GemmQ4_0Q8_0) repack every panel on
+// every call: in a 128-token prefill that repacking is a tenth (Q8_0) to a
+// sixth (Q4_0) of the time, and single-row decode cannot use panels at
+// all. PackQ8_0 and PackQ4_0 instead rewrite a whole matrix once, when the
+// model is loaded (as llama.cpp repacks Q4_0 into q4_0_8x8 at load), into
+// panels the kernels read as they are, for every batch size, decode
+// included. Both layouts take exactly the bytes of the raw rows they
+// replace, so no memory is added, and decode streams one contiguous run
+// of bytes per worker instead of 8 interleaved rows:
 //
-//	panel p (rows 8p..8p+7), block b, at (p*nb + b)*272:
+//	Q8_0, panel p (rows 8p..8p+7), block b, at (p*nb + b)*272:
 //	  W_j at 32j (j = 0..7):  lane r = q[8p+r][4j..4j+3]   (4 int8)   256 B
 //	  dw at 256:              fp16 d of rows 8p..8p+7                  16 B
+//	Q4_0, panel p (rows 16p..16p+15), block b, at (p*nb + b)*288:
+//	  P_k at 32k (k = 0..7):  byte 4r+e = element 4k+e of row 16p+r (low
+//	                          nibble) and of row 16p+8+r (high)         256 B
+//	  dw at 256:              fp16 d of rows 16p..16p+15               32 B
 //
-// 272 bytes per 8 row-blocks is exactly the raw rows' 8*34: no memory is
-// added, and decode streams one contiguous run of bytes per worker instead
-// of 8 interleaved rows. The kernels take |w| with VPABSB (the per-call
-// panel stores it) and compute the chunk's scales s_p = dw*dx_p into the
-// caller's scratch; the arithmetic, and so every bit of every output, is
-// GemmQ8_0Q8_0's (llama.cpp's 8-lane order, see gemm.go).
+// The Q8_0 kernels take |w| with VPABSB (the per-call panel stores it) and
+// compute the chunk's scales s_p = dw*dx_p into the caller's scratch; the
+// Q4_0 kernels split each P_k into the per-call panel's V[k][0] and V[k][1]
+// with a mask and a shift. The arithmetic, and so every bit of every
+// output, is the per-call GEMM's (llama.cpp's orders, see gemm.go).
 
-// packedQ8_0Block is the load-time panel bytes per block (8 rows).
+// packedQ8_0Block is the Q8_0 load-time panel bytes per block (8 rows).
 const packedQ8_0Block = 8 * bytesQ8_0
+
+// packedKind is one weight type's load-time layout.
+type packedKind struct {
+	rows    int // panel rows
+	wB      int // raw bytes per block and row
+	kernels [4]func(nb int, panel *byte, x *byte, xStride int, out *float32, outStride int, sc *float32)
+	packBlk func(blk []byte, rows [][]byte, b int) // one block of a panel from its raw rows
+	generic func(nb int, panel []byte, r int, a []byte) float32
+	actB    int // prepared activation bytes per block
+}
+
+var (
+	packedQ8_0 = packedKind{rows: 8, wB: bytesQ8_0, actB: gemmActQ8_0Q8_0Block,
+		kernels: [4]func(int, *byte, *byte, int, *float32, int, *float32){
+			gemmQ8_0PQ8_0x1, gemmQ8_0PQ8_0x2, gemmQ8_0PQ8_0x3, gemmQ8_0PQ8_0x4},
+		packBlk: packBlockQ8_0, generic: gemmQ8_0PackedGeneric}
+	packedQ4_0 = packedKind{rows: 16, wB: bytesQ4_0, actB: gemmActQ4_0Q8_0Block,
+		kernels: [4]func(int, *byte, *byte, int, *float32, int, *float32){
+			q40p(gemmQ4_0PQ8_0x1), q40p(gemmQ4_0PQ8_0x2), q40p(gemmQ4_0PQ8_0x3), q40p(gemmQ4_0PQ8_0x4)},
+		packBlk: packBlockQ4_0, generic: gemmQ4_0PackedGeneric}
+)
+
+// q40p adapts a Q4_0 load-time kernel (no scale scratch) to packedKind's
+// signature.
+func q40p(k func(int, *byte, *byte, int, *float32, int)) func(int, *byte, *byte, int, *float32, int, *float32) {
+	return func(nb int, panel *byte, x *byte, xStride int, out *float32, outStride int, _ *float32) {
+		k(nb, panel, x, xStride, out, outStride)
+	}
+}
 
 // PackedQ8_0Rows is the number of rows PackQ8_0 packs of a matrix of rows
 // rows: the whole panels (a multiple of 8). The rest stay in raw form.
 func PackedQ8_0Rows(rows int) int { return rows / 8 * 8 }
 
+// PackedQ4_0Rows is PackedQ8_0Rows for PackQ4_0 (panels of 16 rows).
+func PackedQ4_0Rows(rows int) int { return rows / 16 * 16 }
+
 // PackedQ8_0Bytes is the size of the panels of PackedQ8_0Rows(rows) rows
 // of n elements (the size of those rows in raw Q8_0).
-func PackedQ8_0Bytes(n, rows int) int {
+func PackedQ8_0Bytes(n, rows int) int { return packedQ8_0.bytes("PackedQ8_0Bytes", n, rows) }
+
+// PackedQ4_0Bytes is PackedQ8_0Bytes for Q4_0.
+func PackedQ4_0Bytes(n, rows int) int { return packedQ4_0.bytes("PackedQ4_0Bytes", n, rows) }
+
+func (k *packedKind) bytes(fn string, n, rows int) int {
 	if n < 0 || n%qk != 0 || rows < 0 {
-		panic(fmt.Sprintf("simd: PackedQ8_0Bytes: n=%d rows=%d: n must be a non-negative multiple of %d", n, rows, qk))
+		panic(fmt.Sprintf("simd: %s: n=%d rows=%d: n must be a non-negative multiple of %d", fn, n, rows, qk))
 	}
-	return PackedQ8_0Rows(rows) / 8 * (n / qk) * packedQ8_0Block
+	return rows / k.rows * k.rows * (n / qk) * k.wB
 }
 
 // PackQ8_0 writes the panels of the raw Q8_0 rows w[i*wStride:] (i < rows,
@@ -47,27 +90,67 @@ func PackedQ8_0Bytes(n, rows int) int {
 // [8a, 8b) writes dst[a*nb*272 : b*nb*272] only, so callers may split the
 // work by panels.
 func PackQ8_0(n int, w []byte, wStride, rows int, dst []byte) {
-	if rows%8 != 0 {
-		panic(fmt.Sprintf("simd: PackQ8_0: rows=%d is not a multiple of 8", rows))
+	packedQ8_0.pack("PackQ8_0", n, w, wStride, rows, dst)
+}
+
+// PackQ4_0 is PackQ8_0 for Q4_0 rows (rows a multiple of 16; see
+// GemmQ4_0Packed).
+func PackQ4_0(n int, w []byte, wStride, rows int, dst []byte) {
+	packedQ4_0.pack("PackQ4_0", n, w, wStride, rows, dst)
+}
+
+func (k *packedKind) pack(fn string, n int, w []byte, wStride, rows int, dst []byte) {
+	if rows%k.rows != 0 {
+		panic(fmt.Sprintf("simd: %s: rows=%d is not a multiple of %d", fn, rows, k.rows))
 	}
 	nb := n / qk
-	if need := PackedQ8_0Bytes(n, rows); len(dst) < need {
-		panic(fmt.Sprintf("simd: PackQ8_0: dst holds %d bytes, %d rows of %d elements need %d", len(dst), rows, n, need))
+	if need := k.bytes(fn, n, rows); len(dst) < need {
+		panic(fmt.Sprintf("simd: %s: dst holds %d bytes, %d rows of %d elements need %d", fn, len(dst), rows, n, need))
 	}
-	if rows > 0 && nb > 0 && (wStride < nb*bytesQ8_0 || len(w) < (rows-1)*wStride+nb*bytesQ8_0) {
-		panic(fmt.Sprintf("simd: PackQ8_0: weights hold %d bytes at stride %d, %d rows of %d blocks need %d", len(w), wStride, rows, nb, (rows-1)*wStride+nb*bytesQ8_0))
+	if rows > 0 && nb > 0 && (wStride < nb*k.wB || len(w) < (rows-1)*wStride+nb*k.wB) {
+		panic(fmt.Sprintf("simd: %s: weights hold %d bytes at stride %d, %d rows of %d blocks need %d", fn, len(w), wStride, rows, nb, (rows-1)*wStride+nb*k.wB))
 	}
-	for p := 0; p < rows/8; p++ {
+	pb := k.rows * k.wB // panel bytes per block
+	src := make([][]byte, k.rows)
+	for p := 0; p < rows/k.rows; p++ {
+		for r := range src {
+			src[r] = w[(k.rows*p+r)*wStride:]
+		}
 		for b := 0; b < nb; b++ {
-			blk := dst[(p*nb+b)*packedQ8_0Block : (p*nb+b+1)*packedQ8_0Block]
-			for r := 0; r < 8; r++ {
-				src := w[(8*p+r)*wStride+b*bytesQ8_0 : (8*p+r)*wStride+(b+1)*bytesQ8_0]
-				blk[256+2*r], blk[257+2*r] = src[0], src[1]
-				for j := 0; j < 8; j++ {
-					copy(blk[32*j+4*r:32*j+4*r+4], src[2+4*j:6+4*j])
-				}
+			k.packBlk(dst[(p*nb+b)*pb:(p*nb+b+1)*pb], src, b)
+		}
+	}
+}
+
+// packBlockQ8_0 writes block b of 8 raw Q8_0 rows in the load-time layout.
+func packBlockQ8_0(blk []byte, rows [][]byte, b int) {
+	for r, row := range rows {
+		src := row[b*bytesQ8_0 : (b+1)*bytesQ8_0]
+		blk[256+2*r], blk[257+2*r] = src[0], src[1]
+		for j := 0; j < 8; j++ {
+			copy(blk[32*j+4*r:32*j+4*r+4], src[2+4*j:6+4*j])
+		}
+	}
+}
+
+// packBlockQ4_0 writes block b of 16 raw Q4_0 rows in the load-time layout.
+func packBlockQ4_0(blk []byte, rows [][]byte, b int) {
+	nib := func(row []byte, e int) byte { // element e of a raw block's quants
+		if e < 16 {
+			return row[2+e] & 15
+		}
+		return row[2+e-16] >> 4
+	}
+	for r := 0; r < 8; r++ {
+		lo := rows[r][b*bytesQ4_0 : (b+1)*bytesQ4_0]
+		hi := rows[8+r][b*bytesQ4_0 : (b+1)*bytesQ4_0]
+		for k := 0; k < 8; k++ {
+			for e := 0; e < 4; e++ {
+				blk[32*k+4*r+e] = nib(lo, 4*k+e) | nib(hi, 4*k+e)<<4
 			}
 		}
+		blk[256+2*r], blk[257+2*r] = lo[0], lo[1]
+		blk[272+2*r], blk[273+2*r] = hi[0], hi[1]
 	}
 }
 
@@ -77,24 +160,35 @@ func PackQ8_0(n int, w []byte, wStride, rows int, dst []byte) {
 // every m (m = 1 is decode). The bits are GemmQ8_0Q8_0's. scratch needs
 // GemmScratchBytes(n) bytes.
 func GemmQ8_0Packed(n int, panels []byte, rows int, a []byte, aStride, m int, out []float32, outStride int, scratch []byte) {
-	if n < 0 || n%qk != 0 || rows < 0 || rows%8 != 0 || m < 0 {
-		panic(fmt.Sprintf("simd: GemmQ8_0Packed: n=%d rows=%d m=%d: need n a multiple of %d, rows of 8", n, rows, m, qk))
+	packedQ8_0.gemm("GemmQ8_0Packed", n, panels, rows, a, aStride, m, out, outStride, scratch)
+}
+
+// GemmQ4_0Packed is GemmQ8_0Packed for Q4_0 panels (PackQ4_0; rows a
+// multiple of 16) and activations in GemmActQ4_0Q8_0 form: the bits of
+// GemmQ4_0Q8_0 (llama.cpp's q4_0_8x8 order).
+func GemmQ4_0Packed(n int, panels []byte, rows int, a []byte, aStride, m int, out []float32, outStride int, scratch []byte) {
+	packedQ4_0.gemm("GemmQ4_0Packed", n, panels, rows, a, aStride, m, out, outStride, scratch)
+}
+
+func (k *packedKind) gemm(fn string, n int, panels []byte, rows int, a []byte, aStride, m int, out []float32, outStride int, scratch []byte) {
+	if n < 0 || n%qk != 0 || rows < 0 || rows%k.rows != 0 || m < 0 {
+		panic(fmt.Sprintf("simd: %s: n=%d rows=%d m=%d: need n a multiple of %d, rows of %d", fn, n, rows, m, qk, k.rows))
 	}
 	nb := n / qk
 	if rows == 0 || m == 0 {
 		return
 	}
-	if len(panels) < PackedQ8_0Bytes(n, rows) {
-		panic(fmt.Sprintf("simd: GemmQ8_0Packed: panels hold %d bytes, %d rows of %d elements need %d", len(panels), rows, n, PackedQ8_0Bytes(n, rows)))
+	if need := k.bytes(fn, n, rows); len(panels) < need {
+		panic(fmt.Sprintf("simd: %s: panels hold %d bytes, %d rows of %d elements need %d", fn, len(panels), rows, n, need))
 	}
-	if aStride < nb*gemmActQ8_0Q8_0Block || len(a) < (m-1)*aStride+nb*gemmActQ8_0Q8_0Block {
-		panic(fmt.Sprintf("simd: GemmQ8_0Packed: activations hold %d bytes at stride %d, %d rows of %d blocks need %d", len(a), aStride, m, nb, (m-1)*aStride+nb*gemmActQ8_0Q8_0Block))
+	if aStride < nb*k.actB || len(a) < (m-1)*aStride+nb*k.actB {
+		panic(fmt.Sprintf("simd: %s: activations hold %d bytes at stride %d, %d rows of %d blocks need %d", fn, len(a), aStride, m, nb, (m-1)*aStride+nb*k.actB))
 	}
 	if outStride < rows || len(out) < (m-1)*outStride+rows {
-		panic(fmt.Sprintf("simd: GemmQ8_0Packed: out holds %d floats at stride %d, %d rows of %d need %d", len(out), outStride, m, rows, (m-1)*outStride+rows))
+		panic(fmt.Sprintf("simd: %s: out holds %d floats at stride %d, %d rows of %d need %d", fn, len(out), outStride, m, rows, (m-1)*outStride+rows))
 	}
 	if len(scratch) < GemmScratchBytes(n) {
-		panic(fmt.Sprintf("simd: GemmQ8_0Packed: scratch holds %d bytes, need %d", len(scratch), GemmScratchBytes(n)))
+		panic(fmt.Sprintf("simd: %s: scratch holds %d bytes, need %d", fn, len(scratch), GemmScratchBytes(n)))
 	}
 	if nb == 0 {
 		for j := range m {
@@ -102,27 +196,51 @@ func GemmQ8_0Packed(n int, panels []byte, rows int, a []byte, aStride, m int, ou
 		}
 		return
 	}
-	pb := nb * packedQ8_0Block
+	pb := nb * k.rows * k.wB // bytes per panel
 	if !fast.Load() {
 		for j := range m {
 			x := a[j*aStride:]
 			for i := range rows {
-				out[j*outStride+i] = gemmQ8_0PackedGeneric(nb, panels[i/8*pb:], i%8, x)
+				out[j*outStride+i] = k.generic(nb, panels[i/k.rows*pb:], i%k.rows, x)
 			}
 		}
 		return
 	}
-	// The kernels' scale area: q80Chunk blocks of 4 rows' 8 float32.
+	// The Q8_0 kernels' scale area: q80Chunk blocks of 4 rows' 8 float32
+	// (at most 128*min(16, nb) bytes, within GemmScratchBytes).
 	sc := (*float32)(unsafe.Pointer(&scratch[0]))
-	kernels := [4]func(int, *byte, *byte, int, *float32, int, *float32){
-		gemmQ8_0PQ8_0x1, gemmQ8_0PQ8_0x2, gemmQ8_0PQ8_0x3, gemmQ8_0PQ8_0x4}
-	for r0 := 0; r0 < rows; r0 += 8 {
-		panel := &panels[r0/8*pb]
+	for r0 := 0; r0 < rows; r0 += k.rows {
+		panel := &panels[r0/k.rows*pb]
 		for j := 0; j < m; j += 4 {
 			nx := min(4, m-j)
-			kernels[nx-1](nb, panel, &a[j*aStride], aStride, &out[j*outStride+r0], outStride, sc)
+			k.kernels[nx-1](nb, panel, &a[j*aStride], aStride, &out[j*outStride+r0], outStride, sc)
 		}
 	}
+}
+
+// gemmQ4_0PackedGeneric is gemmQ4_0Q8_0Generic for row r of a load-time
+// Q4_0 panel: the raw row's quant bytes rebuilt from the nibbles, the same
+// integer sum and fold.
+func gemmQ4_0PackedGeneric(nb int, panel []byte, r int, a []byte) float32 {
+	var sumf float32
+	var qs [16]byte
+	g, rr := r/8, r%8
+	for ib := 0; ib < nb; ib++ {
+		blk := panel[ib*16*bytesQ4_0 : (ib+1)*16*bytesQ4_0]
+		ba := a[ib*gemmActQ4_0Q8_0Block : (ib+1)*gemmActQ4_0Q8_0Block]
+		for e := 0; e < 32; e++ {
+			v := blk[32*(e/4)+4*rr+e%4] >> (4 * g) & 15
+			if e < 16 {
+				qs[e] = qs[e]&0xf0 | v
+			} else {
+				qs[e-16] = qs[e-16]&0x0f | v<<4
+			}
+		}
+		sumi := isumQ4_0(qs[:], ba[:32])
+		s := float32(f16At(blk, 256+2*r) * getF32(ba[32:]))
+		sumf = fma32(float32(sumi), s, sumf)
+	}
+	return sumf
 }
 
 // gemmQ8_0PackedGeneric is gemmQ8_0Q8_0Generic for row r of a load-time

@@ -7,47 +7,62 @@ import (
 	"testing"
 )
 
-// TestGemmQ8_0PackedMatchesSingleRow checks the load-time panels against
-// the generic single-row dot of the raw rows, bit for bit, on both
+// packedCases are the load-time layouts with their GEMM case (the
+// per-call GEMM they must match), pack, panel rows and packed GEMM.
+var packedCases = []struct {
+	c      gemmCase
+	rows   int
+	pack   func(n int, w []byte, wStride, rows int, dst []byte)
+	bytes  func(n, rows int) int
+	packed func(n int, panels []byte, rows int, a []byte, aStride, m int, out []float32, outStride int, scratch []byte)
+	single func(nb int, w, x []byte) float32 // the generic single-row dot
+}{
+	{gemmCases[0], 8, PackQ8_0, PackedQ8_0Bytes, GemmQ8_0Packed, dotQ8_0Q8_0Generic},
+	{gemmCases[1], 16, PackQ4_0, PackedQ4_0Bytes, GemmQ4_0Packed, dotQ4_0Q8_0Generic},
+}
+
+// TestGemmPackedMatchesSingleRow checks the load-time panels against the
+// generic single-row dot of the raw rows, bit for bit, on both
 // implementations: every input mode (adversarial scales and quants), block
-// counts around the kernels' 16-block chunks, 8..40 rows (several panels),
-// m = 1..9 (decode kernel and every row group), output strides wider than
+// counts around the Q8_0 kernels' 16-block chunks, one to five panels, m =
+// 1..19 (decode kernel and every row group), output strides wider than
 // the rows.
-func TestGemmQ8_0PackedMatchesSingleRow(t *testing.T) {
+func TestGemmPackedMatchesSingleRow(t *testing.T) {
 	r := rand.New(rand.NewPCG(91, 92))
-	c := gemmCases[0]
-	for _, mode := range modes {
-		for _, nb := range []int{1, 3, 16, 17, 40} {
-			for _, sh := range [][2]int{{8, 1}, {16, 2}, {24, 3}, {8, 4}, {40, 5}, {16, 9}} {
-				rows, m := sh[0], sh[1]
-				w, wStride, x, a, aStride := gemmInputs(r, c, nb, rows, m, mode)
-				n := nb * qk
-				panels := make([]byte, PackedQ8_0Bytes(n, rows))
-				PackQ8_0(n, w, wStride, rows, panels)
-				outStride := rows + 3
-				bothImpls(t, func(t *testing.T, impl string) {
-					out := make([]float32, m*outStride)
-					for i := range out {
-						out[i] = 12345 // the gaps must stay untouched
-					}
-					GemmQ8_0Packed(n, panels, rows, a, aStride, m, out, outStride, make([]byte, GemmScratchBytes(n)))
-					for j := range m {
-						for i := range outStride {
-							got := out[j*outStride+i]
-							if i >= rows {
-								if got != 12345 {
-									t.Fatalf("%s %s nb=%d rows=%d m=%d: wrote out[%d][%d] beyond the rows", impl, mode, nb, rows, m, j, i)
+	for _, pc := range packedCases {
+		for _, mode := range modes {
+			for _, nb := range []int{1, 3, 16, 17, 40} {
+				for _, sh := range [][2]int{{1, 1}, {2, 2}, {3, 3}, {1, 4}, {5, 5}, {2, 9}, {1, 8}, {2, 13}, {1, 19}} {
+					rows, m := sh[0]*pc.rows, sh[1]
+					w, wStride, x, a, aStride := gemmInputs(r, pc.c, nb, rows, m, mode)
+					n := nb * qk
+					panels := make([]byte, pc.bytes(n, rows))
+					pc.pack(n, w, wStride, rows, panels)
+					outStride := rows + 3
+					bothImpls(t, func(t *testing.T, impl string) {
+						out := make([]float32, m*outStride)
+						for i := range out {
+							out[i] = 12345 // the gaps must stay untouched
+						}
+						pc.packed(n, panels, rows, a, aStride, m, out, outStride, make([]byte, GemmScratchBytes(n)))
+						for j := range m {
+							for i := range outStride {
+								got := out[j*outStride+i]
+								if i >= rows {
+									if got != 12345 {
+										t.Fatalf("%s %s %s nb=%d rows=%d m=%d: wrote out[%d][%d] beyond the rows", pc.c.w, impl, mode, nb, rows, m, j, i)
+									}
+									continue
 								}
-								continue
-							}
-							want := dotQ8_0Q8_0Generic(nb, w[i*wStride:], x[j])
-							if math.Float32bits(got) != math.Float32bits(want) && !(got != got && want != want) {
-								t.Fatalf("%s %s nb=%d rows=%d m=%d: out[%d][%d] = %g (%#08x), single-row dot %g (%#08x)",
-									impl, mode, nb, rows, m, j, i, got, math.Float32bits(got), want, math.Float32bits(want))
+								want := pc.single(nb, w[i*wStride:], x[j])
+								if math.Float32bits(got) != math.Float32bits(want) && !(got != got && want != want) {
+									t.Fatalf("%s %s %s nb=%d rows=%d m=%d: out[%d][%d] = %g (%#08x), single-row dot %g (%#08x)",
+										pc.c.w, impl, mode, nb, rows, m, j, i, got, math.Float32bits(got), want, math.Float32bits(want))
+								}
 							}
 						}
-					}
-				})
+					})
+				}
 			}
 		}
 	}
@@ -84,6 +99,37 @@ func TestPackQ8_0Layout(t *testing.T) {
 	}
 }
 
+// TestPackQ4_0Layout pins the Q4_0 panel layout nibble by nibble.
+func TestPackQ4_0Layout(t *testing.T) {
+	const nb, rows = 2, 32
+	w := make([]byte, rows*nb*bytesQ4_0)
+	for i := range w {
+		w[i] = byte(i*37 + 5)
+	}
+	panels := make([]byte, PackedQ4_0Bytes(nb*qk, rows))
+	if len(panels) != len(w) {
+		t.Fatalf("panels are %d bytes, raw rows %d: the layout should add nothing", len(panels), len(w))
+	}
+	PackQ4_0(nb*qk, w, nb*bytesQ4_0, rows, panels)
+	for row := range rows {
+		for b := range nb {
+			src := w[(row*nb+b)*bytesQ4_0:]
+			blk := panels[((row/16)*nb+b)*16*bytesQ4_0:]
+			r := row % 16
+			if blk[256+2*r] != src[0] || blk[257+2*r] != src[1] {
+				t.Fatalf("row %d block %d: scale bytes differ", row, b)
+			}
+			for e := range qk {
+				want := src[2+e%16] >> (4 * (e / 16)) & 15
+				got := blk[32*(e/4)+4*(r%8)+e%4] >> (4 * (r / 8)) & 15
+				if got != want {
+					t.Fatalf("row %d block %d element %d: panel has %d, row %d", row, b, e, got, want)
+				}
+			}
+		}
+	}
+}
+
 // TestGemmQ8_0PackedBadArgs: shapes the panels cannot hold panic with a
 // message naming the problem.
 func TestGemmQ8_0PackedBadArgs(t *testing.T) {
@@ -97,6 +143,10 @@ func TestGemmQ8_0PackedBadArgs(t *testing.T) {
 			GemmQ8_0Packed(32, make([]byte, 100), 8, make([]byte, 36), 36, 1, make([]float32, 8), 8, make([]byte, GemmScratchBytes(32)))
 		}},
 		{"n not blocks", func() { GemmQ8_0Packed(33, nil, 8, nil, 0, 1, nil, 8, nil) }},
+		{"Q4_0 rows not a multiple of 16", func() { PackQ4_0(32, make([]byte, 8*18), 18, 8, make([]byte, 1000)) }},
+		{"Q4_0 short panels", func() {
+			GemmQ4_0Packed(32, make([]byte, 100), 16, make([]byte, 40), 40, 1, make([]float32, 16), 16, make([]byte, GemmScratchBytes(32)))
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			defer func() {

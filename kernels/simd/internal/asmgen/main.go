@@ -81,6 +81,9 @@ func Generate() []byte {
 	for nx := 1; nx <= 4; nx++ {
 		kernelQ4_0(a, nx)
 	}
+	for nx := 1; nx <= 4; nx++ {
+		kernelQ4_0Layout(a, nx, true)
+	}
 	gemvQ8_0(a)
 	gemvQ4_0(a)
 	packQ4_K(a)
@@ -676,8 +679,22 @@ func hsum8Rows(a *asm) {
 //
 //	Y0..Y7 int16 sums (row j, group g in Y(2j+g)), Y8/Y9 V[k][0..1],
 //	Y10 broadcast, Y11/Y12 products and fold temporaries, Y15 ones.
-func kernelQ4_0(a *asm, nx int) {
+func kernelQ4_0(a *asm, nx int) { kernelQ4_0Layout(a, nx, false) }
+
+// kernelQ4_0Layout is kernelQ4_0 for the per-call panel, or (compact) for
+// the load-time one (PackQ4_0: 288 B per block, the raw rows' size): per
+// quad k one 32-byte vector P_k whose low nibbles are V[k][0] and high
+// nibbles V[k][1], split in the kernel (P & 15, P >> 4 & 15, mask in
+// Y14, reloaded per block), and fp16 dw at 256 (rows 0..7) and 272 (rows
+// 8..15), converted once per block into Y13/Y14 for the folds. The
+// single-row kernel (decode) prefetches its panel stream ahead.
+func kernelQ4_0Layout(a *asm, nx int, compact bool) {
 	name := fmt.Sprintf("gemmQ4_0Q8_0x%d", nx)
+	block := 576
+	if compact {
+		name = fmt.Sprintf("gemmQ4_0PQ8_0x%d", nx)
+		block = 288
+	}
 	kernelPrologue(a, name, nx)
 	a.i("VMOVDQU gemmOnes16<>(SB), Y15")
 	a.i("VXORPS Y8, Y8, Y8")
@@ -687,9 +704,24 @@ func kernelQ4_0(a *asm, nx int) {
 	}
 	lbl := strings.ToLower(name)
 	a.p("%s:", lbl)
+	if compact {
+		if nx == 1 {
+			for off := 0; off < block; off += 64 {
+				a.i("PREFETCHT0 %d(SI)", q40Prefetch+off)
+			}
+		}
+		a.i("VMOVDQU gemmNib<>(SB), Y14")
+	}
 	for k := 0; k < 8; k++ {
-		a.i("VMOVDQU %d(SI), Y8", 64*k)
-		a.i("VMOVDQU %d(SI), Y9", 64*k+32)
+		if compact {
+			a.i("VMOVDQU %d(SI), Y9", 32*k)
+			a.i("VPAND Y14, Y9, Y8")
+			a.i("VPSRLW $4, Y9, Y9")
+			a.i("VPAND Y14, Y9, Y9")
+		} else {
+			a.i("VMOVDQU %d(SI), Y8", 64*k)
+			a.i("VMOVDQU %d(SI), Y9", 64*k+32)
+		}
 		for j := 0; j < nx; j++ {
 			a.i("VPBROADCASTD %d(%s), Y10", 4*k, xPtr[j])
 			for g := 0; g < 2; g++ {
@@ -704,6 +736,10 @@ func kernelQ4_0(a *asm, nx int) {
 			}
 		}
 	}
+	if compact {
+		a.i("VCVTPH2PS 256(SI), Y13") // dw rows 0..7
+		a.i("VCVTPH2PS 272(SI), Y14") // dw rows 8..15
+	}
 	for j := 0; j < nx; j++ {
 		a.i("VPBROADCASTD 36(%s), Y10", xPtr[j]) // 8*sum(q)
 		a.i("VBROADCASTSS 32(%s), Y11", xPtr[j]) // dx
@@ -712,12 +748,16 @@ func kernelQ4_0(a *asm, nx int) {
 			a.i("VPMADDWD Y15, Y%d, Y%d", acc, acc)
 			a.i("VPSUBD Y10, Y%d, Y%d", acc, acc)
 			a.i("VCVTDQ2PS Y%d, Y%d", acc, acc)
-			a.i("VMULPS %d(SI), Y11, Y12", 512+32*g)               // s = dw*dx
+			if compact {
+				a.i("VMULPS Y%d, Y11, Y12", 13+g) // s = dw*dx
+			} else {
+				a.i("VMULPS %d(SI), Y11, Y12", 512+32*g) // s = dw*dx
+			}
 			a.i("VFMADD213PS %s, Y12, Y%d", outAddr(j, 32*g), acc) // float(sumi)*s + out
 			a.i("VMOVUPS Y%d, %s", acc, outAddr(j, 32*g))
 		}
 	}
-	a.i("ADDQ $576, SI")
+	a.i("ADDQ $%d, SI", block)
 	for j := 0; j < nx; j++ {
 		a.i("ADDQ $40, %s", xPtr[j])
 	}
@@ -727,6 +767,10 @@ func kernelQ4_0(a *asm, nx int) {
 	a.i("RET")
 	a.p("")
 }
+
+// q40Prefetch is how far ahead (bytes) the load-time Q4_0 single-row
+// kernel prefetches its panel stream.
+const q40Prefetch = 16 * 288
 
 // gemvPrologue loads (nb int, w *byte, wStride int, x *byte, out *float32)
 // for an 8-row, one-activation-row kernel: CX blocks, SI = row 0 (A),
