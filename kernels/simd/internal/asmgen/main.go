@@ -600,6 +600,13 @@ func kernelQ8_0Group(a *asm, lbl string, j, R int, lay *q80Layout) {
 	}
 	a.p("%s_s:", lbl)
 	if lay.packed {
+		// The panel comes from DRAM when few activation rows share it
+		// (batched decode): fetch the next chunk's blocks (the next
+		// panel's first chunk after the last one) while this chunk's
+		// passes run.
+		for off := 0; off < lay.block; off += 64 {
+			a.i("PREFETCHT0 %d(SI)", q80Chunk*lay.block+off)
+		}
 		a.i("VCVTPH2PS 256(SI), Y9")
 	}
 	for p := 0; p < R; p++ {
@@ -687,7 +694,8 @@ func kernelQ4_0(a *asm, nx int) { kernelQ4_0Layout(a, nx, false) }
 // nibbles V[k][1], split in the kernel (P & 15, P >> 4 & 15, mask in
 // Y14, reloaded per block), and fp16 dw at 256 (rows 0..7) and 272 (rows
 // 8..15), converted once per block into Y13/Y14 for the folds. The
-// single-row kernel (decode) prefetches its panel stream ahead.
+// kernels prefetch their panel stream q40Prefetch bytes ahead (decode and
+// small batches read it from DRAM).
 func kernelQ4_0Layout(a *asm, nx int, compact bool) {
 	name := fmt.Sprintf("gemmQ4_0Q8_0x%d", nx)
 	block := 576
@@ -704,11 +712,9 @@ func kernelQ4_0Layout(a *asm, nx int, compact bool) {
 	}
 	lbl := strings.ToLower(name)
 	a.p("%s:", lbl)
-	if compact {
-		if nx == 1 {
-			for off := 0; off < block; off += 64 {
-				a.i("PREFETCHT0 %d(SI)", q40Prefetch+off)
-			}
+	if compact { // the panel streams from DRAM for small batches: prefetch ahead
+		for off := 0; off < block; off += 64 {
+			a.i("PREFETCHT0 %d(SI)", q40Prefetch+off)
 		}
 		a.i("VMOVDQU gemmNib<>(SB), Y14")
 	}
@@ -768,8 +774,8 @@ func kernelQ4_0Layout(a *asm, nx int, compact bool) {
 	a.p("")
 }
 
-// q40Prefetch is how far ahead (bytes) the load-time Q4_0 single-row
-// kernel prefetches its panel stream.
+// q40Prefetch is how far ahead (bytes) the load-time Q4_0 kernels
+// prefetch their panel stream.
 const q40Prefetch = 16 * 288
 
 // gemvPrologue loads (nb int, w *byte, wStride int, x *byte, out *float32)
