@@ -380,8 +380,16 @@ func (g *gemmKind) check(fn string, n int, w []byte, wStride, rows int, a []byte
 	if wStride < nb*g.wB || len(w) < (rows-1)*wStride+nb*g.wB {
 		panic(fmt.Sprintf("simd: %s: weights hold %d bytes at stride %d, %d rows of %d blocks need %d", fn, len(w), wStride, rows, nb, (rows-1)*wStride+nb*g.wB))
 	}
-	if aStride < nb*g.actB || len(a) < (m-1)*aStride+nb*g.actB {
-		panic(fmt.Sprintf("simd: %s: activations hold %d bytes at stride %d, %d rows of %d blocks need %d", fn, len(a), aStride, m, nb, (m-1)*aStride+nb*g.actB))
+	checkGemmRest(fn, n, nb, g.actB, a, aStride, m, rows, out, outStride, scratch)
+	return nb
+}
+
+// checkGemmRest checks a GEMM call's activations (m rows of nb blocks of
+// actB bytes at aStride), outputs (m rows of rows floats at outStride) and
+// scratch, for a non-empty product.
+func checkGemmRest(fn string, n, nb, actB int, a []byte, aStride, m, rows int, out []float32, outStride int, scratch []byte) {
+	if aStride < nb*actB || len(a) < (m-1)*aStride+nb*actB {
+		panic(fmt.Sprintf("simd: %s: activations hold %d bytes at stride %d, %d rows of %d blocks need %d", fn, len(a), aStride, m, nb, (m-1)*aStride+nb*actB))
 	}
 	if outStride < rows || len(out) < (m-1)*outStride+rows {
 		panic(fmt.Sprintf("simd: %s: out holds %d floats at stride %d, %d rows of %d need %d", fn, len(out), outStride, m, rows, (m-1)*outStride+rows))
@@ -389,7 +397,6 @@ func (g *gemmKind) check(fn string, n int, w []byte, wStride, rows int, a []byte
 	if len(scratch) < GemmScratchBytes(n) {
 		panic(fmt.Sprintf("simd: %s: scratch holds %d bytes, need %d", fn, len(scratch), GemmScratchBytes(n)))
 	}
-	return nb
 }
 
 // run computes the product; arguments are checked.

@@ -181,15 +181,7 @@ func (k *packedKind) gemm(fn string, n int, panels []byte, rows int, a []byte, a
 	if need := k.bytes(fn, n, rows); len(panels) < need {
 		panic(fmt.Sprintf("simd: %s: panels hold %d bytes, %d rows of %d elements need %d", fn, len(panels), rows, n, need))
 	}
-	if aStride < nb*k.actB || len(a) < (m-1)*aStride+nb*k.actB {
-		panic(fmt.Sprintf("simd: %s: activations hold %d bytes at stride %d, %d rows of %d blocks need %d", fn, len(a), aStride, m, nb, (m-1)*aStride+nb*k.actB))
-	}
-	if outStride < rows || len(out) < (m-1)*outStride+rows {
-		panic(fmt.Sprintf("simd: %s: out holds %d floats at stride %d, %d rows of %d need %d", fn, len(out), outStride, m, rows, (m-1)*outStride+rows))
-	}
-	if len(scratch) < GemmScratchBytes(n) {
-		panic(fmt.Sprintf("simd: %s: scratch holds %d bytes, need %d", fn, len(scratch), GemmScratchBytes(n)))
-	}
+	checkGemmRest(fn, n, nb, k.actB, a, aStride, m, rows, out, outStride, scratch)
 	if nb == 0 {
 		for j := range m {
 			clear(out[j*outStride : j*outStride+rows])
