@@ -61,17 +61,19 @@ func Load(f *gguf.File, opts Options) (*Model, error) {
 	}
 	m.pool = kernels.NewPool(opts.Threads)
 	if !opts.NoRepack {
-		if err := m.pool.Repack(m.matrices()...); err != nil {
-			kernels.Unpack(m.matrices()...)
-			m.pool.Close()
-			return nil, fmt.Errorf("model: %w (Options.NoRepack loads without repacking)", err)
-		}
-		// The file's pages of repacked rows are not read again (but for a
-		// last partial panel, which faults its pages back in): let them
-		// leave the resident set instead of counting twice. The embedding
-		// table (tied output) is read row by row and keeps its pages.
-		for i, ms := range m.matrices() {
-			if name := m.tensorName(i); name != "" && ms.Repacked() {
+		// One matrix at a time, and the file's pages of its rows leave the
+		// resident set right after (they are not read again, but for a last
+		// partial panel, which faults its pages back in): resident memory
+		// stays about one copy of the weights, during the load too. The
+		// embedding table (tied output) is read row by row and keeps its
+		// pages.
+		for i, w := range m.matrices() {
+			if err := m.pool.Repack(w); err != nil {
+				kernels.Unpack(m.matrices()...)
+				m.pool.Close()
+				return nil, fmt.Errorf("model: %w (Options.NoRepack loads without repacking)", err)
+			}
+			if name := m.tensorName(i); name != "" && w.Repacked() {
 				if t, ok := f.Tensor(name); ok {
 					f.Evict(t)
 				}

@@ -120,3 +120,9 @@ func gemmQ4_0PQ8_0x3(nb int, panel *byte, x *byte, xStride int, out *float32, ou
 
 //go:noescape
 func gemmQ4_0PQ8_0x4(nb int, panel *byte, x *byte, xStride int, out *float32, outStride int)
+
+// gemmPackQ8_0P writes 8 Q8_0 rows (wStride bytes apart) as a load-time
+// panel (PackQ8_0).
+//
+//go:noescape
+func gemmPackQ8_0P(nb int, w *byte, wStride int, panel *byte)

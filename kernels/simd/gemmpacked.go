@@ -1,6 +1,7 @@
 package simd
 
 import (
+	"encoding/binary"
 	"fmt"
 	"unsafe"
 )
@@ -39,7 +40,8 @@ type packedKind struct {
 	rows    int // panel rows
 	wB      int // raw bytes per block and row
 	kernels [4]func(nb int, panel *byte, x *byte, xStride int, out *float32, outStride int, sc *float32)
-	packBlk func(blk []byte, rows [][]byte, b int) // one block of a panel from its raw rows
+	packBlk func(blk []byte, rows [][]byte, b int)          // one block of a panel from its raw rows
+	packAsm func(nb int, w *byte, wStride int, panel *byte) // a whole panel, or nil
 	generic func(nb int, panel []byte, r int, a []byte) float32
 	actB    int // prepared activation bytes per block
 }
@@ -48,7 +50,7 @@ var (
 	packedQ8_0 = packedKind{rows: 8, wB: bytesQ8_0, actB: gemmActQ8_0Q8_0Block,
 		kernels: [4]func(int, *byte, *byte, int, *float32, int, *float32){
 			gemmQ8_0PQ8_0x1, gemmQ8_0PQ8_0x2, gemmQ8_0PQ8_0x3, gemmQ8_0PQ8_0x4},
-		packBlk: packBlockQ8_0, generic: gemmQ8_0PackedGeneric}
+		packBlk: packBlockQ8_0, packAsm: gemmPackQ8_0P, generic: gemmQ8_0PackedGeneric}
 	packedQ4_0 = packedKind{rows: 16, wB: bytesQ4_0, actB: gemmActQ4_0Q8_0Block,
 		kernels: [4]func(int, *byte, *byte, int, *float32, int, *float32){
 			q40p(gemmQ4_0PQ8_0x1), q40p(gemmQ4_0PQ8_0x2), q40p(gemmQ4_0PQ8_0x3), q40p(gemmQ4_0PQ8_0x4)},
@@ -111,6 +113,12 @@ func (k *packedKind) pack(fn string, n int, w []byte, wStride, rows int, dst []b
 		panic(fmt.Sprintf("simd: %s: weights hold %d bytes at stride %d, %d rows of %d blocks need %d", fn, len(w), wStride, rows, nb, (rows-1)*wStride+nb*k.wB))
 	}
 	pb := k.rows * k.wB // panel bytes per block
+	if k.packAsm != nil && fast.Load() && nb > 0 {
+		for p := 0; p < rows/k.rows; p++ {
+			k.packAsm(nb, &w[k.rows*p*wStride], wStride, &dst[p*nb*pb])
+		}
+		return
+	}
 	src := make([][]byte, k.rows)
 	for p := 0; p < rows/k.rows; p++ {
 		for r := range src {
@@ -122,32 +130,32 @@ func (k *packedKind) pack(fn string, n int, w []byte, wStride, rows int, dst []b
 	}
 }
 
-// packBlockQ8_0 writes block b of 8 raw Q8_0 rows in the load-time layout.
+// packBlockQ8_0 writes block b of 8 raw Q8_0 rows in the load-time layout
+// (4-byte groups moved as words: loading a 7B model repacks gigabytes).
 func packBlockQ8_0(blk []byte, rows [][]byte, b int) {
 	for r, row := range rows {
 		src := row[b*bytesQ8_0 : (b+1)*bytesQ8_0]
 		blk[256+2*r], blk[257+2*r] = src[0], src[1]
 		for j := 0; j < 8; j++ {
-			copy(blk[32*j+4*r:32*j+4*r+4], src[2+4*j:6+4*j])
+			binary.LittleEndian.PutUint32(blk[32*j+4*r:], binary.LittleEndian.Uint32(src[2+4*j:]))
 		}
 	}
 }
 
-// packBlockQ4_0 writes block b of 16 raw Q4_0 rows in the load-time layout.
+// packBlockQ4_0 writes block b of 16 raw Q4_0 rows in the load-time layout:
+// word k of lane r holds elements 4k..4k+3 of row r (low nibbles) and of
+// row 8+r (high). A raw block's elements 4k..4k+3 are the low (k < 4) or
+// high (k >= 4) nibbles of quant bytes 4(k%4)..4(k%4)+3.
 func packBlockQ4_0(blk []byte, rows [][]byte, b int) {
-	nib := func(row []byte, e int) byte { // element e of a raw block's quants
-		if e < 16 {
-			return row[2+e] & 15
-		}
-		return row[2+e-16] >> 4
-	}
+	const m4 = 0x0f0f0f0f
 	for r := 0; r < 8; r++ {
 		lo := rows[r][b*bytesQ4_0 : (b+1)*bytesQ4_0]
 		hi := rows[8+r][b*bytesQ4_0 : (b+1)*bytesQ4_0]
 		for k := 0; k < 8; k++ {
-			for e := 0; e < 4; e++ {
-				blk[32*k+4*r+e] = nib(lo, 4*k+e) | nib(hi, 4*k+e)<<4
-			}
+			sh := 4 * (k / 4)
+			wl := binary.LittleEndian.Uint32(lo[2+4*(k%4):]) >> sh & m4
+			wh := binary.LittleEndian.Uint32(hi[2+4*(k%4):]) >> sh & m4
+			binary.LittleEndian.PutUint32(blk[32*k+4*r:], wl|wh<<4)
 		}
 		blk[256+2*r], blk[257+2*r] = lo[0], lo[1]
 		blk[272+2*r], blk[273+2*r] = hi[0], hi[1]

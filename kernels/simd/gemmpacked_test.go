@@ -68,11 +68,12 @@ func TestGemmPackedMatchesSingleRow(t *testing.T) {
 	}
 }
 
-// TestPackQ8_0Layout pins the panel layout byte by byte on a tiny matrix
+// TestPackQ8_0Layout pins the panel layout byte by byte on a small matrix
 // (GemmQ8_0Packed's generic path reads it the same way, so a layout bug
-// common to both would pass the bit test above).
+// common to both would pass the bit test above), as the assembly and the
+// generic packer write it.
 func TestPackQ8_0Layout(t *testing.T) {
-	const nb, rows = 2, 16
+	const nb, rows = 5, 24
 	w := make([]byte, rows*nb*bytesQ8_0)
 	for i := range w {
 		w[i] = byte(i * 31)
@@ -81,7 +82,14 @@ func TestPackQ8_0Layout(t *testing.T) {
 	if len(panels) != len(w) {
 		t.Fatalf("panels are %d bytes, raw rows %d: the layout should add nothing", len(panels), len(w))
 	}
-	PackQ8_0(nb*qk, w, nb*bytesQ8_0, rows, panels)
+	bothImpls(t, func(t *testing.T, impl string) {
+		clear(panels)
+		PackQ8_0(nb*qk, w, nb*bytesQ8_0, rows, panels)
+		checkPackQ8_0(t, w, panels, nb, rows)
+	})
+}
+
+func checkPackQ8_0(t *testing.T, w, panels []byte, nb, rows int) {
 	for row := range rows {
 		for b := range nb {
 			src := w[(row*nb+b)*bytesQ8_0:]

@@ -70,6 +70,7 @@ func Generate() []byte {
 	vec32(a, "gemmQ6Hi", 0x30303030) // bits 4..5 of each byte
 	a.p("")
 	packQ8_0(a)
+	packQ8_0P(a)
 	packQ4_0(a)
 	actQ8_0(a)
 	for nx := 1; nx <= 4; nx++ {
@@ -221,6 +222,41 @@ func packQ8_0(a *asm) {
 	a.i("ADDQ $%d, DI", q80PanelBlock)
 	a.i("DECQ CX")
 	a.i("JNZ packq80")
+	a.i("VZEROUPPER")
+	a.i("RET")
+	a.p("")
+}
+
+// packQ8_0P: 8 Q8_0 rows -> the load-time panel (PackQ8_0), per block:
+// W_j at 32j (the 8x8 dword transpose of the rows' 32 quant bytes), then
+// the rows' 8 fp16 d as they are. 272 bytes. Loading a model repacks every
+// Q8_0 matrix once, so this is the load's inner loop.
+func packQ8_0P(a *asm) {
+	packPrologue(a, "gemmPackQ8_0P")
+	a.i("LEAQ (SI)(R8*8), R13") // prefetch cursor: the next panel's rows
+	a.p("packq80p:")
+	packPrefetch(a, 8*34)
+	rows := rowAddr8(2, "SI", "R10", "R8", "R9")
+	for r := 0; r < 8; r++ {
+		a.i("VMOVDQU %s, Y%d", rows[r], r)
+	}
+	transpose8x8(a, func(k int) string { return fmt.Sprintf("%d(DI)", 32*k) })
+	m := rowAddr8(0, "SI", "R10", "R8", "R9")
+	for h := 0; h < 2; h++ {
+		reg := []string{"AX", "DX"}[h]
+		a.i("MOVWLZX %s, %s", m[4*h], reg)
+		for q := 1; q < 4; q++ {
+			a.i("MOVWLZX %s, BX", m[4*h+q])
+			a.i("SHLQ $%d, BX", 16*q)
+			a.i("ORQ BX, %s", reg)
+		}
+		a.i("MOVQ %s, %d(DI)", reg, 256+8*h)
+	}
+	a.i("ADDQ $34, SI")
+	a.i("ADDQ $34, R10")
+	a.i("ADDQ $272, DI")
+	a.i("DECQ CX")
+	a.i("JNZ packq80p")
 	a.i("VZEROUPPER")
 	a.i("RET")
 	a.p("")
