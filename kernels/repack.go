@@ -13,10 +13,11 @@ import (
 // layout). For Q8_0 and Q4_0 the panels can be built once for the life of
 // the model instead of on every call (see simd.PackQ8_0, PackQ4_0): they
 // take exactly the bytes of the raw rows, every batch size reads them
-// (decode included), and every output keeps its bits. Repack builds them; MatMul uses them
-// when a matrix has them. As with llama.cpp's repacking buffer, the
-// repacked copy lives in anonymous memory while the file's pages of the
-// same rows are no longer touched (the page cache may drop them).
+// (decode included), and every output keeps its bits. Repack builds them;
+// MatMul uses them when a matrix has them. As with llama.cpp's repacking
+// buffer, the repacked copy lives in anonymous memory (huge pages where
+// the system gives them on request), while the file's pages of the same
+// rows are no longer touched (model.Load evicts them, gguf.File.Evict).
 //
 //	Matrix.Data   raw rows, from the mapping: [Rows][RowBytes]   (tail rows and Row() still read it)
 //	Matrix.packed panels of the whole panels' rows: Q8_0 [Rows/8][nb][8*34],
