@@ -114,7 +114,9 @@ func (p *Pool) matMuls(x []float32, m int, ops []MatMulOp) {
 			continue
 		}
 		o.xrb, _ = vd.act.RowBytes(cols)
-		useGemm := vd.gemm != nil && (m == 1 || m >= vd.gemm.minRows)
+		// Repacked matrices always go through their panels: their raw rows'
+		// pages were evicted (model.Load) and are not to be read again.
+		useGemm := vd.gemm != nil && (m == 1 || m >= vd.gemm.minRows || op.W.packed != nil)
 		// GEMM rows: prepared from the converted rows, or (act == nil) the
 		// converted rows themselves.
 		prep := useGemm && vd.gemm.act != nil

@@ -11,7 +11,9 @@ import (
 //
 // MatMul's GEMMs read weight rows through panels (simd's register-tiled
 // layout). For Q8_0 and Q4_0 the panels can be built once for the life of
-// the model instead of on every call (see simd.PackQ8_0, PackQ4_0): they
+// the model instead of on every call (see simd.PackQ8_0, PackQ4_0), and
+// Q4_K's rows can at least be laid out as one stream per panel
+// (simd.PackQ4_K, the per-call panels built from it): they
 // take exactly the bytes of the raw rows, every batch size reads them
 // (decode included), and every output keeps its bits. Repack builds them;
 // MatMul uses them when a matrix has them. As with llama.cpp's repacking
@@ -21,7 +23,7 @@ import (
 //
 //	Matrix.Data   raw rows, from the mapping: [Rows][RowBytes]   (tail rows and Row() still read it)
 //	Matrix.packed panels of the whole panels' rows: Q8_0 [Rows/8][nb][8*34],
-//	              Q4_0 [Rows/16][nb][16*18]
+//	              Q4_0 [Rows/16][nb][16*18], Q4_K [Rows/8][nb][8*144]
 
 // repackKind is a type's load-time layout: rows per panel and the simd
 // routines.
@@ -34,17 +36,19 @@ type repackKind struct {
 var repackKinds = map[gguf.Type]repackKind{
 	gguf.TypeQ8_0: {8, simd.PackedQ8_0Bytes, simd.PackQ8_0},
 	gguf.TypeQ4_0: {16, simd.PackedQ4_0Bytes, simd.PackQ4_0},
+	gguf.TypeQ4_K: {8, simd.PackedQ4_KBytes, simd.PackQ4_K},
 }
 
 // Repackable reports whether Repack has a load-time layout for m's type
-// and shape: Q8_0 with at least 8 rows, Q4_0 with at least 16 and Rows%8
-// == 0 (other Q4_0 shapes use another summation order, see vecDotFor).
+// and shape: Q8_0 with at least 8 rows, Q4_0 with at least 16 and Q4_K
+// with at least 8, both with Rows%8 == 0 (their other shapes use another
+// summation order, see vecDotFor).
 func Repackable(m *Matrix) bool {
 	k, ok := repackKinds[m.Type]
-	if !ok || m.Rows < k.rows || m.Cols <= 0 || m.Cols%32 != 0 {
+	if !ok || m.Rows < k.rows || m.Cols <= 0 || m.Cols%m.Type.BlockSize() != 0 {
 		return false
 	}
-	return m.Type != gguf.TypeQ4_0 || m.Rows%8 == 0
+	return m.Type == gguf.TypeQ8_0 || m.Rows%8 == 0
 }
 
 // Repack builds the load-time panels of every matrix in ms that has a

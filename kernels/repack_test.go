@@ -8,7 +8,7 @@ import (
 	"kiln/gguf"
 )
 
-// TestRepackMatchesRaw: a repacked Q8_0 or Q4_0 matrix gives, bit for bit, what
+// TestRepackMatchesRaw: a repacked Q8_0, Q4_0 or Q4_K matrix gives, bit for bit, what
 // its raw rows give, for decode and batches (every kernel row group), on 1
 // and several threads, including a last partial panel (Rows%8) and, in
 // MatMuls, matrices whose rows start mid-panel in the combined row space
@@ -27,6 +27,7 @@ func TestRepackMatchesRaw(t *testing.T) {
 	}{
 		{gguf.TypeQ8_0, [2]int{8, 32}}, {gguf.TypeQ8_0, [2]int{21, 64}}, {gguf.TypeQ8_0, [2]int{133, 256}}, {gguf.TypeQ8_0, [2]int{512, 512}},
 		{gguf.TypeQ4_0, [2]int{16, 32}}, {gguf.TypeQ4_0, [2]int{40, 64}}, {gguf.TypeQ4_0, [2]int{512, 512}},
+		{gguf.TypeQ4_K, [2]int{8, 256}}, {gguf.TypeQ4_K, [2]int{72, 512}}, {gguf.TypeQ4_K, [2]int{256, 1024}},
 	} {
 		shape := tc.shape
 		raw := randMatrix(r, tc.typ, shape[0], shape[1])
@@ -37,7 +38,7 @@ func TestRepackMatchesRaw(t *testing.T) {
 		if !rp.Repacked() || raw.Repacked() {
 			t.Fatalf("%v: Repacked() = %v on the copy, %v on the original", shape, rp.Repacked(), raw.Repacked())
 		}
-		for _, m := range []int{1, 2, 3, 4, 5, 17} {
+		for _, m := range []int{1, 2, 3, 4, 5, 17} { // 2, 3: below Q4_K's GEMM threshold
 			x := randFloats(r, m*raw.Cols, 1)
 			want := make([]float32, m*raw.Rows)
 			pools[0].MatMul(want, raw, x, m)
@@ -62,7 +63,7 @@ func TestRepackMatchesRaw(t *testing.T) {
 		const cols = 256
 		x := randFloats(r, m*cols, 1)
 		ws := []*Matrix{randMatrix(r, gguf.TypeF32, 13, cols), randMatrix(r, gguf.TypeQ8_0, 517, cols), randMatrix(r, gguf.TypeQ4_0, 72, cols),
-			randMatrix(r, gguf.TypeQ8_0, 64, cols)}
+			randMatrix(r, gguf.TypeQ4_K, 40, cols), randMatrix(r, gguf.TypeQ8_0, 64, cols)}
 		rps := make([]*Matrix, len(ws))
 		for j, w := range ws {
 			c := *w
@@ -92,9 +93,9 @@ func TestRepackMatchesRaw(t *testing.T) {
 	}
 }
 
-// TestRepackable: only Q8_0 and Q4_0 matrices of at least a panel's worth
-// of rows (Q4_0: of llama.cpp's repacked shapes, Rows%8 == 0) get a
-// load-time layout; Repack leaves the others alone.
+// TestRepackable: only Q8_0, Q4_0 and Q4_K matrices of at least a panel's
+// worth of rows (Q4_0, Q4_K: of llama.cpp's repacked shapes, Rows%8 == 0)
+// get a load-time layout; Repack leaves the others alone.
 func TestRepackable(t *testing.T) {
 	r := rand.New(rand.NewPCG(73, 74))
 	pool := NewPool(2)
@@ -105,7 +106,8 @@ func TestRepackable(t *testing.T) {
 		want bool
 	}{
 		{gguf.TypeQ8_0, 8, true}, {gguf.TypeQ8_0, 7, false}, {gguf.TypeQ4_0, 64, true}, {gguf.TypeQ4_0, 24, true},
-		{gguf.TypeQ4_0, 8, false}, {gguf.TypeQ4_0, 36, false}, {gguf.TypeQ4_K, 64, false}, {gguf.TypeF32, 64, false},
+		{gguf.TypeQ4_0, 8, false}, {gguf.TypeQ4_0, 36, false}, {gguf.TypeQ4_K, 64, true}, {gguf.TypeQ4_K, 12, false},
+		{gguf.TypeQ6_K, 64, false}, {gguf.TypeF32, 64, false},
 	} {
 		w := randMatrix(r, tc.typ, tc.rows, 256)
 		if got := Repackable(w); got != tc.want {

@@ -69,7 +69,7 @@ type gemmDot struct {
 var (
 	gemmQ8_0 = &gemmDot{simd.GemmActQ8_0Q8_0Bytes, simd.GemmActQ8_0Q8_0, simd.GemmQ8_0Q8_0, 2, simd.GemmQ8_0Packed, 8}
 	gemmQ4_0 = &gemmDot{simd.GemmActQ4_0Q8_0Bytes, simd.GemmActQ4_0Q8_0, simd.GemmQ4_0Q8_0, 2, simd.GemmQ4_0Packed, 16}
-	gemmQ4_K = &gemmDot{nil, nil, simd.GemmQ4_KQ8_K, 4, nil, 0} // reads Q8_K rows as they are
+	gemmQ4_K = &gemmDot{nil, nil, simd.GemmQ4_KQ8_K, 4, simd.GemmQ4_KPacked, 8} // reads Q8_K rows as they are
 	gemmQ6_K = &gemmDot{nil, nil, simd.GemmQ6_KQ8_K, 24, nil, 0}
 )
 

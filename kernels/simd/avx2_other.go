@@ -115,3 +115,6 @@ func gemmQ4_0PQ8_0x2(int, *byte, *byte, int, *float32, int) { gemmUnavailable() 
 func gemmQ4_0PQ8_0x3(int, *byte, *byte, int, *float32, int) { gemmUnavailable() }
 func gemmQ4_0PQ8_0x4(int, *byte, *byte, int, *float32, int) { gemmUnavailable() }
 func gemmPackQ8_0P(int, *byte, int, *byte)                  { gemmUnavailable() }
+
+func gemmPackQ4_KI(int, *byte, int, *byte)           { gemmUnavailable() }
+func gemvQ4_KQ8_KI(int, *byte, int, *byte, *float32) { gemmUnavailable() }

@@ -126,3 +126,13 @@ func gemmQ4_0PQ8_0x4(nb int, panel *byte, x *byte, xStride int, out *float32, ou
 //
 //go:noescape
 func gemmPackQ8_0P(nb int, w *byte, wStride int, panel *byte)
+
+// Load-time Q4_K layout (PackQ4_K): gemmPackQ4_K and gemvQ4_KQ8_K reading a
+// panel's 8 rows interleaved by super-block (wStride 144, 1152 bytes per
+// super-block), prefetching far ahead in that one stream.
+
+//go:noescape
+func gemmPackQ4_KI(nb int, w *byte, wStride int, panel *byte)
+
+//go:noescape
+func gemvQ4_KQ8_KI(nb int, w *byte, wStride int, x *byte, out *float32)

@@ -261,3 +261,103 @@ func gemmQ8_0PackedGeneric(nb int, panel []byte, r int, a []byte) float32 {
 	}
 	return hsum8(&l)
 }
+
+// Load-time Q4_K layout: the raw super-blocks, reordered so that a panel's
+// 8 rows' super-block b lie together (raw size, one stream per worker):
+//
+//	panel p (rows 8p..8p+7), super-block b, at (p*nb + b)*1152:
+//	  row 8p+r's 144-byte super-block b at 144r
+//
+// Decode runs gemvQ4_KQ8_K's arithmetic over it (gemvQ4_KQ8_KI), batches
+// the per-call panel packer reading it (gemmPackQ4_KI) and the usual
+// kernels: the bits of GemmQ4_KQ8_K.
+
+// PackedQ4_KRows is the number of rows PackQ4_K packs (whole panels of 8).
+func PackedQ4_KRows(rows int) int { return rows / 8 * 8 }
+
+// PackedQ4_KBytes is the size of the load-time layout of
+// PackedQ4_KRows(rows) Q4_K rows of n elements (their raw size).
+func PackedQ4_KBytes(n, rows int) int {
+	if n < 0 || n%qkK != 0 || rows < 0 {
+		panic(fmt.Sprintf("simd: PackedQ4_KBytes: n=%d rows=%d: n must be a non-negative multiple of %d", n, rows, qkK))
+	}
+	return rows / 8 * 8 * (n / qkK) * bytesQ4_K
+}
+
+// PackQ4_K writes the load-time layout of the raw Q4_K rows w[i*wStride:]
+// (i < rows, rows a multiple of 8) into dst (PackedQ4_KBytes(n, rows)
+// bytes); panels are independent, as for PackQ8_0.
+func PackQ4_K(n int, w []byte, wStride, rows int, dst []byte) {
+	if rows%8 != 0 {
+		panic(fmt.Sprintf("simd: PackQ4_K: rows=%d is not a multiple of 8", rows))
+	}
+	nb := n / qkK
+	if need := PackedQ4_KBytes(n, rows); len(dst) < need {
+		panic(fmt.Sprintf("simd: PackQ4_K: dst holds %d bytes, %d rows of %d elements need %d", len(dst), rows, n, need))
+	}
+	if rows > 0 && nb > 0 && (wStride < nb*bytesQ4_K || len(w) < (rows-1)*wStride+nb*bytesQ4_K) {
+		panic(fmt.Sprintf("simd: PackQ4_K: weights hold %d bytes at stride %d, %d rows of %d blocks need %d", len(w), wStride, rows, nb, (rows-1)*wStride+nb*bytesQ4_K))
+	}
+	for p := 0; p < rows/8; p++ {
+		for b := 0; b < nb; b++ {
+			for r := 0; r < 8; r++ {
+				src := w[(8*p+r)*wStride+b*bytesQ4_K:]
+				copy(dst[((p*nb+b)*8+r)*bytesQ4_K:((p*nb+b)*8+r+1)*bytesQ4_K], src[:bytesQ4_K])
+			}
+		}
+	}
+}
+
+// GemmQ4_KPacked is GemmQ4_KQ8_K over the load-time layout (PackQ4_K;
+// rows a multiple of 8), activations Q8_K rows as they are, every m: the
+// same bits.
+func GemmQ4_KPacked(n int, panels []byte, rows int, a []byte, aStride, m int, out []float32, outStride int, scratch []byte) {
+	const fn = "GemmQ4_KPacked"
+	if n < 0 || n%qkK != 0 || rows < 0 || rows%8 != 0 || m < 0 {
+		panic(fmt.Sprintf("simd: %s: n=%d rows=%d m=%d: need n a multiple of %d, rows of 8", fn, n, rows, m, qkK))
+	}
+	nb := n / qkK
+	if rows == 0 || m == 0 {
+		return
+	}
+	if need := PackedQ4_KBytes(n, rows); len(panels) < need {
+		panic(fmt.Sprintf("simd: %s: panels hold %d bytes, %d rows of %d elements need %d", fn, len(panels), rows, n, need))
+	}
+	checkGemmRest(fn, n, nb, bytesQ8_K, a, aStride, m, rows, out, outStride, scratch)
+	if nb == 0 {
+		for j := range m {
+			clear(out[j*outStride : j*outStride+rows])
+		}
+		return
+	}
+	pb := nb * 8 * bytesQ4_K // bytes per panel
+	if !fast.Load() {
+		row := scratch[:nb*bytesQ4_K] // a panel row gathered back into raw form
+		for r0 := 0; r0 < rows; r0 += 8 {
+			panel := panels[r0/8*pb:]
+			for r := range 8 {
+				for b := range nb {
+					copy(row[b*bytesQ4_K:(b+1)*bytesQ4_K], panel[(b*8+r)*bytesQ4_K:])
+				}
+				for j := range m {
+					out[j*outStride+r0+r] = dotQ4_KQ8_KGeneric(nb, row, a[j*aStride:])
+				}
+			}
+		}
+		return
+	}
+	g := &gemmQ4_K
+	buf := scratch[:nb*g.panelB]
+	for r0 := 0; r0 < rows; r0 += 8 {
+		panel := &panels[r0/8*pb]
+		if m == 1 {
+			gemvQ4_KQ8_KI(nb, panel, bytesQ4_K, &a[0], &out[r0])
+			continue
+		}
+		gemmPackQ4_KI(nb, panel, bytesQ4_K, &buf[0])
+		for j := 0; j < m; j += 4 {
+			nx := min(4, m-j)
+			g.kernels[nx-1](nb, &buf[0], &a[j*aStride], aStride, &out[j*outStride+r0], outStride)
+		}
+	}
+}

@@ -58,10 +58,24 @@ func kscales(a *asm, m4, m8, m12 string) {
 	a.i("VPINSRQ $1, BX, X8, X8")
 }
 
-func packQ4_K(a *asm) {
-	packPrologue(a, "gemmPackQ4_K")
-	a.i("LEAQ (SI)(R8*8), R13") // prefetch cursor: the next panel's rows
-	a.p("packq4k:")
+func packQ4_K(a *asm) { packQ4_KLayout(a, false) }
+
+// packQ4_KLayout is gemmPackQ4_K, or (interleaved) gemmPackQ4_KI, which
+// reads the load-time layout (PackQ4_K: a panel's 8 rows' super-block b
+// one after the other, 1152 bytes per super-block, wStride = 144).
+func packQ4_KLayout(a *asm, interleaved bool) {
+	name, adv := "gemmPackQ4_K", 144
+	if interleaved {
+		name, adv = "gemmPackQ4_KI", 8*144
+	}
+	lbl := strings.ToLower(name)
+	packPrologue(a, name)
+	if interleaved {
+		a.i("LEAQ %d(SI), R13", q4kPrefetch) // prefetch cursor: ahead in the stream
+	} else {
+		a.i("LEAQ (SI)(R8*8), R13") // prefetch cursor: the next panel's rows
+	}
+	a.p("%s:", lbl)
 	packPrefetch(a, 8*144)
 	off := func(o int) [8]string { return rowAddr8(o, "SI", "R10", "R8", "R9") }
 	m4, m8, m12 := off(4), off(8), off(12)
@@ -104,11 +118,11 @@ func packQ4_K(a *asm) {
 		}
 		transpose8x8(a, func(k int) string { return fmt.Sprintf("%d(DI)", q4kV+(8*s+k)*32) })
 	}
-	a.i("ADDQ $144, SI")
-	a.i("ADDQ $144, R10")
+	a.i("ADDQ $%d, SI", adv)
+	a.i("ADDQ $%d, R10", adv)
 	a.i("ADDQ $%d, DI", q4kBlock)
 	a.i("DECQ CX")
-	a.i("JNZ packq4k")
+	a.i("JNZ %s", lbl)
 	a.i("VZEROUPPER")
 	a.i("RET")
 	a.p("")
@@ -236,7 +250,19 @@ func kernelPrologueFrame(a *asm, name string, nx, frame int) {
 //	Y0..Y3 M_p, then I_p; Y4..Y9 temporaries; Y10 accMin, Y11 acc (rows
 //	0..7); Y12..Y15 activation halves (bsums first). Frame: SCP_p at 32p,
 //	d*dx of rows 0..7 at 128.
-func gemvQ4_K(a *asm) {
+func gemvQ4_K(a *asm) { gemvQ4_KLayout(a, false) }
+
+// q4kPrefetch is how far ahead (bytes) the interleaved-layout Q4_K
+// routines prefetch their one stream.
+const q4kPrefetch = 16 * 8 * 144
+
+// gemvQ4_KLayout is gemvQ4_KQ8_K, or (interleaved) gemvQ4_KQ8_KI over the
+// load-time layout (see packQ4_KLayout), which streams it from DRAM.
+func gemvQ4_KLayout(a *asm, interleaved bool) {
+	if interleaved {
+		gemvQ4_KBody(a, "gemvQ4_KQ8_KI", 8*144, fmt.Sprintf("LEAQ %d(SI), R12", q4kPrefetch))
+		return
+	}
 	a.p("// scale/min byte selection for gemvQ4_KQ8_K (see kquant.go)")
 	// k4sc + 32s: words = scale[s] (byte s, or s+4 for s >= 4) in both halves.
 	for sb := 0; sb < 8; sb++ {
@@ -272,7 +298,10 @@ func gemvQ4_K(a *asm) {
 	a.p("GLOBL k4sh<>(SB), RODATA|NOPTR, $32")
 	a.p("")
 
-	name := "gemvQ4_KQ8_K"
+	gemvQ4_KBody(a, "gemvQ4_KQ8_K", 144, "LEAQ (SI)(R8*8), R12") // prefetch cursor: the next 8 rows
+}
+
+func gemvQ4_KBody(a *asm, name string, adv int, cursor string) {
 	a.p("// func %s(nb int, w *byte, wStride int, x *byte, out *float32)", name)
 	a.p("TEXT ·%s(SB), NOSPLIT, $160-40", name)
 	a.i("MOVQ nb+0(FP), CX")
@@ -282,10 +311,10 @@ func gemvQ4_K(a *asm) {
 	a.i("MOVQ out+32(FP), R11")
 	a.i("LEAQ (R8)(R8*2), R9")
 	a.i("LEAQ (SI)(R9*1), R10")
-	a.i("LEAQ (SI)(R8*8), R12") // prefetch cursor: the next 8 rows
+	a.i(cursor)
 	a.i("VXORPS Y10, Y10, Y10")
 	a.i("VXORPS Y11, Y11, Y11")
-	a.p("gemvq4k:")
+	a.p("%s:", strings.ToLower(name))
 	off := func(o int) [8]string { return rowAddr8(o, "SI", "R10", "R8", "R9") }
 	sc := off(4)
 	a.i("VBROADCASTI128 260(DI), Y12") // bsums 0..7
@@ -368,12 +397,12 @@ func gemvQ4_K(a *asm) {
 		a.i("VCVTDQ2PS Y0, Y0")
 		a.i("VFMADD231PS 128(SP), Y0, Y11") // acc = fma(iacc_g, d*dx, acc)
 	}
-	a.i("ADDQ $144, SI")
-	a.i("ADDQ $144, R10")
+	a.i("ADDQ $%d, SI", adv)
+	a.i("ADDQ $%d, R10", adv)
 	a.i("ADDQ $292, DI")
 	a.i("ADDQ $%d, R12", 8*144)
 	a.i("DECQ CX")
-	a.i("JNZ gemvq4k")
+	a.i("JNZ %s", strings.ToLower(name))
 	a.i("VSUBPS Y10, Y11, Y11") // acc - accMin
 	a.i("VMOVUPS Y11, (R11)")
 	a.i("VZEROUPPER")

@@ -88,10 +88,12 @@ func Generate() []byte {
 	gemvQ8_0(a)
 	gemvQ4_0(a)
 	packQ4_K(a)
+	packQ4_KLayout(a, true)
 	for nx := 1; nx <= 4; nx++ {
 		kernelQ4_K(a, nx)
 	}
 	gemvQ4_K(a)
+	gemvQ4_KLayout(a, true)
 	packQ6_K(a)
 	for nx := 1; nx <= 4; nx++ {
 		kernelQ6_K(a, nx)
