@@ -5,7 +5,7 @@
 //
 //	Pool        persistent workers, a parallel-for that allocates nothing (pool.go)
 //	MatMul      quantized weight matrix × batch of activation rows (matmul.go, vecdot.go)
-//	Repack      Q8_0/Q4_0 matrices rewritten once at load into the GEMM panels (repack.go)
+//	Repack      Q8_0/Q4_0 matrices rewritten once at load into the GEMM panels, Q4_K rows as one stream (repack.go)
 //	Matrix.Row  embedding lookup (matrix.go)
 //	RMSNorm     per-row RMS norm (norm.go)
 //	RoPE        rotary position embedding, normal and neox layouts (rope.go)
@@ -51,7 +51,7 @@
 //	                              tiles of panel rows x 1..4 activation rows
 //	  m = 1:                      8-row decode kernels reading W in place
 //	                              (prefetching ahead), or 4-row float dots
-//	  repacked (Q8_0, Q4_0):      the GEMM kernels on panels built at load,
+//	  repacked (Q8_0, Q4_0, Q4_K): the GEMM kernels on panels built at load,
 //	                              every m (decode: one contiguous stream)
 //	  otherwise:                  sub-tiles of ~16 KiB hot in L1 while every
 //	                              activation row passes (4-row dots where simd

@@ -27,8 +27,9 @@ import (
 //	                          (L2); 1..4 activation rows per micro-kernel call,
 //	                          a register tile of 8/16 weight rows x 4 rows
 //	       m = 1: 8-row decode kernels reading W in place, prefetching ahead
-//	       repacked matrices (Repack, Q8_0, Q4_0): the same kernels on panels
-//	       built once at load, for every m (decode too); tail rows as above
+//	       repacked matrices (Repack, Q8_0, Q4_0; Q4_K as one stream): the same
+//	       kernels on panels built at load, for every m (decode too); tail
+//	       rows as above
 //	other types: sub-tiles of ~16 KiB hot in L1 while every activation row
 //	       passes over them; single-row dots (4-row dots where simd has them)
 //

@@ -14,7 +14,7 @@ type Options struct {
 	Threads int
 	// NoRepack keeps every weight matrix in the file's layout (as
 	// llama.cpp's --no-repack). By default Load rewrites the matrices that
-	// have a load-time layout (kernels.Repack: Q8_0) into anonymous memory
+	// have a load-time layout (kernels.Repack: Q8_0, Q4_0, Q4_K) into anonymous memory
 	// the size of those matrices: decode and prefill then read panels as
 	// they are instead of repacking them on every call (results are
 	// unchanged, bit for bit).

@@ -6,7 +6,7 @@ import (
 	"unsafe"
 )
 
-// Load-time panels (Q8_0, Q4_0).
+// Load-time panels (Q8_0, Q4_0; Q4_K's layout is at the end of the file).
 //
 // The per-call GEMMs (GemmQ8_0Q8_0, GemmQ4_0Q8_0) repack every panel on
 // every call: in a 128-token prefill that repacking is a tenth (Q8_0) to a
