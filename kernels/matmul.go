@@ -296,7 +296,7 @@ func (t *matmulTask) rows(o *mmOp, lo, hi, worker int) {
 // inside a panel, the matrix's last rows short of a panel) through the per-call GEMM
 // on the raw rows. Both give the same bits.
 func (t *matmulTask) packedRows(o *mmOp, lo, hi, worker int) {
-	w, P := o.w, o.vd.gemm.panelRows
+	w, P := o.w, o.vd.gemm.load.rows
 	a := min(hi, (lo+P-1)/P*P)       // first panel boundary
 	b := max(a, min(hi, w.Rows)/P*P) // end of the whole panels
 	raw := func(lo, hi int) {
@@ -307,7 +307,7 @@ func (t *matmulTask) packedRows(o *mmOp, lo, hi, worker int) {
 	}
 	raw(lo, a)
 	if a < b {
-		o.vd.gemm.packed(w.Cols, w.packed[a*o.rb:], b-a, o.g, o.grb, t.m, o.dst[a:], w.Rows, t.gemmScratch[worker])
+		o.vd.gemm.load.gemm(w.Cols, w.packed[a*o.rb:], b-a, o.g, o.grb, t.m, o.dst[a:], w.Rows, t.gemmScratch[worker])
 	}
 	raw(b, hi)
 }

@@ -1,11 +1,6 @@
 package kernels
 
-import (
-	"fmt"
-
-	"kiln/gguf"
-	"kiln/kernels/simd"
-)
+import "fmt"
 
 // Repacking at load time.
 //
@@ -25,18 +20,16 @@ import (
 //	Matrix.packed panels of the whole panels' rows: Q8_0 [Rows/8][nb][8*34],
 //	              Q4_0 [Rows/16][nb][16*18], Q4_K [Rows/8][nb][8*144]
 
-// repackKind is a type's load-time layout: rows per panel and the simd
-// routines.
-type repackKind struct {
-	rows  int
-	bytes func(n, rows int) int
-	pack  func(n int, w []byte, wStride, rows int, dst []byte)
-}
-
-var repackKinds = map[gguf.Type]repackKind{
-	gguf.TypeQ8_0: {8, simd.PackedQ8_0Bytes, simd.PackQ8_0},
-	gguf.TypeQ4_0: {16, simd.PackedQ4_0Bytes, simd.PackQ4_0},
-	gguf.TypeQ4_K: {8, simd.PackedQ4_KBytes, simd.PackQ4_K},
+// loadLayoutOf returns m's load-time layout, or nil: the layout belongs to
+// the GEMM of m's summation order (vecDotFor), so Q4_0 and Q4_K matrices
+// with Rows%8 != 0, which llama.cpp does not repack, have none; nor do
+// matrices smaller than a panel.
+func loadLayoutOf(m *Matrix) *loadLayout {
+	g := vecDotFor(m).gemm
+	if g == nil || g.load == nil || m.Rows < g.load.rows {
+		return nil
+	}
+	return g.load
 }
 
 // Repackable reports whether Repack has a load-time layout for m's type
@@ -44,11 +37,10 @@ var repackKinds = map[gguf.Type]repackKind{
 // with at least 8, both with Rows%8 == 0 (their other shapes use another
 // summation order, see vecDotFor).
 func Repackable(m *Matrix) bool {
-	k, ok := repackKinds[m.Type]
-	if !ok || m.Rows < k.rows || m.Cols <= 0 || m.Cols%m.Type.BlockSize() != 0 {
+	if _, err := m.Type.RowBytes(m.Cols); err != nil || m.Cols <= 0 || !Supported(m.Type) {
 		return false
 	}
-	return m.Type == gguf.TypeQ8_0 || m.Rows%8 == 0
+	return loadLayoutOf(m) != nil
 }
 
 // Repack builds the load-time panels of every matrix in ms that has a
@@ -64,8 +56,7 @@ func (p *Pool) Repack(ms ...*Matrix) error {
 		if err := m.Validate(); err != nil {
 			return err
 		}
-		rb := m.rowBytes()
-		k := repackKinds[m.Type]
+		rb, k := m.rowBytes(), loadLayoutOf(m)
 		buf, free, err := allocAnon(k.bytes(m.Cols, m.Rows))
 		if err != nil {
 			return fmt.Errorf("kernels: repacking a %dx%d %s matrix: %w", m.Rows, m.Cols, m.Type, err)
@@ -96,7 +87,7 @@ func (m *Matrix) Repacked() bool { return m.packed != nil }
 // repackTask packs the panels [lo, hi) of m.
 type repackTask struct {
 	m   *Matrix
-	k   repackKind
+	k   *loadLayout
 	rb  int
 	dst []byte
 }

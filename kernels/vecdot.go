@@ -55,10 +55,18 @@ type gemmDot struct {
 	// panels once per call) beats the 4-row dots; a single row (decode)
 	// always goes through run (8-row decode kernels or the single-row dot).
 	minRows int
-	// packed, when not nil, is run over load-time panels (Repack): whole
-	// panels of panelRows rows, from the panel bytes of the first.
-	packed    func(n int, panels []byte, rows int, a []byte, aStride, m int, out []float32, outStride int, scratch []byte)
-	panelRows int
+	// load, when not nil, is the type's load-time layout (Repack).
+	load *loadLayout
+}
+
+// loadLayout is a weight type's load-time layout (Repack): whole panels of
+// rows rows, written by pack into bytes(n, rows) bytes, multiplied by gemm
+// from the panel bytes of the first row on.
+type loadLayout struct {
+	rows  int
+	bytes func(n, rows int) int
+	pack  func(n int, w []byte, wStride, rows int, dst []byte)
+	gemm  func(n int, panels []byte, rows int, a []byte, aStride, m int, out []float32, outStride int, scratch []byte)
 }
 
 // Measured on TinyLlama rows (kernels/simd BenchmarkGemm vs
@@ -67,10 +75,13 @@ type gemmDot struct {
 // per output at m=4), Q6_K's (a costlier repack) from about 16-32
 // (GemmQ6_KQ8_K itself runs the x4 dots below 32 rows).
 var (
-	gemmQ8_0 = &gemmDot{simd.GemmActQ8_0Q8_0Bytes, simd.GemmActQ8_0Q8_0, simd.GemmQ8_0Q8_0, 2, simd.GemmQ8_0Packed, 8}
-	gemmQ4_0 = &gemmDot{simd.GemmActQ4_0Q8_0Bytes, simd.GemmActQ4_0Q8_0, simd.GemmQ4_0Q8_0, 2, simd.GemmQ4_0Packed, 16}
-	gemmQ4_K = &gemmDot{nil, nil, simd.GemmQ4_KQ8_K, 4, simd.GemmQ4_KPacked, 8} // reads Q8_K rows as they are
-	gemmQ6_K = &gemmDot{nil, nil, simd.GemmQ6_KQ8_K, 24, nil, 0}
+	gemmQ8_0 = &gemmDot{simd.GemmActQ8_0Q8_0Bytes, simd.GemmActQ8_0Q8_0, simd.GemmQ8_0Q8_0, 2,
+		&loadLayout{8, simd.PackedQ8_0Bytes, simd.PackQ8_0, simd.GemmQ8_0Packed}}
+	gemmQ4_0 = &gemmDot{simd.GemmActQ4_0Q8_0Bytes, simd.GemmActQ4_0Q8_0, simd.GemmQ4_0Q8_0, 2,
+		&loadLayout{16, simd.PackedQ4_0Bytes, simd.PackQ4_0, simd.GemmQ4_0Packed}}
+	gemmQ4_K = &gemmDot{nil, nil, simd.GemmQ4_KQ8_K, 4, // reads Q8_K rows as they are
+		&loadLayout{8, simd.PackedQ4_KBytes, simd.PackQ4_K, simd.GemmQ4_KPacked}}
+	gemmQ6_K = &gemmDot{nil, nil, simd.GemmQ6_KQ8_K, 24, nil}
 )
 
 // vecDots maps each weight type MatMul supports to its kernel.

@@ -65,18 +65,12 @@ func q40p(k func(int, *byte, *byte, int, *float32, int)) func(int, *byte, *byte,
 	}
 }
 
-// PackedQ8_0Rows is the number of rows PackQ8_0 packs of a matrix of rows
-// rows: the whole panels (a multiple of 8). The rest stay in raw form.
-func PackedQ8_0Rows(rows int) int { return rows / 8 * 8 }
-
-// PackedQ4_0Rows is PackedQ8_0Rows for PackQ4_0 (panels of 16 rows).
-func PackedQ4_0Rows(rows int) int { return rows / 16 * 16 }
-
-// PackedQ8_0Bytes is the size of the panels of PackedQ8_0Rows(rows) rows
-// of n elements (the size of those rows in raw Q8_0).
+// PackedQ8_0Bytes is the size of the panels of the whole panels' rows
+// (rows/8*8) of a matrix of rows rows of n elements (the size of those
+// rows in raw Q8_0); the rest stay in raw form.
 func PackedQ8_0Bytes(n, rows int) int { return packedQ8_0.bytes("PackedQ8_0Bytes", n, rows) }
 
-// PackedQ4_0Bytes is PackedQ8_0Bytes for Q4_0.
+// PackedQ4_0Bytes is PackedQ8_0Bytes for Q4_0 (panels of 16 rows).
 func PackedQ4_0Bytes(n, rows int) int { return packedQ4_0.bytes("PackedQ4_0Bytes", n, rows) }
 
 func (k *packedKind) bytes(fn string, n, rows int) int {
@@ -272,11 +266,8 @@ func gemmQ8_0PackedGeneric(nb int, panel []byte, r int, a []byte) float32 {
 // the per-call panel packer reading it (gemmPackQ4_KI) and the usual
 // kernels: the bits of GemmQ4_KQ8_K.
 
-// PackedQ4_KRows is the number of rows PackQ4_K packs (whole panels of 8).
-func PackedQ4_KRows(rows int) int { return rows / 8 * 8 }
-
-// PackedQ4_KBytes is the size of the load-time layout of
-// PackedQ4_KRows(rows) Q4_K rows of n elements (their raw size).
+// PackedQ4_KBytes is the size of the load-time layout of the whole
+// panels' rows (rows/8*8) of n-element Q4_K rows (their raw size).
 func PackedQ4_KBytes(n, rows int) int {
 	if n < 0 || n%qkK != 0 || rows < 0 {
 		panic(fmt.Sprintf("simd: PackedQ4_KBytes: n=%d rows=%d: n must be a non-negative multiple of %d", n, rows, qkK))
