@@ -46,7 +46,7 @@ func TestEvict(t *testing.T) {
 		for name := range want {
 			ti, _ := f.Tensor(name)
 			_ = f.Data(ti)[0] // resident before the eviction
-			f.Evict(ti)
+			f.Evict(f.Data(ti))
 		}
 		for name, d := range want {
 			ti, _ := f.Tensor(name)
@@ -55,7 +55,13 @@ func TestEvict(t *testing.T) {
 			}
 		}
 	}
-	mapped.Close()
+	other := bytes.Clone(img)
+	mapped.Evict(other) // not in the image: nothing to do
+	if !bytes.Equal(other, img) {
+		t.Fatal("Evict touched bytes outside the file image")
+	}
 	ti, _ := mapped.Tensor("a.weight")
-	mapped.Evict(ti) // after Close: nothing to do, no fault
+	d := mapped.Data(ti)
+	mapped.Close()
+	mapped.Evict(d) // after Close: nothing to do, no fault
 }

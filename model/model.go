@@ -67,39 +67,23 @@ func Load(f *gguf.File, opts Options) (*Model, error) {
 		// stays about one copy of the weights, during the load too. The
 		// embedding table (tied output) is read row by row and keeps its
 		// pages.
-		for i, w := range m.matrices() {
+		for _, w := range m.matrices() {
 			if err := m.pool.Repack(w); err != nil {
 				kernels.Unpack(m.matrices()...)
 				m.pool.Close()
 				return nil, fmt.Errorf("model: %w (Options.NoRepack loads without repacking)", err)
 			}
-			if name := m.tensorName(i); name != "" && w.Repacked() {
-				if t, ok := f.Tensor(name); ok {
-					f.Evict(t)
-				}
+			if w.Repacked() && !(cfg.Tied && w == &m.Weights.Output) {
+				f.Evict(w.Data)
 			}
 		}
 	}
 	return m, nil
 }
 
-// tensorName is the file's name for matrices()[i], or "" when that matrix
-// is the embedding table (tied output).
-func (m *Model) tensorName(i int) string {
-	if i == 0 {
-		if m.Config.Tied {
-			return ""
-		}
-		return "output.weight"
-	}
-	names := [7]string{"attn_q", "attn_k", "attn_v", "attn_output", "ffn_gate", "ffn_up", "ffn_down"}
-	return fmt.Sprintf("blk.%d.%s.weight", (i-1)/7, names[(i-1)%7])
-}
-
 // matrices lists the weight matrices MatMul multiplies (not the embedding
 // table, which is only read row by row, even when tied to the output):
-// the output, then per layer Q, K, V, O, gate, up, down (tensorName's
-// order).
+// the output, then per layer Q, K, V, O, gate, up, down.
 func (m *Model) matrices() []*kernels.Matrix {
 	w := m.Weights
 	ms := []*kernels.Matrix{&w.Output}
