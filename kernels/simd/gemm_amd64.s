@@ -195,7 +195,6 @@ packq80p:
 	MOVWLZX (SI)(R9*1), BX
 	SHLQ $48, BX
 	ORQ BX, AX
-	MOVQ AX, 256(DI)
 	MOVWLZX (SI)(R8*4), DX
 	MOVWLZX (R10)(R8*2), BX
 	SHLQ $16, BX
@@ -206,6 +205,7 @@ packq80p:
 	MOVWLZX (R10)(R8*4), BX
 	SHLQ $48, BX
 	ORQ BX, DX
+	MOVQ AX, 256(DI)
 	MOVQ DX, 264(DI)
 	ADDQ $34, SI
 	ADDQ $34, R10
@@ -1158,6 +1158,7 @@ TEXT ·gemmQ8_0Q8_0x4(SB), 0, $1040-48
 	LEAQ (DI)(AX*1), R10
 	LEAQ (DI)(AX*2), R11
 	LEAQ (R10)(AX*2), R12
+	LEAQ (R8)(R8*2), R13
 	MOVQ SI, 1024(SP)
 	MOVQ CX, 1032(SP)
 	VMOVDQU gemmOnes16<>(SB), Y15
@@ -2324,6 +2325,7 @@ TEXT ·gemmQ8_0PQ8_0x4(SB), 0, $1040-56
 	LEAQ (DI)(AX*1), R10
 	LEAQ (DI)(AX*2), R11
 	LEAQ (R10)(AX*2), R12
+	LEAQ (R8)(R8*2), R13
 	MOVQ SI, 1024(SP)
 	MOVQ CX, 1032(SP)
 	VMOVDQU gemmOnes16<>(SB), Y15
@@ -11150,7 +11152,7 @@ packq6k:
 	RET
 
 // func gemmQ6_KQ8_Kx1(nb int, panel *byte, x *byte, xStride int, out *float32, outStride int)
-TEXT ·gemmQ6_KQ8_Kx1(SB), $512-48
+TEXT ·gemmQ6_KQ8_Kx1(SB), 0, $512-48
 	MOVQ nb+0(FP), CX
 	MOVQ panel+8(FP), SI
 	MOVQ x+16(FP), DI
@@ -11538,7 +11540,7 @@ gemmq6kq8kx1:
 	RET
 
 // func gemmQ6_KQ8_Kx2(nb int, panel *byte, x *byte, xStride int, out *float32, outStride int)
-TEXT ·gemmQ6_KQ8_Kx2(SB), $1024-48
+TEXT ·gemmQ6_KQ8_Kx2(SB), 0, $1024-48
 	MOVQ nb+0(FP), CX
 	MOVQ panel+8(FP), SI
 	MOVQ x+16(FP), DI
@@ -12234,7 +12236,7 @@ gemmq6kq8kx2:
 	RET
 
 // func gemmQ6_KQ8_Kx3(nb int, panel *byte, x *byte, xStride int, out *float32, outStride int)
-TEXT ·gemmQ6_KQ8_Kx3(SB), $1536-48
+TEXT ·gemmQ6_KQ8_Kx3(SB), 0, $1536-48
 	MOVQ nb+0(FP), CX
 	MOVQ panel+8(FP), SI
 	MOVQ x+16(FP), DI
@@ -13238,7 +13240,7 @@ gemmq6kq8kx3:
 	RET
 
 // func gemmQ6_KQ8_Kx4(nb int, panel *byte, x *byte, xStride int, out *float32, outStride int)
-TEXT ·gemmQ6_KQ8_Kx4(SB), $2048-48
+TEXT ·gemmQ6_KQ8_Kx4(SB), 0, $2048-48
 	MOVQ nb+0(FP), CX
 	MOVQ panel+8(FP), SI
 	MOVQ x+16(FP), DI

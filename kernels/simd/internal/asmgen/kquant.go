@@ -150,7 +150,7 @@ func packQ4_KLayout(a *asm, interleaved bool) {
 //	d*dx of row j at 32(nx+j) (per super-block).
 func kernelQ4_K(a *asm, nx int) {
 	name := fmt.Sprintf("gemmQ4_KQ8_Kx%d", nx)
-	kernelPrologueFrame(a, name, nx, 64*nx)
+	kernelPrologueFrame(a, name, nx, "NOSPLIT", 64*nx, false)
 	dd := func(j int) int { return 32 * (nx + j) }
 	for j := 0; j < nx; j++ {
 		a.i("VXORPS Y%d, Y%d, Y%d", 11+j, 11+j, 11+j)
@@ -219,14 +219,6 @@ func kernelQ4_K(a *asm, nx int) {
 	a.i("VZEROUPPER")
 	a.i("RET")
 	a.p("")
-}
-
-// kernelPrologueFrame is kernelPrologue for a kernel with a frame of
-// frame bytes (0(SP) up).
-func kernelPrologueFrame(a *asm, name string, nx, frame int) {
-	var t asm
-	kernelPrologue(&t, name, nx)
-	a.b.WriteString(strings.Replace(t.b.String(), "$0-48", fmt.Sprintf("$%d-48", frame), 1))
 }
 
 // gemvQ4_K: 8 Q4_K rows against one Q8_K row (decode), straight from the
@@ -536,25 +528,7 @@ func packQ6_K(a *asm) {
 // products, Y13 offset.
 func kernelQ6_K(a *asm, nx int) {
 	name := fmt.Sprintf("gemmQ6_KQ8_Kx%d", nx)
-	a.p("// func %s(nb int, panel *byte, x *byte, xStride int, out *float32, outStride int)", name)
-	a.p("TEXT ·%s(SB), $%d-48", name, 512*nx)
-	a.i("MOVQ nb+0(FP), CX")
-	a.i("MOVQ panel+8(FP), SI")
-	a.i("MOVQ x+16(FP), DI")
-	a.i("MOVQ xStride+24(FP), AX")
-	a.i("MOVQ out+32(FP), R9")
-	a.i("MOVQ outStride+40(FP), R8")
-	a.i("SHLQ $2, R8")
-	if nx > 1 {
-		a.i("LEAQ (DI)(AX*1), R10")
-	}
-	if nx > 2 {
-		a.i("LEAQ (DI)(AX*2), R11")
-	}
-	if nx > 3 {
-		a.i("LEAQ (R10)(AX*2), R12")
-		a.i("LEAQ (R8)(R8*2), R13")
-	}
+	kernelPrologueFrame(a, name, nx, "0", 512*nx, false)
 	acc := func(j, m int) string { return fmt.Sprintf("%d(SP)", 32*(8*j+m)) }
 	xs := func(j, p, off int) string { return fmt.Sprintf("%d(SP)", 256*(nx+j)+64*p+off) }
 	a.i("VXORPS Y8, Y8, Y8")

@@ -161,6 +161,15 @@ func halves8(a *asm, m [8]string, dst string) {
 // halves8Reg gathers the f16 d of 8 rows (addresses m) and converts them
 // to 8 float32 in Y(reg). Clobbers AX, BX, DX.
 func halves8Reg(a *asm, m [8]string, reg int) {
+	gatherHalves8(a, m)
+	a.i("VMOVQ AX, X%d", reg)
+	a.i("VPINSRQ $1, DX, X%d, X%d", reg, reg)
+	a.i("VCVTPH2PS X%d, Y%d", reg, reg)
+}
+
+// gatherHalves8 loads the f16 d of 8 rows (addresses m) into AX (rows
+// 0..3) and DX (rows 4..7), 16 bits each. Clobbers BX.
+func gatherHalves8(a *asm, m [8]string) {
 	for h := 0; h < 2; h++ {
 		reg := []string{"AX", "DX"}[h]
 		a.i("MOVWLZX %s, %s", m[4*h], reg)
@@ -170,9 +179,6 @@ func halves8Reg(a *asm, m [8]string, reg int) {
 			a.i("ORQ BX, %s", reg)
 		}
 	}
-	a.i("VMOVQ AX, X%d", reg)
-	a.i("VPINSRQ $1, DX, X%d, X%d", reg, reg)
-	a.i("VCVTPH2PS X%d, Y%d", reg, reg)
 }
 
 // packPrologue loads (nb int, w *byte, wStride int, panel *byte) into
@@ -243,17 +249,9 @@ func packQ8_0P(a *asm) {
 		a.i("VMOVDQU %s, Y%d", rows[r], r)
 	}
 	transpose8x8(a, func(k int) string { return fmt.Sprintf("%d(DI)", 32*k) })
-	m := rowAddr8(0, "SI", "R10", "R8", "R9")
-	for h := 0; h < 2; h++ {
-		reg := []string{"AX", "DX"}[h]
-		a.i("MOVWLZX %s, %s", m[4*h], reg)
-		for q := 1; q < 4; q++ {
-			a.i("MOVWLZX %s, BX", m[4*h+q])
-			a.i("SHLQ $%d, BX", 16*q)
-			a.i("ORQ BX, %s", reg)
-		}
-		a.i("MOVQ %s, %d(DI)", reg, 256+8*h)
-	}
+	gatherHalves8(a, rowAddr8(0, "SI", "R10", "R8", "R9"))
+	a.i("MOVQ AX, 256(DI)")
+	a.i("MOVQ DX, 264(DI)")
 	a.i("ADDQ $34, SI")
 	a.i("ADDQ $34, R10")
 	a.i("ADDQ $272, DI")
@@ -366,8 +364,19 @@ func actQ8_0(a *asm) {
 // (DI, R10, R11, R12) and output row pointers (R9, R13, R14?): outputs use
 // R9 + j*R8 with R8 = outStride*4, and R13 = R9 + 3*R8.
 func kernelPrologue(a *asm, name string, nx int) {
-	a.p("// func %s(nb int, panel *byte, x *byte, xStride int, out *float32, outStride int)", name)
-	a.p("TEXT ·%s(SB), NOSPLIT, $0-48", name)
+	kernelPrologueFrame(a, name, nx, "NOSPLIT", 0, false)
+}
+
+// kernelPrologueFrame is kernelPrologue with the TEXT flags and frame size
+// (0(SP) up) given, and (sc) a seventh argument, sc *float32, that it
+// leaves in the arguments.
+func kernelPrologueFrame(a *asm, name string, nx int, flags string, frame int, sc bool) {
+	sig, args := "", 48
+	if sc {
+		sig, args = ", sc *float32", 56
+	}
+	a.p("// func %s(nb int, panel *byte, x *byte, xStride int, out *float32, outStride int%s)", name, sig)
+	a.p("TEXT ·%s(SB), %s, $%d-%d", name, flags, frame, args)
 	a.i("MOVQ nb+0(FP), CX")
 	a.i("MOVQ panel+8(FP), SI")
 	a.i("MOVQ x+16(FP), DI")
@@ -434,13 +443,6 @@ func outAddr(j, off int) string {
 // kernel, fp16 dw, scales in the caller's scratch at sc, read-only panel).
 func kernelQ8_0(a *asm, nx int, lay *q80Layout) {
 	name := fmt.Sprintf("%sx%d", lay.name, nx)
-	args := 48
-	if lay.packed {
-		a.p("// func %s(nb int, panel *byte, x *byte, xStride int, out *float32, outStride int, sc *float32)", name)
-		args = 56
-	} else {
-		a.p("// func %s(nb int, panel *byte, x *byte, xStride int, out *float32, outStride int)", name)
-	}
 	maxR := 0
 	for _, r := range q80Groups[nx-1] {
 		maxR = max(maxR, r)
@@ -450,23 +452,7 @@ func kernelQ8_0(a *asm, nx int, lay *q80Layout) {
 	if maxR > 1 {
 		frame, flags = save+16, "0" // too large for the nosplit budget: a normal prologue
 	}
-	a.p("TEXT ·%s(SB), %s, $%d-%d", name, flags, frame, args)
-	a.i("MOVQ nb+0(FP), CX")
-	a.i("MOVQ panel+8(FP), SI")
-	a.i("MOVQ x+16(FP), DI")
-	a.i("MOVQ xStride+24(FP), AX")
-	a.i("MOVQ out+32(FP), R9")
-	a.i("MOVQ outStride+40(FP), R8")
-	a.i("SHLQ $2, R8")
-	if nx > 1 {
-		a.i("LEAQ (DI)(AX*1), R10")
-	}
-	if nx > 2 {
-		a.i("LEAQ (DI)(AX*2), R11")
-	}
-	if nx > 3 {
-		a.i("LEAQ (R10)(AX*2), R12")
-	}
+	kernelPrologueFrame(a, name, nx, flags, frame, lay.packed)
 	if frame > 0 {
 		a.i("MOVQ SI, %d(SP)", save)
 		a.i("MOVQ CX, %d(SP)", save+8)
