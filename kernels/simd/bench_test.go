@@ -13,17 +13,15 @@ import (
 var benchSink float32
 
 // benchImpls runs f under the generic code and, where present, the fast
-// implementation, as sub-benchmarks named by Impl().
+// implementation, as sub-benchmarks named by the kernel set.
 func benchImpls(b *testing.B, f func(b *testing.B)) {
-	impls := []bool{true}
-	if hasFast {
-		impls = append(impls, false)
+	defer ForceGeneric(false)
+	for _, name := range Impls() {
+		if _, err := SetImpl(name); err != nil {
+			b.Fatal(err)
+		}
+		b.Run(name, f)
 	}
-	for _, gen := range impls {
-		ForceGeneric(gen)
-		b.Run(Impl(), f)
-	}
-	ForceGeneric(false)
 }
 
 func BenchmarkDotQuant(b *testing.B) {

@@ -6,7 +6,7 @@ import (
 	"unsafe"
 )
 
-//go:generate go run ./internal/asmgen -o gemm_amd64.s -attn attn_amd64.s
+//go:generate go run ./internal/asmgen -o gemm_amd64.s -attn attn_amd64.s -vnni gemmvnni_amd64.s
 
 // GEMM: a block of weight rows against a batch of activation rows
 // (prefill, batched decode), with register-tiled micro-kernels after

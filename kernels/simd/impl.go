@@ -1,29 +1,130 @@
 package simd
 
-import "sync/atomic"
+import (
+	"fmt"
+	"os"
+	"strings"
+	"sync/atomic"
+)
 
-// fast is true while the assembly kernels are in use. It starts as
-// hasFast (CPU detection, see impl_*.go) and only ForceGeneric changes it;
-// forced records ForceGeneric's setting.
-var fast, forced atomic.Bool
+// Kernel sets, slowest first. Each set uses every kernel of the sets
+// before it and replaces some with its own; all of them return the same
+// bits (package doc), so the set is a matter of speed only.
+const (
+	implGeneric = iota // portable Go
+	implAVX2           // AVX2 + FMA + F16C assembly
+	implAVX512         // + AVX-512 F/BW/VL and AVX512-VNNI kernels for the int8 GEMMs
+)
 
-func init() { fast.Store(hasFast) }
+var implNames = [...]string{"generic", "avx2", "avx512vnni"}
 
-// Impl names the implementation in use: "avx2" (amd64 with AVX2, FMA and
-// F16C) or "generic" (portable Go).
-func Impl() string {
-	if fast.Load() {
-		return fastName
+// EnvKernels names the environment variable that caps the kernel set at
+// start-up ("generic", "avx2", "avx512vnni"): KILN_KERNELS=avx2 runs the
+// AVX2 kernels on an AVX-512 CPU, to compare speeds or bits.
+const EnvKernels = "KILN_KERNELS"
+
+var (
+	// level is the set in use; fast (level >= implAVX2) and vnni (level
+	// >= implAVX512) mirror it for the hot paths. configured is the set
+	// chosen at start-up (the CPU's best, capped by KILN_KERNELS), which
+	// ForceGeneric(false) returns to.
+	level, configured atomic.Int32
+	fast, vnni        atomic.Bool
+	forced            atomic.Bool
+	// envNote says how KILN_KERNELS changed the choice (or why it was
+	// ignored); empty when unset.
+	envNote string
+)
+
+func init() {
+	c := int32(cpuLevel)
+	if v := strings.TrimSpace(os.Getenv(EnvKernels)); v != "" {
+		switch l, ok := implByName(v); {
+		case !ok:
+			envNote = fmt.Sprintf("%s=%q is not a kernel set (%s); ignored", EnvKernels, v, strings.Join(implNames[:], ", "))
+		case l > c:
+			envNote = fmt.Sprintf("%s=%s asks for more than this CPU has; ignored", EnvKernels, v)
+		default:
+			c = l
+			envNote = fmt.Sprintf("capped by %s=%s", EnvKernels, v)
+		}
 	}
-	return "generic"
+	configured.Store(c)
+	setLevel(c)
+}
+
+func implByName(name string) (int32, bool) {
+	for i, n := range implNames {
+		if n == name {
+			return int32(i), true
+		}
+	}
+	return 0, false
+}
+
+func setLevel(l int32) {
+	level.Store(l)
+	fast.Store(l >= implAVX2)
+	vnni.Store(l >= implAVX512)
+}
+
+// Impl names the kernel set in use: "avx512vnni" (amd64 with AVX-512
+// F/BW/VL and AVX512-VNNI besides the AVX2 set's features), "avx2" (amd64
+// with AVX2, FMA and F16C) or "generic" (portable Go).
+func Impl() string { return implNames[level.Load()] }
+
+// Impls lists the kernel sets this CPU and build can run, slowest first
+// ("generic" always).
+func Impls() []string { return append([]string(nil), implNames[:cpuLevel+1]...) }
+
+// SetImpl selects a kernel set by name and returns the previous one; a set
+// the CPU cannot run is an error and changes nothing. It is meant for
+// tests, benchmarks and command-line flags; kernels running concurrently
+// may see either set.
+func SetImpl(name string) (prev string, err error) {
+	l, ok := implByName(name)
+	if !ok {
+		return Impl(), fmt.Errorf("simd: unknown kernel set %q (have %s)", name, strings.Join(implNames[:], ", "))
+	}
+	if l > int32(cpuLevel) {
+		return Impl(), fmt.Errorf("simd: kernel set %s needs %s, which this CPU or build lacks (%s)", name, implNeeds[l], CPUFeatures())
+	}
+	prev = Impl()
+	setLevel(l)
+	forced.Store(l == implGeneric && cpuLevel > implGeneric)
+	return prev, nil
+}
+
+// implNeeds are the CPU features each set needs.
+var implNeeds = [...]string{"nothing", "AVX2, FMA and F16C", "AVX2, FMA, F16C, AVX-512 F/BW/VL and AVX512-VNNI"}
+
+// ImplReason says which kernel set runs and why: the features the CPU
+// reports and KILN_KERNELS.
+func ImplReason() string {
+	s := fmt.Sprintf("%s: best this CPU runs is %s (needs %s; CPU has %s)", Impl(), implNames[cpuLevel], implNeeds[cpuLevel], CPUFeatures())
+	if envNote != "" {
+		s += "; " + envNote
+	}
+	if cur := level.Load(); cur != configured.Load() {
+		s += "; set by the program"
+	}
+	return s
 }
 
 // ForceGeneric pins every primitive to the portable Go version when on is
-// true, and returns to the CPU's best version when on is false. It reports
-// the previous setting as "was generic forced". It is meant for tests and
-// benchmarks; kernels running concurrently may see either version.
+// true, and returns to the start-up kernel set (the CPU's best, capped by
+// KILN_KERNELS) when on is false. It reports the previous setting as "was
+// generic forced". It is meant for tests and benchmarks; kernels running
+// concurrently may see either version.
 func ForceGeneric(on bool) (wasOn bool) {
 	wasOn = forced.Swap(on)
-	fast.Store(hasFast && !on)
+	if on {
+		setLevel(implGeneric)
+	} else {
+		setLevel(configured.Load())
+	}
 	return wasOn
 }
+
+// hasFast: the CPU runs at least the AVX2 set.
+var hasFast = cpuLevel >= implAVX2

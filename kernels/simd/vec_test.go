@@ -16,14 +16,17 @@ func floatLens() []int {
 	return append(ls, 127, 128, 129, 2048, 5632)
 }
 
-// bothImpls runs f once with the generic code pinned and once with the
-// best implementation (the same twice where there is no fast one).
+// bothImpls runs f once under every kernel set this CPU runs (generic,
+// then avx2, then avx512vnni where present), so that each set's kernels
+// are checked against the same expectations.
 func bothImpls(t *testing.T, f func(t *testing.T, impl string)) {
-	for _, gen := range []bool{true, false} {
-		ForceGeneric(gen)
-		f(t, Impl())
+	defer ForceGeneric(false)
+	for _, name := range Impls() {
+		if _, err := SetImpl(name); err != nil {
+			t.Fatal(err)
+		}
+		f(t, name)
 	}
-	ForceGeneric(false)
 }
 
 // TestFloatDots checks the float dots against float64 sums of exact
@@ -192,7 +195,7 @@ func TestImplAndForceGeneric(t *testing.T) {
 	if was := ForceGeneric(false); !was {
 		t.Errorf("ForceGeneric(false) did not report the forced state")
 	}
-	if want := map[bool]string{true: fastName, false: "generic"}[hasFast]; Impl() != want {
+	if want := implNames[configured.Load()]; Impl() != want {
 		t.Errorf("Impl() = %q, want %q", Impl(), want)
 	}
 }

@@ -21,12 +21,18 @@ import (
 func main() {
 	out := flag.String("o", "", "GEMM output file (default stdout)")
 	attn := flag.String("attn", "", "attention primitives output file (default: not written)")
+	vnniOut := flag.String("vnni", "", "AVX-512 VNNI GEMM output file (default: not written)")
 	flag.Parse()
 	src := Generate()
 	if *out == "" {
 		os.Stdout.Write(src)
 	} else if err := os.WriteFile(*out, src, 0o644); err != nil {
 		log.Fatal(err)
+	}
+	if *vnniOut != "" {
+		if err := os.WriteFile(*vnniOut, GenerateVNNI(), 0o644); err != nil {
+			log.Fatal(err)
+		}
 	}
 	if *attn != "" {
 		if err := os.WriteFile(*attn, GenerateAttn(), 0o644); err != nil {

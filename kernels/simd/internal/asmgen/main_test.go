@@ -16,6 +16,13 @@ func TestGeneratedUpToDate(t *testing.T) {
 	if !bytes.Equal(have, Generate()) {
 		t.Fatal("kernels/simd/gemm_amd64.s is stale: run go generate ./kernels/simd")
 	}
+	have, err = os.ReadFile("../../gemmvnni_amd64.s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(have, GenerateVNNI()) {
+		t.Fatal("kernels/simd/gemmvnni_amd64.s is stale: run go generate ./kernels/simd")
+	}
 	have, err = os.ReadFile("../../attn_amd64.s")
 	if err != nil {
 		t.Fatal(err)

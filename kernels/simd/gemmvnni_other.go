@@ -1,0 +1,15 @@
+//go:build !amd64 || purego
+
+package simd
+
+// No AVX-512 kernels on this build (cpuLevel is generic, so these are
+// never called; they keep the dispatchers platform-independent).
+
+func vnniUnavailable() { panic("simd: AVX-512 VNNI kernel called on a build without it") }
+
+func gemmQ8_0V16Q8_0x1(int, *byte, int, *byte, int, *float32, int) { vnniUnavailable() }
+func gemmQ8_0V16Q8_0x2(int, *byte, int, *byte, int, *float32, int) { vnniUnavailable() }
+func gemmQ8_0V16Q8_0x3(int, *byte, int, *byte, int, *float32, int) { vnniUnavailable() }
+func gemmQ8_0V8Q8_0x1(int, *byte, int, *byte, int, *float32, int)  { vnniUnavailable() }
+func gemmQ8_0V8Q8_0x2(int, *byte, int, *byte, int, *float32, int)  { vnniUnavailable() }
+func gemmQ8_0V8Q8_0x3(int, *byte, int, *byte, int, *float32, int)  { vnniUnavailable() }
