@@ -200,9 +200,15 @@ func (k *packedKind) gemm(fn string, n int, panels []byte, rows int, a []byte, a
 		}
 		return
 	}
-	if k == &packedQ8_0 && vnni.Load() {
-		gemmQ8_0PackedVNNI(nb, panels, pb, rows, a, aStride, m, out, outStride)
-		return
+	if vnni.Load() {
+		switch k {
+		case &packedQ8_0:
+			gemmQ8_0PackedVNNI(nb, panels, pb, rows, a, aStride, m, out, outStride)
+			return
+		case &packedQ4_0:
+			gemmQ4_0PackedVNNI(nb, panels, pb, rows, a, aStride, m, out, outStride)
+			return
+		}
 	}
 	// The Q8_0 kernels' scale area: q80Chunk blocks of 4 rows' 8 float32
 	// (at most 128*min(16, nb) bytes, within GemmScratchBytes).

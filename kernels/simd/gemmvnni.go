@@ -22,6 +22,16 @@ package simd
 //	  AVX2. Three activation rows per call (24 ZMM accumulators, 8 lanes x
 //	  16 rows each); an odd last panel runs the same kernel on YMM.
 
+//	Q4_0 (load-time panels, GemmQ4_0Packed): the 16-row panel's quad k
+//	  (low nibbles rows 0..7, high nibbles rows 8..15 of one 32-byte word
+//	  P_k) becomes one ZMM of 16 rows' unsigned nibbles (a broadcast load,
+//	  a word shift by 0 or 4 per half, a mask), which VPDPBUSD multiplies
+//	  by the signed activation quad directly; per activation row and block
+//	  8 x VPDPBUSD then the AVX2 kernel's subtraction of 8*sum(x), one
+//	  conversion and one FMA for 16 rows (AVX2: 2 x (8 VPMADDUBSW, 7
+//	  VPADDW, VPMADDWD, VPSUBD, VCVTDQ2PS, VFMADD)). Up to 8 activation
+//	  rows per call share the nibble split.
+
 // q80v16 and q80v8: the Q8_0 VNNI kernels for 16 rows (two panels) and 8
 // rows (one), by activation rows per call (1..3).
 var (
@@ -43,6 +53,23 @@ func gemmQ8_0PackedVNNI(nb int, panels []byte, pb, rows int, a []byte, aStride, 
 		for j := 0; j < m; j += 3 {
 			nx := min(3, m-j)
 			k[nx-1](nb, panel, pb, &a[j*aStride], aStride, &out[j*outStride+r0], outStride)
+		}
+	}
+}
+
+// q40v: the Q4_0 VNNI kernels by activation rows per call (1..8).
+var q40v = [8]func(nb int, panel *byte, x *byte, xStride int, out *float32, outStride int){
+	gemmQ4_0VQ8_0x1, gemmQ4_0VQ8_0x2, gemmQ4_0VQ8_0x3, gemmQ4_0VQ8_0x4,
+	gemmQ4_0VQ8_0x5, gemmQ4_0VQ8_0x6, gemmQ4_0VQ8_0x7, gemmQ4_0VQ8_0x8}
+
+// gemmQ4_0PackedVNNI is GemmQ4_0Packed's avx512vnni path (arguments
+// checked by the caller, nb > 0, pb bytes per 16-row panel).
+func gemmQ4_0PackedVNNI(nb int, panels []byte, pb, rows int, a []byte, aStride, m int, out []float32, outStride int) {
+	for r0 := 0; r0 < rows; r0 += 16 {
+		panel := &panels[r0/16*pb]
+		for j := 0; j < m; j += 8 {
+			nx := min(8, m-j)
+			q40v[nx-1](nb, panel, &a[j*aStride], aStride, &out[j*outStride+r0], outStride)
 		}
 	}
 }

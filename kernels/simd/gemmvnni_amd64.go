@@ -26,3 +26,30 @@ func gemmQ8_0V8Q8_0x2(nb int, panel *byte, panelStride int, x *byte, xStride int
 
 //go:noescape
 func gemmQ8_0V8Q8_0x3(nb int, panel *byte, panelStride int, x *byte, xStride int, out *float32, outStride int)
+
+// Load-time Q4_0 panels (16 rows) against nx = 1..8 activation rows in
+// x40 form.
+
+//go:noescape
+func gemmQ4_0VQ8_0x1(nb int, panel *byte, x *byte, xStride int, out *float32, outStride int)
+
+//go:noescape
+func gemmQ4_0VQ8_0x2(nb int, panel *byte, x *byte, xStride int, out *float32, outStride int)
+
+//go:noescape
+func gemmQ4_0VQ8_0x3(nb int, panel *byte, x *byte, xStride int, out *float32, outStride int)
+
+//go:noescape
+func gemmQ4_0VQ8_0x4(nb int, panel *byte, x *byte, xStride int, out *float32, outStride int)
+
+//go:noescape
+func gemmQ4_0VQ8_0x5(nb int, panel *byte, x *byte, xStride int, out *float32, outStride int)
+
+//go:noescape
+func gemmQ4_0VQ8_0x6(nb int, panel *byte, x *byte, xStride int, out *float32, outStride int)
+
+//go:noescape
+func gemmQ4_0VQ8_0x7(nb int, panel *byte, x *byte, xStride int, out *float32, outStride int)
+
+//go:noescape
+func gemmQ4_0VQ8_0x8(nb int, panel *byte, x *byte, xStride int, out *float32, outStride int)

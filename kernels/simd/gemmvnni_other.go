@@ -13,3 +13,12 @@ func gemmQ8_0V16Q8_0x3(int, *byte, int, *byte, int, *float32, int) { vnniUnavail
 func gemmQ8_0V8Q8_0x1(int, *byte, int, *byte, int, *float32, int)  { vnniUnavailable() }
 func gemmQ8_0V8Q8_0x2(int, *byte, int, *byte, int, *float32, int)  { vnniUnavailable() }
 func gemmQ8_0V8Q8_0x3(int, *byte, int, *byte, int, *float32, int)  { vnniUnavailable() }
+
+func gemmQ4_0VQ8_0x1(int, *byte, *byte, int, *float32, int) { vnniUnavailable() }
+func gemmQ4_0VQ8_0x2(int, *byte, *byte, int, *float32, int) { vnniUnavailable() }
+func gemmQ4_0VQ8_0x3(int, *byte, *byte, int, *float32, int) { vnniUnavailable() }
+func gemmQ4_0VQ8_0x4(int, *byte, *byte, int, *float32, int) { vnniUnavailable() }
+func gemmQ4_0VQ8_0x5(int, *byte, *byte, int, *float32, int) { vnniUnavailable() }
+func gemmQ4_0VQ8_0x6(int, *byte, *byte, int, *float32, int) { vnniUnavailable() }
+func gemmQ4_0VQ8_0x7(int, *byte, *byte, int, *float32, int) { vnniUnavailable() }
+func gemmQ4_0VQ8_0x8(int, *byte, *byte, int, *float32, int) { vnniUnavailable() }

@@ -23,10 +23,26 @@ func GenerateVNNI() []byte {
 	a.p("")
 	vec32(a, "vnniB80", 0x80808080) // the u8 offset of the Q8_0 weights
 	a.p("")
+	vec32(a, "vnniB0F", 0x0f0f0f0f) // nibble mask
+	a.p("")
+	// Word shift counts: 0 in the low 256 bits (rows 0..7: low nibbles),
+	// 4 in the high 256 (rows 8..15: high nibbles).
+	for i := 0; i < 8; i++ {
+		v := "0x0000000000000000"
+		if i >= 4 {
+			v = "0x0004000400040004"
+		}
+		a.p("DATA vnniShiftHi<>+%d(SB)/8, $%s", 8*i, v)
+	}
+	a.p("GLOBL vnniShiftHi<>(SB), RODATA|NOPTR, $64")
+	a.p("")
 	for _, rows := range []int{16, 8} {
 		for nx := 1; nx <= 3; nx++ {
 			vnniQ8_0(a, rows, nx)
 		}
+	}
+	for nx := 1; nx <= 8; nx++ {
+		vnniQ4_0(a, nx)
 	}
 	return a.b.Bytes()
 }
@@ -147,4 +163,107 @@ func vnniQ8_0(a *asm, rows, nx int) {
 	a.i("VZEROUPPER")
 	a.i("RET")
 	a.p("")
+}
+
+// xRow8 is the address of activation row p (0..7) plus off bytes: rows
+// advance together through DI (rows 0..2), R10 = DI+3*AX (3..5) and R11 =
+// DI+6*AX (6, 7), AX the row stride.
+func xRow8(p, off int) string {
+	base := [8]string{"(DI)", "(DI)(AX*1)", "(DI)(AX*2)", "(R10)", "(R10)(AX*1)", "(R10)(AX*2)", "(R11)", "(R11)(AX*1)"}[p]
+	if off == 0 {
+		return base
+	}
+	return fmt.Sprint(off) + base
+}
+
+// vnniQ4_0: one load-time Q4_0 panel (PackQ4_0: 16 rows, 288 B per
+// block) against nx = 1..8 activation rows (x40 form), in the AVX2
+// kernel's (llama.cpp's q4_0_8x8) order: per activation row p and block,
+//
+//	N_k   = [P_k & 15 | P_k >> 4 & 15]   rows 0..7 | rows 8..15, one ZMM
+//	I_p   = sum_k VPDPBUSD(N_k, bcast(x_p quad k)) - 8*sum(x_p)   exact
+//	acc_p = fma(float(I_p), dw*dx_p, acc_p)                       16 rows
+//
+// N_k comes from one broadcast load of P_k to both halves, a word shift
+// by 0 (low half) or 4 (high half) and the nibble mask: two operations
+// per quad for all nx rows. The nibbles are unsigned and the activations
+// signed, VPDPBUSD's operand types, so no offset is needed.
+//
+//	Z0..Z7 N_k, Z8 nibble mask, Z9 shift counts, Z10 dw (16 rows),
+//	Z11+p acc_p, Z19+p I_p, Z27..Z30 s_p.
+func vnniQ4_0(a *asm, nx int) {
+	name := fmt.Sprintf("gemmQ4_0VQ8_0x%d", nx)
+	a.p("// func %s(nb int, panel *byte, x *byte, xStride int, out *float32, outStride int)", name)
+	a.p("TEXT ·%s(SB), NOSPLIT, $0-48", name)
+	a.i("MOVQ nb+0(FP), CX")
+	a.i("MOVQ panel+8(FP), SI")
+	a.i("MOVQ x+16(FP), DI")
+	a.i("MOVQ xStride+24(FP), AX")
+	a.i("MOVQ out+32(FP), R9")
+	a.i("MOVQ outStride+40(FP), R8")
+	a.i("SHLQ $2, R8")
+	if nx > 3 {
+		a.i("LEAQ (AX)(AX*2), R12")
+		a.i("LEAQ (DI)(R12*1), R10")
+	}
+	if nx > 6 {
+		a.i("LEAQ (R10)(R12*1), R11")
+	}
+	a.i("VPBROADCASTD vnniB0F<>(SB), Z8")
+	a.i("VMOVDQU64 vnniShiftHi<>(SB), Z9")
+	for p := 0; p < nx; p++ {
+		a.i("VPXORD Z%d, Z%d, Z%d", 11+p, 11+p, 11+p)
+	}
+	lbl := strings.ToLower(name)
+	a.p("%s:", lbl)
+	for off := 0; off < 288; off += 64 {
+		a.i("PREFETCHT0 %d(SI)", q40Prefetch+off)
+	}
+	for k := 0; k < 8; k++ {
+		a.i("VBROADCASTI64X4 %d(SI), Z%d", 32*k, k)
+		a.i("VPSRLVW Z9, Z%d, Z%d", k, k)
+		a.i("VPANDD Z8, Z%d, Z%d", k, k)
+	}
+	a.i("VCVTPH2PS 256(SI), Z10")
+	for k := 0; k < 8; k++ {
+		for p := 0; p < nx; p++ {
+			if k == 0 {
+				a.i("VPXORD Z%d, Z%d, Z%d", 19+p, 19+p, 19+p)
+			}
+			a.i("VPDPBUSD.BCST %s, Z%d, Z%d", xRow8(p, 4*k), k, 19+p)
+		}
+	}
+	for p := 0; p < nx; p++ {
+		t, s := 19+p, 27+p%4
+		a.i("VPSUBD.BCST %s, Z%d, Z%d", xRow8(p, 36), t, t) // - 8*sum(q)
+		a.i("VCVTDQ2PS Z%d, Z%d", t, t)
+		a.i("VMULPS.BCST %s, Z10, Z%d", xRow8(p, 32), s) // s = dw*dx
+		a.i("VFMADD231PS Z%d, Z%d, Z%d", s, t, 11+p)   // float(I)*s + acc
+	}
+	a.i("ADDQ $288, SI")
+	a.i("ADDQ $40, DI")
+	if nx > 3 {
+		a.i("ADDQ $40, R10")
+	}
+	if nx > 6 {
+		a.i("ADDQ $40, R11")
+	}
+	a.i("DECQ CX")
+	a.i("JNZ %s", lbl)
+	a.i("LEAQ (R8)(R8*2), R12")
+	for p := 0; p < nx; p++ {
+		if p%4 == 0 && p > 0 {
+			a.i("LEAQ (R9)(R8*4), R9")
+		}
+		a.i("VMOVUPS Z%d, %s", 11+p, outAddr4(p%4))
+	}
+	a.i("VZEROUPPER")
+	a.i("RET")
+	a.p("")
+}
+
+// outAddr4 is the address of output row q (0..3) from R9, R8 the row
+// stride in bytes (row 3 through R12 = 3*R8).
+func outAddr4(q int) string {
+	return [4]string{"(R9)", "(R9)(R8*1)", "(R9)(R8*2)", "(R9)(R12*1)"}[q]
 }
