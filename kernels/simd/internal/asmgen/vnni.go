@@ -238,7 +238,7 @@ func vnniQ4_0(a *asm, nx int) {
 		a.i("VPSUBD.BCST %s, Z%d, Z%d", xRow8(p, 36), t, t) // - 8*sum(q)
 		a.i("VCVTDQ2PS Z%d, Z%d", t, t)
 		a.i("VMULPS.BCST %s, Z10, Z%d", xRow8(p, 32), s) // s = dw*dx
-		a.i("VFMADD231PS Z%d, Z%d, Z%d", s, t, 11+p)   // float(I)*s + acc
+		a.i("VFMADD231PS Z%d, Z%d, Z%d", s, t, 11+p)     // float(I)*s + acc
 	}
 	a.i("ADDQ $288, SI")
 	a.i("ADDQ $40, DI")
