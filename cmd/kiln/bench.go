@@ -9,6 +9,7 @@ import (
 	"runtime/pprof"
 	"time"
 
+	"kiln/kernels/simd"
 	"kiln/model"
 )
 
@@ -29,6 +30,9 @@ type benchResult struct {
 	// DecodeGBs is weight bytes streamed per second during decode: one full
 	// pass over the weights per step, shared by all parallel sequences.
 	DecodeGBs float64 `json:"decode_weight_gb_s"`
+	// Kernels is the kernel set that ran (simd.Impl: avx512vnni, avx2,
+	// generic; KILN_KERNELS caps it).
+	Kernels string `json:"kernels"`
 }
 
 func runBench(args []string, stdout, stderr io.Writer) error {
@@ -142,12 +146,14 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		PrefillTokS: round2(float64(*prompt**parallel) / prefill.Seconds()),
 		DecodeTokS:  round2(float64(*gen**parallel) / decode.Seconds()),
 		ModelBytes:  bytes,
+		Kernels:     simd.Impl(),
 	}
 	r.DecodeGBs = round2(float64(bytes) * float64(*gen) / decode.Seconds() / 1e9)
 	if *asJSON {
 		return json.NewEncoder(stdout).Encode(r)
 	}
 	fmt.Fprintf(stdout, "model     %s (%.1f MiB, %d threads)\n", pos[0], float64(bytes)/(1<<20), r.Threads)
+	fmt.Fprintf(stdout, "kernels   %s\n", simd.ImplReason())
 	fmt.Fprintf(stdout, "prefill   %8.2f tok/s  (%d tokens x %d sequences)\n", r.PrefillTokS, *prompt, *parallel)
 	fmt.Fprintf(stdout, "decode    %8.2f tok/s  (%d tokens x %d sequences; %.1f GB/s of weights)\n", r.DecodeTokS, *gen, *parallel, r.DecodeGBs)
 	return nil

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"kiln/gguf"
+	"kiln/kernels/simd"
 	"kiln/model"
 )
 
@@ -15,18 +16,32 @@ func init() {
 	register("inspect", "describe a GGUF file: architecture, dims, tensor types, vocabulary", runInspect)
 }
 
+// writeCPU prints the kernel set in use, why, and the sets this CPU runs.
+func writeCPU(w io.Writer) {
+	fmt.Fprintf(w, "kernels:       %s\n", simd.Impl())
+	fmt.Fprintf(w, "why:           %s\n", simd.ImplReason())
+	fmt.Fprintf(w, "cpu runs:      %s (select with %s=NAME)\n", strings.Join(simd.Impls(), ", "), simd.EnvKernels)
+}
+
 func runInspect(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("inspect", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	tensors := fs.Bool("tensors", false, "list every tensor")
 	meta := fs.Bool("metadata", false, "list every metadata key")
+	cpuInfo := fs.Bool("cpu", false, "say which kernel set runs on this CPU and why (MODEL optional)")
 	fs.Usage = func() {
-		io.WriteString(stderr, "usage: kiln inspect MODEL [--tensors] [--metadata]\n")
+		io.WriteString(stderr, "usage: kiln inspect MODEL [--tensors] [--metadata] [--cpu]\n       kiln inspect --cpu\n")
 		fs.PrintDefaults()
 	}
 	pos, err := interspersed(fs, args)
 	if err != nil {
 		return err
+	}
+	if *cpuInfo {
+		writeCPU(stdout)
+		if len(pos) == 0 {
+			return nil
+		}
 	}
 	if len(pos) != 1 {
 		return usageErrorf("want one MODEL argument, got %d", len(pos))

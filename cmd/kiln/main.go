@@ -11,6 +11,8 @@ import (
 	"os"
 	"sort"
 	"strings"
+
+	"kiln/kernels/simd"
 )
 
 // command is one subcommand: run gets the arguments after the subcommand's
@@ -63,6 +65,10 @@ func runMain(args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		fmt.Fprintf(stderr, "kiln: unknown command %q\n\n", args[0])
 		usage(stderr)
+		return 2
+	}
+	if err := simd.EnvError(); err != nil {
+		fmt.Fprintf(stderr, "kiln: %v\n", err)
 		return 2
 	}
 	err := cmd.run(args[1:], stdout, stderr)

@@ -186,11 +186,13 @@ func BenchmarkGemmQ8_0Packed(b *testing.B) {
 			PackQ8_0(n, w, wStride, rows, panels)
 			out, scratch := make([]float32, m*rows), make([]byte, GemmScratchBytes(n))
 			b.Run(fmt.Sprintf("n=%d/m=%d", n, m), func(b *testing.B) {
-				b.SetBytes(int64(m * rows * nb * bytesQ8_0))
-				for b.Loop() {
-					GemmQ8_0Packed(n, panels, rows, a, aStride, m, out, rows, scratch)
-				}
-				b.ReportMetric(float64(rows*m*n/32)*float64(b.N)/float64(b.Elapsed().Nanoseconds()), "outblk/ns")
+				benchImpls(b, func(b *testing.B) {
+					b.SetBytes(int64(m * rows * nb * bytesQ8_0))
+					for b.Loop() {
+						GemmQ8_0Packed(n, panels, rows, a, aStride, m, out, rows, scratch)
+					}
+					b.ReportMetric(float64(rows*m*n/32)*float64(b.N)/float64(b.Elapsed().Nanoseconds()), "outblk/ns")
+				})
 			})
 		}
 	}

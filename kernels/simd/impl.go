@@ -32,8 +32,9 @@ var (
 	fast, vnni        atomic.Bool
 	forced            atomic.Bool
 	// envNote says how KILN_KERNELS changed the choice (or why it was
-	// ignored); empty when unset.
+	// ignored); empty when unset. envErr is set when it was ignored.
 	envNote string
+	envErr  error
 )
 
 func init() {
@@ -41,9 +42,12 @@ func init() {
 	if v := strings.TrimSpace(os.Getenv(EnvKernels)); v != "" {
 		switch l, ok := implByName(v); {
 		case !ok:
-			envNote = fmt.Sprintf("%s=%q is not a kernel set (%s); ignored", EnvKernels, v, strings.Join(implNames[:], ", "))
+			envErr = fmt.Errorf("%s=%q is not a kernel set (want one of %s)", EnvKernels, v, strings.Join(implNames[:], ", "))
+			envNote = envErr.Error() + "; ignored"
 		case l > c:
-			envNote = fmt.Sprintf("%s=%s asks for more than this CPU has; ignored", EnvKernels, v)
+			envErr = fmt.Errorf("%s=%s: this CPU runs only %s (the set needs %s; CPU has %s)",
+				EnvKernels, v, strings.Join(implNames[:c+1], ", "), implNeeds[l], CPUFeatures())
+			envNote = envErr.Error() + "; ignored"
 		default:
 			c = l
 			envNote = fmt.Sprintf("capped by %s=%s", EnvKernels, v)
@@ -52,6 +56,11 @@ func init() {
 	configured.Store(c)
 	setLevel(c)
 }
+
+// EnvError reports a KILN_KERNELS value that was ignored (unknown, or a
+// set this CPU cannot run), so that commands can refuse it instead of
+// silently running another set; nil when it is unset or was applied.
+func EnvError() error { return envErr }
 
 func implByName(name string) (int32, bool) {
 	for i, n := range implNames {

@@ -1,0 +1,77 @@
+package simd
+
+import (
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// TestEnvKernels runs this test binary again with KILN_KERNELS set and
+// checks the set each child starts with, and that a bad value is reported
+// by EnvError (and leaves the CPU's best set).
+func TestEnvKernels(t *testing.T) {
+	if os.Getenv("KILN_TEST_CHILD") == "1" {
+		e := "nil"
+		if err := EnvError(); err != nil {
+			e = err.Error()
+		}
+		os.Stdout.WriteString("impl=" + Impl() + "\nerr=" + e + "\n")
+		return
+	}
+	best := Impls()[len(Impls())-1]
+	cases := []struct{ env, impl, err string }{
+		{"", best, "nil"},
+		{"generic", "generic", "nil"},
+		{"bogus", best, "not a kernel set"},
+	}
+	for _, name := range Impls() {
+		cases = append(cases, struct{ env, impl, err string }{name, name, "nil"})
+	}
+	if len(Impls()) < len(implNames) {
+		cases = append(cases, struct{ env, impl, err string }{implNames[len(implNames)-1], best, "this CPU runs only"})
+	}
+	for _, c := range cases {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestEnvKernels$", "-test.count=1")
+		cmd.Env = append(os.Environ(), "KILN_TEST_CHILD=1", EnvKernels+"="+c.env)
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("%s=%q: child failed: %v\n%s", EnvKernels, c.env, err, out)
+		}
+		s := string(out)
+		if !strings.Contains(s, "impl="+c.impl+"\n") || !strings.Contains(s, "err=") || !strings.Contains(s[strings.Index(s, "err="):], c.err) {
+			t.Errorf("%s=%q: child printed %q, want impl=%s and err containing %q", EnvKernels, c.env, s, c.impl, c.err)
+		}
+	}
+}
+
+// TestSetImpl: every set the CPU lists can be selected and is reported
+// by Impl; unknown names and sets beyond the CPU are errors that change
+// nothing; ForceGeneric(false) returns to the start-up set.
+func TestSetImpl(t *testing.T) {
+	defer ForceGeneric(false)
+	for _, name := range Impls() {
+		if _, err := SetImpl(name); err != nil || Impl() != name {
+			t.Fatalf("SetImpl(%s): err %v, Impl %s", name, err, Impl())
+		}
+		if fast.Load() != (name != "generic") || vnni.Load() != (name == "avx512vnni") {
+			t.Fatalf("SetImpl(%s): fast %v vnni %v", name, fast.Load(), vnni.Load())
+		}
+	}
+	cur := Impl()
+	if _, err := SetImpl("avx9000"); err == nil || Impl() != cur {
+		t.Fatalf("SetImpl(avx9000): err %v, Impl %s", err, Impl())
+	}
+	if len(Impls()) < len(implNames) {
+		if _, err := SetImpl(implNames[len(implNames)-1]); err == nil || Impl() != cur {
+			t.Fatalf("SetImpl beyond the CPU: err %v, Impl %s", err, Impl())
+		}
+	}
+	ForceGeneric(false)
+	if Impl() != implNames[configured.Load()] {
+		t.Fatalf("ForceGeneric(false): Impl %s, start-up set %s", Impl(), implNames[configured.Load()])
+	}
+	if !strings.Contains(ImplReason(), Impl()) {
+		t.Fatalf("ImplReason %q does not name %s", ImplReason(), Impl())
+	}
+}
