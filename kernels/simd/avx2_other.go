@@ -118,3 +118,12 @@ func gemmPackQ8_0P(int, *byte, int, *byte)                  { gemmUnavailable() 
 
 func gemmPackQ4_KI(int, *byte, int, *byte)           { gemmUnavailable() }
 func gemvQ4_KQ8_KI(int, *byte, int, *byte, *float32) { gemmUnavailable() }
+
+func gemmQ8_0PXQ8_0x1(int, *byte, *byte, int, *float32, int, *float32) { gemmUnavailable() }
+func gemmQ8_0PXQ8_0x2(int, *byte, *byte, int, *float32, int, *float32) { gemmUnavailable() }
+func gemmQ8_0PXQ8_0x3(int, *byte, *byte, int, *float32, int, *float32) { gemmUnavailable() }
+func gemmQ8_0PXQ8_0x4(int, *byte, *byte, int, *float32, int, *float32) { gemmUnavailable() }
+func gemmQ4_0PXQ8_0x1(int, *byte, *byte, int, *float32, int)           { gemmUnavailable() }
+func gemmQ4_0PXQ8_0x2(int, *byte, *byte, int, *float32, int)           { gemmUnavailable() }
+func gemmQ4_0PXQ8_0x3(int, *byte, *byte, int, *float32, int)           { gemmUnavailable() }
+func gemmQ4_0PXQ8_0x4(int, *byte, *byte, int, *float32, int)           { gemmUnavailable() }

@@ -136,3 +136,30 @@ func gemmPackQ4_KI(nb int, w *byte, wStride int, panel *byte)
 
 //go:noescape
 func gemvQ4_KQ8_KI(nb int, w *byte, wStride int, x *byte, out *float32)
+
+// AVX-VNNI flavours of the load-time Q8_0 and Q4_0 kernels (the avxvnni
+// set): the same arithmetic with VEX VPDPBUSD for the integer sums.
+
+//go:noescape
+func gemmQ8_0PXQ8_0x1(nb int, panel *byte, x *byte, xStride int, out *float32, outStride int, sc *float32)
+
+//go:noescape
+func gemmQ8_0PXQ8_0x2(nb int, panel *byte, x *byte, xStride int, out *float32, outStride int, sc *float32)
+
+//go:noescape
+func gemmQ8_0PXQ8_0x3(nb int, panel *byte, x *byte, xStride int, out *float32, outStride int, sc *float32)
+
+//go:noescape
+func gemmQ8_0PXQ8_0x4(nb int, panel *byte, x *byte, xStride int, out *float32, outStride int, sc *float32)
+
+//go:noescape
+func gemmQ4_0PXQ8_0x1(nb int, panel *byte, x *byte, xStride int, out *float32, outStride int)
+
+//go:noescape
+func gemmQ4_0PXQ8_0x2(nb int, panel *byte, x *byte, xStride int, out *float32, outStride int)
+
+//go:noescape
+func gemmQ4_0PXQ8_0x3(nb int, panel *byte, x *byte, xStride int, out *float32, outStride int)
+
+//go:noescape
+func gemmQ4_0PXQ8_0x4(nb int, panel *byte, x *byte, xStride int, out *float32, outStride int)

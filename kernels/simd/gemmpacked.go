@@ -40,6 +40,7 @@ type packedKind struct {
 	rows    int // panel rows
 	wB      int // raw bytes per block and row
 	kernels [4]func(nb int, panel *byte, x *byte, xStride int, out *float32, outStride int, sc *float32)
+	vex     [4]func(nb int, panel *byte, x *byte, xStride int, out *float32, outStride int, sc *float32) // avxvnni
 	packBlk func(blk []byte, rows [][]byte, b int)          // one block of a panel from its raw rows
 	packAsm func(nb int, w *byte, wStride int, panel *byte) // a whole panel, or nil
 	generic func(nb int, panel []byte, r int, a []byte) float32
@@ -50,10 +51,14 @@ var (
 	packedQ8_0 = packedKind{rows: 8, wB: bytesQ8_0, actB: gemmActQ8_0Q8_0Block,
 		kernels: [4]func(int, *byte, *byte, int, *float32, int, *float32){
 			gemmQ8_0PQ8_0x1, gemmQ8_0PQ8_0x2, gemmQ8_0PQ8_0x3, gemmQ8_0PQ8_0x4},
+		vex: [4]func(int, *byte, *byte, int, *float32, int, *float32){
+			gemmQ8_0PXQ8_0x1, gemmQ8_0PXQ8_0x2, gemmQ8_0PXQ8_0x3, gemmQ8_0PXQ8_0x4},
 		packBlk: packBlockQ8_0, packAsm: gemmPackQ8_0P, generic: gemmQ8_0PackedGeneric}
 	packedQ4_0 = packedKind{rows: 16, wB: bytesQ4_0, actB: gemmActQ4_0Q8_0Block,
 		kernels: [4]func(int, *byte, *byte, int, *float32, int, *float32){
 			q40p(gemmQ4_0PQ8_0x1), q40p(gemmQ4_0PQ8_0x2), q40p(gemmQ4_0PQ8_0x3), q40p(gemmQ4_0PQ8_0x4)},
+		vex: [4]func(int, *byte, *byte, int, *float32, int, *float32){
+			q40p(gemmQ4_0PXQ8_0x1), q40p(gemmQ4_0PXQ8_0x2), q40p(gemmQ4_0PXQ8_0x3), q40p(gemmQ4_0PXQ8_0x4)},
 		packBlk: packBlockQ4_0, generic: gemmQ4_0PackedGeneric}
 )
 
@@ -213,11 +218,15 @@ func (k *packedKind) gemm(fn string, n int, panels []byte, rows int, a []byte, a
 	// The Q8_0 kernels' scale area: q80Chunk blocks of 4 rows' 8 float32
 	// (at most 128*min(16, nb) bytes, within GemmScratchBytes).
 	sc := (*float32)(unsafe.Pointer(&scratch[0]))
+	kernels := &k.kernels
+	if vexVNNI.Load() {
+		kernels = &k.vex
+	}
 	for r0 := 0; r0 < rows; r0 += k.rows {
 		panel := &panels[r0/k.rows*pb]
 		for j := 0; j < m; j += 4 {
 			nx := min(4, m-j)
-			k.kernels[nx-1](nb, panel, &a[j*aStride], aStride, &out[j*outStride+r0], outStride, sc)
+			kernels[nx-1](nb, panel, &a[j*aStride], aStride, &out[j*outStride+r0], outStride, sc)
 		}
 	}
 }

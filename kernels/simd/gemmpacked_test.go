@@ -173,27 +173,29 @@ func TestGemmQ8_0PackedBadArgs(t *testing.T) {
 	}
 }
 
-// BenchmarkGemmQ8_0Packed is BenchmarkGemm's Q8_0 case on load-time panels
-// (m = 1 is the decode kernel), for comparison with the per-call panels.
-func BenchmarkGemmQ8_0Packed(b *testing.B) {
+// BenchmarkGemmPacked times the load-time-panel GEMMs (m = 1 is decode)
+// under every kernel set, for comparison with each other and with the
+// per-call panels (BenchmarkGemm).
+func BenchmarkGemmPacked(b *testing.B) {
 	r := rand.New(rand.NewPCG(47, 48))
-	c := gemmCases[0]
-	for _, n := range []int{2048, 5632} {
-		for _, m := range []int{1, 4, 16, 128} {
-			nb, rows := n/qk, 64
-			w, wStride, _, a, aStride := gemmInputs(r, c, nb, rows, m, "random")
-			panels := make([]byte, PackedQ8_0Bytes(n, rows))
-			PackQ8_0(n, w, wStride, rows, panels)
-			out, scratch := make([]float32, m*rows), make([]byte, GemmScratchBytes(n))
-			b.Run(fmt.Sprintf("n=%d/m=%d", n, m), func(b *testing.B) {
-				benchImpls(b, func(b *testing.B) {
-					b.SetBytes(int64(m * rows * nb * bytesQ8_0))
-					for b.Loop() {
-						GemmQ8_0Packed(n, panels, rows, a, aStride, m, out, rows, scratch)
-					}
-					b.ReportMetric(float64(rows*m*n/32)*float64(b.N)/float64(b.Elapsed().Nanoseconds()), "outblk/ns")
+	for _, pc := range packedCases {
+		for _, n := range []int{2048, 5632} {
+			for _, m := range []int{1, 4, 16, 128} {
+				nb, rows := n/formats[pc.c.w].block, 64
+				w, wStride, _, a, aStride := gemmInputs(r, pc.c, nb, rows, m, "random")
+				panels := make([]byte, pc.bytes(n, rows))
+				pc.pack(n, w, wStride, rows, panels)
+				out, scratch := make([]float32, m*rows), make([]byte, GemmScratchBytes(n))
+				b.Run(fmt.Sprintf("%s/n=%d/m=%d", pc.c.w, n, m), func(b *testing.B) {
+					benchImpls(b, func(b *testing.B) {
+						b.SetBytes(int64(m * rows * wStride))
+						for b.Loop() {
+							pc.packed(n, panels, rows, a, aStride, m, out, rows, scratch)
+						}
+						b.ReportMetric(float64(rows*m*n/32)*float64(b.N)/float64(b.Elapsed().Nanoseconds()), "outblk/ns")
+					})
 				})
-			})
+			}
 		}
 	}
 }

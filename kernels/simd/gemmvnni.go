@@ -1,5 +1,13 @@
 package simd
 
+// The avxvnni kernel set (AVX-VNNI without AVX-512, e.g. Intel's client
+// cores since Alder Lake) runs the AVX2 set's load-time Q8_0 and Q4_0
+// kernels with their integer sums by VEX-encoded VPDPBUSD on YMM
+// (gemmQ8_0PXQ8_0x*, gemmQ4_0PXQ8_0x* in gemm_amd64.s; Go's assembler has
+// no VEX form of the instruction, so asmgen writes its bytes): Q8_0 keeps
+// the sign trick, VPDPBUSD(|w|, x*sign(w)) replacing VPMADDUBSW + VPMADDWD;
+// Q4_0 sums the nibbles times the activation quads into int32 directly.
+//
 // The avx512vnni kernel set: the int8 GEMMs on AVX-512 registers with
 // VPDPBUSD (u8 x s8 products summed four at a time into int32, exact: no
 // intermediate int16 as in VPMADDUBSW + VPMADDWD, no saturation).

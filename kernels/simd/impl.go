@@ -7,16 +7,20 @@ import (
 	"sync/atomic"
 )
 
-// Kernel sets, slowest first. Each set uses every kernel of the sets
-// before it and replaces some with its own; all of them return the same
-// bits (package doc), so the set is a matter of speed only.
+// Kernel sets, slowest first. The VNNI sets use the AVX2 set's kernels and
+// replace some int8 GEMMs with their own; all sets return the same bits
+// (package doc), so the set is a matter of speed only. A CPU may run
+// avx512vnni without avxvnni (Ice Lake, Zen 4) or the reverse (Alder
+// Lake): cpuSets says which this one runs.
 const (
 	implGeneric = iota // portable Go
 	implAVX2           // AVX2 + FMA + F16C assembly
-	implAVX512         // + AVX-512 F/BW/VL and AVX512-VNNI kernels for the int8 GEMMs
+	implAVXVNNI        // + AVX-VNNI (VEX VPDPBUSD on YMM) int8 GEMMs
+	implAVX512         // + AVX-512 F/BW/VL and AVX512-VNNI int8 GEMMs on ZMM
+	numImpls
 )
 
-var implNames = [...]string{"generic", "avx2", "avx512vnni"}
+var implNames = [numImpls]string{"generic", "avx2", "avxvnni", "avx512vnni"}
 
 // EnvKernels names the environment variable that caps the kernel set at
 // start-up ("generic", "avx2", "avx512vnni"): KILN_KERNELS=avx2 runs the
@@ -29,7 +33,8 @@ var (
 	// chosen at start-up (the CPU's best, capped by KILN_KERNELS), which
 	// ForceGeneric(false) returns to.
 	level, configured atomic.Int32
-	fast, vnni        atomic.Bool
+	fast, vexVNNI     atomic.Bool
+	vnni              atomic.Bool
 	forced            atomic.Bool
 	// envNote says how KILN_KERNELS changed the choice (or why it was
 	// ignored); empty when unset. envErr is set when it was ignored.
@@ -44,9 +49,9 @@ func init() {
 		case !ok:
 			envErr = fmt.Errorf("%s=%q is not a kernel set (want one of %s)", EnvKernels, v, strings.Join(implNames[:], ", "))
 			envNote = envErr.Error() + "; ignored"
-		case l > c:
+		case !cpuSets[l]:
 			envErr = fmt.Errorf("%s=%s: this CPU runs only %s (the set needs %s; CPU has %s)",
-				EnvKernels, v, strings.Join(implNames[:c+1], ", "), implNeeds[l], CPUFeatures())
+				EnvKernels, v, strings.Join(Impls(), ", "), implNeeds[l], CPUFeatures())
 			envNote = envErr.Error() + "; ignored"
 		default:
 			c = l
@@ -74,17 +79,38 @@ func implByName(name string) (int32, bool) {
 func setLevel(l int32) {
 	level.Store(l)
 	fast.Store(l >= implAVX2)
-	vnni.Store(l >= implAVX512)
+	vexVNNI.Store(l == implAVXVNNI)
+	vnni.Store(l == implAVX512)
 }
 
 // Impl names the kernel set in use: "avx512vnni" (amd64 with AVX-512
-// F/BW/VL and AVX512-VNNI besides the AVX2 set's features), "avx2" (amd64
-// with AVX2, FMA and F16C) or "generic" (portable Go).
+// F/BW/VL and AVX512-VNNI besides the AVX2 set's features), "avxvnni"
+// (AVX-VNNI besides the AVX2 set's), "avx2" (amd64 with AVX2, FMA and
+// F16C) or "generic" (portable Go).
 func Impl() string { return implNames[level.Load()] }
 
 // Impls lists the kernel sets this CPU and build can run, slowest first
 // ("generic" always).
-func Impls() []string { return append([]string(nil), implNames[:cpuLevel+1]...) }
+func Impls() []string {
+	var n []string
+	for i, ok := range cpuSets {
+		if ok {
+			n = append(n, implNames[i])
+		}
+	}
+	return n
+}
+
+// cpuLevel is the best set this CPU runs.
+var cpuLevel = func() int {
+	l := implGeneric
+	for i, ok := range cpuSets {
+		if ok {
+			l = i
+		}
+	}
+	return l
+}()
 
 // SetImpl selects a kernel set by name and returns the previous one; a set
 // the CPU cannot run is an error and changes nothing. It is meant for
@@ -95,17 +121,18 @@ func SetImpl(name string) (prev string, err error) {
 	if !ok {
 		return Impl(), fmt.Errorf("simd: unknown kernel set %q (have %s)", name, strings.Join(implNames[:], ", "))
 	}
-	if l > int32(cpuLevel) {
+	if !cpuSets[l] {
 		return Impl(), fmt.Errorf("simd: kernel set %s needs %s, which this CPU or build lacks (%s)", name, implNeeds[l], CPUFeatures())
 	}
 	prev = Impl()
 	setLevel(l)
-	forced.Store(l == implGeneric && cpuLevel > implGeneric)
+	forced.Store(l == implGeneric)
 	return prev, nil
 }
 
 // implNeeds are the CPU features each set needs.
-var implNeeds = [...]string{"nothing", "AVX2, FMA and F16C", "AVX2, FMA, F16C, AVX-512 F/BW/VL and AVX512-VNNI"}
+var implNeeds = [numImpls]string{"nothing", "AVX2, FMA and F16C", "AVX2, FMA, F16C and AVX-VNNI",
+	"AVX2, FMA, F16C, AVX-512 F/BW/VL and AVX512-VNNI"}
 
 // ImplReason says which kernel set runs and why: the features the CPU
 // reports and KILN_KERNELS.

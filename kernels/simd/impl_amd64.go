@@ -8,20 +8,18 @@ import (
 	"golang.org/x/sys/cpu"
 )
 
-// cpuLevel is the best kernel set this CPU runs. The AVX2 set needs AVX2
-// (256-bit integer ops), FMA and F16C (half conversions); the AVX-512 set
-// adds AVX-512 F, BW (byte and word ops), VL (EVEX on 128/256-bit
-// registers) and AVX512-VNNI (VPDPBUSD). x/sys/cpu also checks that the OS
-// saves YMM (and for AVX-512 the ZMM and mask) state.
-var cpuLevel = func() int {
+// cpuSets: the kernel sets this CPU runs. The AVX2 set needs AVX2 (256-bit
+// integer ops), FMA and F16C (half conversions); avxvnni adds AVX-VNNI
+// (VEX-encoded VPDPBUSD); avx512vnni adds AVX-512 F, BW (byte and word
+// ops), VL (EVEX on 128/256-bit registers) and AVX512-VNNI. x/sys/cpu also
+// checks that the OS saves YMM (and for AVX-512 the ZMM and mask) state.
+var cpuSets = func() (s [numImpls]bool) {
 	x := &cpu.X86
-	switch {
-	case !(x.HasAVX2 && x.HasFMA && x.HasF16C):
-		return implGeneric
-	case x.HasAVX512F && x.HasAVX512BW && x.HasAVX512VL && x.HasAVX512VNNI:
-		return implAVX512
-	}
-	return implAVX2
+	s[implGeneric] = true
+	s[implAVX2] = x.HasAVX2 && x.HasFMA && x.HasF16C
+	s[implAVXVNNI] = s[implAVX2] && x.HasAVXVNNI
+	s[implAVX512] = s[implAVX2] && x.HasAVX512F && x.HasAVX512BW && x.HasAVX512VL && x.HasAVX512VNNI
+	return s
 }()
 
 // CPUFeatures lists the CPU features the kernel sets look at that this

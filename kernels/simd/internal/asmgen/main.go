@@ -86,10 +86,16 @@ func Generate() []byte {
 		kernelQ8_0(a, nx, q80Loaded)
 	}
 	for nx := 1; nx <= 4; nx++ {
+		kernelQ8_0(a, nx, q80LoadedVEX)
+	}
+	for nx := 1; nx <= 4; nx++ {
 		kernelQ4_0(a, nx)
 	}
 	for nx := 1; nx <= 4; nx++ {
 		kernelQ4_0Layout(a, nx, true)
+	}
+	for nx := 1; nx <= 4; nx++ {
+		kernelQ4_0VEX(a, nx)
 	}
 	gemvQ8_0(a)
 	gemvQ4_0(a)
@@ -463,7 +469,9 @@ func kernelQ8_0(a *asm, nx int, lay *q80Layout) {
 		a.i("MOVQ SI, %d(SP)", save)
 		a.i("MOVQ CX, %d(SP)", save+8)
 	}
-	a.i("VMOVDQU gemmOnes16<>(SB), Y15")
+	if !lay.vnni {
+		a.i("VMOVDQU gemmOnes16<>(SB), Y15")
+	}
 	lbl := strings.ToLower(name)
 	j := 0
 	for _, r := range q80Groups[nx-1] {
@@ -488,11 +496,13 @@ type q80Layout struct {
 	name   string
 	packed bool // load-time panel: W_j only, fp16 dw, scales at R14
 	block  int  // panel bytes per block
+	vnni   bool // AVX-VNNI: I_j by VPDPBUSD(|w|, x*sign(w)) (vexDPBUSD)
 }
 
 var (
-	q80Call   = &q80Layout{name: "gemmQ8_0Q8_0", block: 672}
-	q80Loaded = &q80Layout{name: "gemmQ8_0PQ8_0", packed: true, block: 272}
+	q80Call      = &q80Layout{name: "gemmQ8_0Q8_0", block: 672}
+	q80Loaded    = &q80Layout{name: "gemmQ8_0PQ8_0", packed: true, block: 272}
+	q80LoadedVEX = &q80Layout{name: "gemmQ8_0PXQ8_0", packed: true, block: 272, vnni: true}
 )
 
 // q80Groups: the row groups of the kernel for nx activation rows;
@@ -560,6 +570,9 @@ func q80Block(a *asm, j, R, lane0 int, lay *q80Layout, prefetch bool) {
 			a.i("VMULPS 512(SI), Y8, Y8") // s = dw*dx
 		}
 	}
+	if lay.vnni { // Y15 holds no ones: a second temporary
+		temps = append(temps, 15)
+	}
 	ti := 0
 	for q := 0; q < L; q++ {
 		lane := lane0 + q
@@ -574,9 +587,19 @@ func q80Block(a *asm, j, R, lane0 int, lay *q80Layout, prefetch bool) {
 			t := temps[ti%len(temps)]
 			ti++
 			a.i("VPBROADCASTD %d(%s), Y%d", 4*lane, xPtr[j+p], t)
-			a.i("VPSIGNB Y%d, Y%d, Y%d", vw, t, t)    // x*sign(w)
-			a.i("VPMADDUBSW Y%d, Y%d, Y%d", t, va, t) // |w|*x*sign(w), pairs
-			a.i("VPMADDWD Y15, Y%d, Y%d", t, t)
+			a.i("VPSIGNB Y%d, Y%d, Y%d", vw, t, t) // x*sign(w)
+			if lay.vnni {
+				// The four products |w|*x*sign(w) summed into int32 at
+				// once (exact), into the next temporary.
+				u := temps[ti%len(temps)]
+				ti++
+				a.i("VPXOR Y%d, Y%d, Y%d", u, u, u)
+				vexDPBUSD(a, t, va, u)
+				t = u
+			} else {
+				a.i("VPMADDUBSW Y%d, Y%d, Y%d", t, va, t) // |w|*x*sign(w), pairs
+				a.i("VPMADDWD Y15, Y%d, Y%d", t, t)
+			}
 			a.i("VCVTDQ2PS Y%d, Y%d", t, t)
 			if R == 1 {
 				a.i("VFMADD231PS Y8, Y%d, Y%d", t, q)
@@ -726,15 +749,29 @@ func kernelQ4_0(a *asm, nx int) { kernelQ4_0Layout(a, nx, false) }
 // 8..15), converted once per block into Y13/Y14 for the folds. The
 // kernels prefetch their panel stream q40Prefetch bytes ahead (decode and
 // small batches read it from DRAM).
-func kernelQ4_0Layout(a *asm, nx int, compact bool) {
+func kernelQ4_0Layout(a *asm, nx int, compact bool) { kernelQ4_0Gen(a, nx, compact, false) }
+
+// kernelQ4_0VEX is the load-time Q4_0 kernel with AVX-VNNI: each group's
+// sum over the 8 quads goes straight into int32 by VPDPBUSD (nibbles
+// unsigned, activations signed: its operand types), replacing the int16
+// VPMADDUBSW/VPADDW chain and the widening VPMADDWD; the float part is
+// unchanged.
+func kernelQ4_0VEX(a *asm, nx int) { kernelQ4_0Gen(a, nx, true, true) }
+
+func kernelQ4_0Gen(a *asm, nx int, compact, vnni bool) {
 	name := fmt.Sprintf("gemmQ4_0Q8_0x%d", nx)
 	block := 576
 	if compact {
 		name = fmt.Sprintf("gemmQ4_0PQ8_0x%d", nx)
 		block = 288
 	}
+	if vnni {
+		name = fmt.Sprintf("gemmQ4_0PXQ8_0x%d", nx)
+	}
 	kernelPrologue(a, name, nx)
-	a.i("VMOVDQU gemmOnes16<>(SB), Y15")
+	if !vnni {
+		a.i("VMOVDQU gemmOnes16<>(SB), Y15")
+	}
 	a.i("VXORPS Y8, Y8, Y8")
 	for j := 0; j < nx; j++ {
 		a.i("VMOVUPS Y8, %s", outAddr(j, 0))
@@ -762,6 +799,13 @@ func kernelQ4_0Layout(a *asm, nx int, compact bool) {
 			a.i("VPBROADCASTD %d(%s), Y10", 4*k, xPtr[j])
 			for g := 0; g < 2; g++ {
 				acc := 2*j + g
+				if vnni {
+					if k == 0 {
+						a.i("VPXOR Y%d, Y%d, Y%d", acc, acc, acc)
+					}
+					vexDPBUSD(a, 10, 8+g, acc)
+					continue
+				}
 				if k == 0 {
 					a.i("VPMADDUBSW Y10, Y%d, Y%d", 8+g, acc)
 				} else {
@@ -781,7 +825,9 @@ func kernelQ4_0Layout(a *asm, nx int, compact bool) {
 		a.i("VBROADCASTSS 32(%s), Y11", xPtr[j]) // dx
 		for g := 0; g < 2; g++ {
 			acc := 2*j + g
-			a.i("VPMADDWD Y15, Y%d, Y%d", acc, acc)
+			if !vnni {
+				a.i("VPMADDWD Y15, Y%d, Y%d", acc, acc)
+			}
 			a.i("VPSUBD Y10, Y%d, Y%d", acc, acc)
 			a.i("VCVTDQ2PS Y%d, Y%d", acc, acc)
 			if compact {
@@ -969,4 +1015,21 @@ func gemvQ4_0(a *asm) {
 	a.i("VZEROUPPER")
 	a.i("RET")
 	a.p("")
+}
+
+// vexDPBUSD emits the AVX-VNNI (VEX.256.66.0F38.W0 50 /r) VPDPBUSD
+// Y(dst) += sum over each dword's 4 bytes of u8(Y(src2)) * s8(Y(src3)),
+// register operands only: Go's assembler encodes VPDPBUSD as EVEX
+// (AVX512-VNNI) alone, which a CPU with AVX-VNNI but no AVX-512 cannot run.
+func vexDPBUSD(a *asm, src3, src2, dst int) {
+	b1 := 0x40 | 0x02 // X̄ = 1, map 0F38
+	if dst < 8 {
+		b1 |= 0x80 // R̄
+	}
+	if src3 < 8 {
+		b1 |= 0x20 // B̄
+	}
+	b2 := (^src2&15)<<3 | 0x04 | 0x01 // W0, v̄v̄v̄v̄, L = 256, pp = 66
+	modrm := 0xc0 | (dst&7)<<3 | src3&7
+	a.i("BYTE $0xc4; BYTE $0x%02x; BYTE $0x%02x; BYTE $0x50; BYTE $0x%02x // VPDPBUSD Y%d, Y%d, Y%d (VEX)", b1, b2, modrm, src3, src2, dst)
 }
