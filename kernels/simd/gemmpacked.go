@@ -40,9 +40,11 @@ type packedKind struct {
 	rows    int // panel rows
 	wB      int // raw bytes per block and row
 	kernels [4]func(nb int, panel *byte, x *byte, xStride int, out *float32, outStride int, sc *float32)
-	vex     [4]func(nb int, panel *byte, x *byte, xStride int, out *float32, outStride int, sc *float32) // avxvnni
-	packBlk func(blk []byte, rows [][]byte, b int)                                                       // one block of a panel from its raw rows
-	packAsm func(nb int, w *byte, wStride int, panel *byte)                                              // a whole panel, or nil
+	// vex: the kernels of the avxvnni set (the avx512vnni set's are in
+	// gemmvnni.go).
+	vex     [4]func(nb int, panel *byte, x *byte, xStride int, out *float32, outStride int, sc *float32)
+	packBlk func(blk []byte, rows [][]byte, b int)          // one block of a panel from its raw rows
+	packAsm func(nb int, w *byte, wStride int, panel *byte) // a whole panel, or nil
 	generic func(nb int, panel []byte, r int, a []byte) float32
 	actB    int // prepared activation bytes per block
 }
