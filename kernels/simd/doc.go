@@ -17,9 +17,16 @@
 //
 // Every primitive has a portable Go version (the reference, and the path on
 // CPUs without the fast one) and, on amd64 with AVX2+FMA+F16C, an assembly
-// version chosen once at start-up. Impl reports which one is active;
-// ForceGeneric lets tests and benchmarks pin the portable one so that each
-// fast kernel is checked against it.
+// version. Kernel sets (impl.go) are chosen once at start-up from the CPU's
+// features: generic, avx2, and two sets that replace the int8 GEMMs with
+// VPDPBUSD kernels, avxvnni (VEX, 256-bit) and avx512vnni (AVX-512
+// F/BW/VL + AVX512-VNNI, gemmvnni.go); the environment variable
+// KILN_KERNELS caps the choice (KILN_KERNELS=avx2 on an AVX-512 machine).
+// Every set returns the same bits: the VNNI kernels change only how the
+// exact integer block sums are computed. Impl reports the set in use,
+// ImplReason why; SetImpl and ForceGeneric let tests and benchmarks pin a
+// set, so that each fast kernel is checked against the portable one under
+// every set the CPU runs.
 //
 // # Semantics
 //
