@@ -18,6 +18,8 @@
 # Usage: scripts/bench.sh                         (everything, ~25 minutes)
 #        RUNS=5 TYPES="Q4_0" PARALLEL="" scripts/bench.sh
 # Environment: RUNS (3), TYPES ("Q8_0 Q4_0 Q4_K"), PARALLEL ("1 4 8 16"),
+#   KERNELS (kiln's kernel sets to run, each alternated with llama.cpp, e.g.
+#   "avx2 avx512vnni"; default: the CPU's best, as KILN_KERNELS leaves it),
 #   THREADS (2), PROMPT (128), GEN (64), MODELS (/tmp/perf), ORACLE,
 #   SHARED (../shared/models from the repo root), BW_GBS (34: the read
 #   bandwidth the roofline assumes), KILN (a kiln binary; default: built
@@ -66,17 +68,25 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN {if (b+0 == 0) print "nan"; else printf
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 
-# run ENGINE TYPE PARALLEL I: one bench, JSON line appended to $out/ENGINE-TYPE-PARALLEL.
+KERNELS=${KERNELS:-best}
+kilns=()
+for k in $KERNELS; do kilns+=("kiln-$k"); done
+
+# run ENGINE TYPE PARALLEL I: one bench, JSON line appended to
+# $out/ENGINE-TYPE-PARALLEL. ENGINE is llama or kiln-SET (SET a kernel set
+# for KILN_KERNELS, or best).
 run() {
-	local engine=$1 t=$2 par=$3 path json
+	local engine=$1 t=$2 par=$3 path json set
 	path=$(model "$t")
-	if [[ $engine == kiln ]]; then
-		json=$("$KILN" bench "$path" --threads "$THREADS" --prompt "$PROMPT" --gen "$GEN" --parallel "$par" --json | tail -1)
+	if [[ $engine == kiln-* ]]; then
+		set=${engine#kiln-}
+		[[ $set == best ]] && set=
+		json=$(KILN_KERNELS=$set "$KILN" bench "$path" --threads "$THREADS" --prompt "$PROMPT" --gen "$GEN" --parallel "$par" --json | tail -1)
 	else
 		json=$(node "$ORACLE" bench "$path" --threads "$THREADS" --prompt "$PROMPT" --gen "$GEN" --parallel "$par" | tail -1)
 	fi
 	echo "$json" >>"$out/$engine-$t-$par"
-	echo "  $engine $t parallel=$par: $(jq -c '{prefill_tok_s, decode_tok_s}' <<<"$json")" >&2
+	echo "  $engine $t parallel=$par: $(jq -c '{prefill_tok_s, decode_tok_s, kernels}' <<<"$json")" >&2
 }
 
 col() { # col ENGINE TYPE PARALLEL FIELD -> median
@@ -91,16 +101,20 @@ for t in $TYPES; do model "$t" >/dev/null; done
 for t in $TYPES; do
 	for i in $(seq "$RUNS"); do
 		echo "$t run $i/$RUNS" >&2
-		run kiln "$t" 1
-		run llama "$t" 1
+		for k in "${kilns[@]}"; do
+			run "$k" "$t" 1
+			run llama "$t" 1
+		done
 	done
 done
 for p in $PARALLEL; do
 	[[ $p == 1 && " $TYPES " == *" Q8_0 "* ]] && continue # measured above
 	for i in $(seq "$RUNS"); do
 		echo "Q8_0 parallel $p run $i/$RUNS" >&2
-		run kiln Q8_0 "$p"
-		run llama Q8_0 "$p"
+		for k in "${kilns[@]}"; do
+			run "$k" Q8_0 "$p"
+			run llama Q8_0 "$p"
+		done
 	done
 done
 load_after=$(uptime)
@@ -111,24 +125,30 @@ echo "load before: $load_before"
 echo "load after:  $load_after"
 echo "runs per figure: $RUNS (medians; kiln and llama.cpp alternated); prompt $PROMPT, decode $GEN"
 echo
-echo "| model | figure | kiln tok/s | llama.cpp tok/s | kiln / llama.cpp | kiln decode GB/s | % of ${BW_GBS} GB/s roofline |"
-echo "|---|---|---|---|---|---|---|"
+echo "| model | figure | kiln kernels | kiln tok/s | llama.cpp tok/s | kiln / llama.cpp | kiln decode GB/s | % of ${BW_GBS} GB/s roofline |"
+echo "|---|---|---|---|---|---|---|---|"
 for t in $TYPES; do
-	bytes=$(jq -r .model_bytes "$out/kiln-$t-1" | head -1)
 	for f in prefill decode; do
-		k=$(col kiln "$t" 1 "${f}_tok_s")
-		l=$(col llama "$t" 1 "${f}_tok_s")
-		if [[ $f == decode ]]; then
-			gbs=$(awk -v k="$k" -v b="$bytes" 'BEGIN {printf "%.1f", k*b/1e9}')
-			roof=$(awk -v g="$gbs" -v bw="$BW_GBS" 'BEGIN {printf "%.0f%%", 100*g/bw}')
-		else
-			gbs="" roof=""
-		fi
-		echo "| $t | $f | $k | $l | $(ratio "$k" "$l") | $gbs | $roof |"
+		for e in "${kilns[@]}"; do
+			bytes=$(jq -r .model_bytes "$out/$e-$t-1" | head -1)
+			kset=$(jq -r .kernels "$out/$e-$t-1" | head -1)
+			k=$(col "$e" "$t" 1 "${f}_tok_s")
+			l=$(col llama "$t" 1 "${f}_tok_s")
+			if [[ $f == decode ]]; then
+				gbs=$(awk -v k="$k" -v b="$bytes" 'BEGIN {printf "%.1f", k*b/1e9}')
+				roof=$(awk -v g="$gbs" -v bw="$BW_GBS" 'BEGIN {printf "%.0f%%", 100*g/bw}')
+			else
+				gbs="" roof=""
+			fi
+			echo "| $t | $f | $kset | $k | $l | $(ratio "$k" "$l") | $gbs | $roof |"
+		done
 	done
 done
 for p in $PARALLEL; do
-	k=$(col kiln Q8_0 "$p" decode_tok_s)
-	l=$(col llama Q8_0 "$p" decode_tok_s)
-	echo "| Q8_0 | decode, $p sequences (aggregate) | $k | $l | $(ratio "$k" "$l") | | |"
+	for e in "${kilns[@]}"; do
+		kset=$(jq -r .kernels "$out/$e-Q8_0-$p" | head -1)
+		k=$(col "$e" Q8_0 "$p" decode_tok_s)
+		l=$(col llama Q8_0 "$p" decode_tok_s)
+		echo "| Q8_0 | decode, $p sequences (aggregate) | $kset | $k | $l | $(ratio "$k" "$l") | | |"
+	done
 done
