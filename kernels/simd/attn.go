@@ -39,8 +39,15 @@ func DotF32F16Rows(q []float32, k []uint16, stride int, out []float32) {
 	}
 	g := 0
 	if fast.Load() && d%8 == 0 && n >= 8 {
-		g = n / 8
-		dotF32F16RowsAVX2(&q[0], d, &k[0], 2*stride, &out[0], g)
+		if g16 := n / 16; vnni.Load() && g16 > 0 {
+			// AVX-512: 16 rows per register, the same chains.
+			dotF32F16Rows512(&q[0], d, &k[0], 2*stride, &out[0], g16)
+			g = 2 * g16
+		}
+		if rest := n/8 - g; rest > 0 {
+			dotF32F16RowsAVX2(&q[0], d, &k[8*g*stride], 2*stride, &out[8*g], rest)
+			g += rest
+		}
 	}
 	for j := 8 * g; j < n; j++ {
 		out[j] = dotChainF16(q, k[j*stride:j*stride+d])

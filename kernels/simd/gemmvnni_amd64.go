@@ -53,3 +53,8 @@ func gemmQ4_0VQ8_0x7(nb int, panel *byte, x *byte, xStride int, out *float32, ou
 
 //go:noescape
 func gemmQ4_0VQ8_0x8(nb int, panel *byte, x *byte, xStride int, out *float32, outStride int)
+
+// dotF32F16Rows512 is dotF32F16RowsAVX2 on groups of 16 key rows.
+//
+//go:noescape
+func dotF32F16Rows512(q *float32, d int, k *uint16, stride int, out *float32, groups int)
