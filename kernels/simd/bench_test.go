@@ -128,3 +128,31 @@ func BenchmarkVec(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkGemmQ4_KPacked times a TinyLlama-sized Q4_K prefill GEMM
+// (n = 2048, 256 rows, 128 activation rows) under the assembly kernel sets.
+func BenchmarkGemmQ4_KPacked(b *testing.B) {
+	r := rand.New(rand.NewPCG(3, 3))
+	const n, rows, m = 2048, 256, 128
+	c := gemmCases[2]
+	nb := n / qkK
+	w, wStride, _, a, aStride := gemmInputs(r, c, nb, rows, m, "random")
+	panels := make([]byte, PackedQ4_KBytes(n, rows))
+	PackQ4_K(n, w, wStride, rows, panels)
+	out := make([]float32, m*rows)
+	scratch := make([]byte, GemmScratchBytes(n))
+	defer ForceGeneric(false)
+	for _, name := range Impls() {
+		if name == "generic" {
+			continue
+		}
+		if _, err := SetImpl(name); err != nil {
+			b.Fatal(err)
+		}
+		b.Run(name, func(b *testing.B) {
+			for b.Loop() {
+				GemmQ4_KPacked(n, panels, rows, a, aStride, m, out, rows, scratch)
+			}
+		})
+	}
+}

@@ -449,6 +449,10 @@ func (g *gemmKind) run(nb int, w []byte, wStride, rows int, a []byte, aStride, m
 		}
 		return
 	}
+	if g == &gemmQ4_K && vnni.Load() {
+		gemmQ4_KVNNI(nb, w, wStride, rows, a, aStride, m, out, outStride, scratch[:n32*gemmMaxPanelB], pad, tile)
+		return
+	}
 	P := g.rows
 	for r0 := 0; r0 < rows; r0 += P {
 		full := r0+P <= rows

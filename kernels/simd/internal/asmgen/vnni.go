@@ -44,6 +44,7 @@ func GenerateVNNI() []byte {
 	for nx := 1; nx <= 8; nx++ {
 		vnniQ4_0(a, nx)
 	}
+	vnniQ4_KKernels(a)
 	dotRows16F16(a)
 	return a.b.Bytes()
 }

@@ -1,0 +1,155 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+)
+
+// vnniQ4_KMaxNX is the most activation rows one Q4_K VNNI call takes:
+// 4 registers per row (acc, accMin, T_2g, T_2g+1) and 2 for the weights.
+const vnniQ4_KMaxNX = 7
+
+// vnniQ4_KKernels emits the Q4_K VNNI kernels: 16 rows (two per-call
+// panels, ZMM) and 8 rows (one panel, YMM), nx = 1..vnniQ4_KMaxNX.
+func vnniQ4_KKernels(a *asm) {
+	for _, rows := range []int{16, 8} {
+		for nx := 1; nx <= vnniQ4_KMaxNX; nx++ {
+			vnniQ4_K(a, rows, nx)
+		}
+	}
+}
+
+// vnniQ4_K: rows/8 consecutive per-call Q4_K panels (gemmPackQ4_K's layout,
+// kquant.go; panel p+1 at panelStride bytes after panel p) against nx Q8_K
+// rows (292 bytes each, as they are), in kernelQ4_K's float order. Per
+// super-block and activation row j, with X_sk = quad k of sub-block s:
+//
+//	accMin = fma(float(M_g), dmin*dx, accMin)          g = 0..3, in order
+//	  M_g  = VPDPWSSD(VPDPWSSD(0, MN[2g], bcast bsums 4g, 4g+1),
+//	                  MN[2g+1], bcast bsums 4g+2, 4g+3)            exact
+//	T_s    = sum_k VPDPBUSD(V[s][k], bcast X_sk)  = sum(nib*x), exact int32
+//	I_g    = T_2g*scale_2g + T_2g+1*scale_2g+1   (VPMULLD, VPADDD; exact)
+//	acc    = fma(float(I_g), d*dx, acc)                g = 0..3, in order
+//
+// and out = acc - accMin. I_g and M_g are kernelQ4_K's VPMADDWD sums (the
+// same exact integers), d*dx and dmin*dx the same single products, and the
+// two FMA chains run in the same order, so every output has its bits.
+// scale_s comes from SC[s]'s int16 pair (scale, scale) >> 16 (scales are
+// 0..63). The accMin chain of a super-block runs first here: the chains
+// are independent.
+//
+//	Z0, Z1 V[2g][k], V[2g+1][k] (then SC, MN); Z2+j acc_j, Z2+nx+j accMin_j,
+//	Z2+2nx+j T_2g of row j (temporary M), Z2+3nx+j T_2g+1 (dmin*dx first),
+//	Z30 D/DMIN, Z31 products. Frame: d*dx of row j at 64j.
+//
+// Registers: CX super-blocks, SI panel, BX panelStride, R9 out, R8
+// outStride in bytes, activation rows in DI, R10, R11, R12, R13, DX, AX.
+func vnniQ4_K(a *asm, rows, nx int) {
+	V := "Z"
+	if rows == 8 {
+		V = "Y"
+	}
+	reg := func(n int) string { return fmt.Sprintf("%s%d", V, n) }
+	acc := func(j int) string { return reg(2 + j) }
+	accMin := func(j int) string { return reg(2 + nx + j) }
+	t0 := func(j int) string { return reg(2 + 2*nx + j) }
+	t1 := func(j int) string { return reg(2 + 3*nx + j) }
+	xp := [vnniQ4_KMaxNX]string{"DI", "R10", "R11", "R12", "R13", "DX", "AX"}
+	// load the panel vector at off into register n (16 rows: both panels).
+	load := func(n, off int) {
+		mov := "VMOVDQU"
+		if n >= 16 {
+			mov = "VMOVDQU32" // EVEX only
+		}
+		a.i("%s %d(SI), Y%d", mov, off, n)
+		if rows == 16 {
+			a.i("VINSERTI64X4 $1, %d(SI)(BX*1), Z%d, Z%d", off, n, n)
+		}
+	}
+	name := fmt.Sprintf("gemmQ4_KV%dQ8_Kx%d", rows, nx)
+	a.p("// func %s(nb int, panel *byte, panelStride int, x *byte, xStride int, out *float32, outStride int)", name)
+	a.p("TEXT ·%s(SB), NOSPLIT, $%d-56", name, 64*nx)
+	a.i("MOVQ nb+0(FP), CX")
+	a.i("MOVQ panel+8(FP), SI")
+	a.i("MOVQ panelStride+16(FP), BX")
+	a.i("MOVQ x+24(FP), DI")
+	a.i("MOVQ xStride+32(FP), AX")
+	a.i("MOVQ out+40(FP), R9")
+	a.i("MOVQ outStride+48(FP), R8")
+	a.i("SHLQ $2, R8")
+	// Row pointers; AX (the stride) last.
+	for j := 1; j < nx; j++ {
+		a.i("MOVQ AX, %s", xp[j])
+		a.i("IMULQ $%d, %s", j, xp[j])
+		a.i("ADDQ DI, %s", xp[j])
+	}
+	for j := 0; j < nx; j++ {
+		a.i("VPXORD %s, %s, %s", acc(j), acc(j), acc(j))
+		a.i("VPXORD %s, %s, %s", accMin(j), accMin(j), accMin(j))
+	}
+	lbl := strings.ToLower(name)
+	a.p("%s:", lbl)
+	// dmin*dx (in T_2g+1), then the mins chain.
+	load(30, q4kDmin)
+	for j := 0; j < nx; j++ {
+		a.i("VMULPS.BCST (%s), %s, %s", xp[j], reg(30), t1(j))
+	}
+	for g := 0; g < 4; g++ {
+		load(0, q4kMN+32*2*g)
+		load(1, q4kMN+32*(2*g+1))
+		for j := 0; j < nx; j++ {
+			a.i("VPXORD %s, %s, %s", t0(j), t0(j), t0(j))
+			a.i("VPDPWSSD.BCST %d(%s), %s, %s", 260+8*g, xp[j], reg(0), t0(j))
+			a.i("VPDPWSSD.BCST %d(%s), %s, %s", 260+8*g+4, xp[j], reg(1), t0(j))
+			a.i("VCVTDQ2PS %s, %s", t0(j), t0(j))
+			a.i("VFMADD231PS %s, %s, %s", t1(j), t0(j), accMin(j)) // accMin = fma(imin, dmin*dx, accMin)
+		}
+	}
+	// d*dx into the frame.
+	load(30, q4kD)
+	for j := 0; j < nx; j++ {
+		a.i("VMULPS.BCST (%s), %s, %s", xp[j], reg(30), reg(31))
+		a.i("VMOVUPS %s, %d(SP)", reg(31), 64*j)
+	}
+	for g := 0; g < 4; g++ {
+		for j := 0; j < nx; j++ {
+			a.i("VPXORD %s, %s, %s", t0(j), t0(j), t0(j))
+			a.i("VPXORD %s, %s, %s", t1(j), t1(j), t1(j))
+		}
+		for k := 0; k < 8; k++ {
+			load(0, q4kV+(8*(2*g)+k)*32)
+			load(1, q4kV+(8*(2*g+1)+k)*32)
+			for j := 0; j < nx; j++ {
+				a.i("VPDPBUSD.BCST %d(%s), %s, %s", 4+32*(2*g)+4*k, xp[j], reg(0), t0(j))
+				a.i("VPDPBUSD.BCST %d(%s), %s, %s", 4+32*(2*g+1)+4*k, xp[j], reg(1), t1(j))
+			}
+		}
+		load(0, q4kSC+32*2*g)
+		load(1, q4kSC+32*(2*g+1))
+		a.i("VPSRLD $16, %s, %s", reg(0), reg(0))
+		a.i("VPSRLD $16, %s, %s", reg(1), reg(1))
+		for j := 0; j < nx; j++ {
+			a.i("VPMULLD %s, %s, %s", reg(0), t0(j), t0(j))
+			a.i("VPMULLD %s, %s, %s", reg(1), t1(j), t1(j))
+			a.i("VPADDD %s, %s, %s", t1(j), t0(j), t0(j))          // iacc
+			a.i("VCVTDQ2PS %s, %s", t0(j), t0(j))                  // float(iacc)
+			a.i("VFMADD231PS %d(SP), %s, %s", 64*j, t0(j), acc(j)) // acc = fma(iacc, d*dx, acc)
+		}
+	}
+	a.i("ADDQ $%d, SI", q4kBlock)
+	for j := 0; j < nx; j++ {
+		a.i("ADDQ $292, %s", xp[j])
+	}
+	a.i("DECQ CX")
+	a.i("JNZ %s", lbl)
+	for j := 0; j < nx; j++ {
+		a.i("VSUBPS %s, %s, %s", accMin(j), acc(j), acc(j)) // acc - accMin
+		a.i("VMOVUPS %s, (R9)", acc(j))
+		if j < nx-1 {
+			a.i("ADDQ R8, R9")
+		}
+	}
+	a.i("VZEROUPPER")
+	a.i("RET")
+	a.p("")
+}
