@@ -317,6 +317,10 @@ func GemmQ6_KQ8_K(n int, w []byte, wStride, rows int, a []byte, aStride, m int, 
 		gemmQ6_KDots(nb, w, wStride, rows, a, aStride, m, out, outStride)
 		return
 	}
+	if vnni.Load() && nb > 0 && rows >= 16 && m > 0 {
+		gemmQ6_KVNNI(nb, w, wStride, rows, a, aStride, m, out, outStride, scratch)
+		return
+	}
 	g.run(nb, w, wStride, rows, a, aStride, m, out, outStride, scratch)
 }
 

@@ -28,6 +28,7 @@ func GenerateVNNI() []byte {
 			vnniQ8_0(a, rows, nx)
 		}
 	}
+	vnniQ6_KKernels(a)
 	return a.b.Bytes()
 }
 
