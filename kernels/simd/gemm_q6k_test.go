@@ -1,6 +1,7 @@
 package simd
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -26,12 +27,14 @@ func TestGemmQ6_KPanelsMatchSingleRow(t *testing.T) {
 // TestGemmQ6_KVNNIMatchesSingleRow covers the avx512vnni path
 // (gemmQ6_KVNNI) on every kernel set the CPU has: 16-row pairs of panels
 // with and without an odd 8-row panel or a partial one after them (rows
-// 16, 24, 29, 40, 48), every width of the 3-row kernels (m%3) from
-// gemmQ6_KPanelMin to 40 activation rows, nb = 1..3, adversarial blocks.
+// 16, 17, 24, 29, 32, 40, 48), every width of the 3-row kernels (m%3)
+// from gemmQ6_KVNNIMin to 40 activation rows (and one just below it), nb =
+// 1..3, adversarial blocks.
 func TestGemmQ6_KVNNIMatchesSingleRow(t *testing.T) {
 	r := rand.New(rand.NewPCG(73, 74))
 	shapes := [][2]int{{16, gemmQ6_KPanelMin}, {24, gemmQ6_KPanelMin + 1}, {29, gemmQ6_KPanelMin + 2},
-		{40, gemmQ6_KPanelMin + 3}, {48, 40}, {32, 37}}
+		{40, gemmQ6_KPanelMin + 3}, {48, 40}, {32, 37}, {16, gemmQ6_KVNNIMin}, {24, gemmQ6_KVNNIMin + 1},
+		{29, gemmQ6_KVNNIMin + 5}, {17, gemmQ6_KVNNIMin - 1}}
 	for _, mode := range modes {
 		for _, nb := range []int{1, 2, 3} {
 			for _, shape := range shapes {
@@ -82,4 +85,39 @@ func checkGemmQ6_K(t *testing.T, r *rand.Rand, mode string, nb, rows, m int) {
 			}
 		}
 	})
+}
+
+// BenchmarkGemmQ6_KVNNI compares GemmQ6_KQ8_K on the avx2 and avx512vnni
+// kernel sets (256 weight rows), and, below gemmQ6_KPanelMin, the AVX2
+// dots (dots: what avx2 runs there, and avx512vnni below gemmQ6_KVNNIMin)
+// on the avx512vnni set.
+func BenchmarkGemmQ6_KVNNI(b *testing.B) {
+	r := rand.New(rand.NewPCG(75, 76))
+	c := gemmCases[3]
+	const rows = 256
+	for _, n := range []int{2048} {
+		for _, m := range []int{8, 12, 16, 24, 32, 64, 128} {
+			nb := n / formats[c.w].block
+			w, wStride, _, a, aStride := gemmInputs(r, c, nb, rows, m, "random")
+			out, scratch := make([]float32, m*rows), make([]byte, GemmScratchBytes(n))
+			run := func(name string, f func()) {
+				b.Run(fmt.Sprintf("n=%d/m=%d/%s", n, m, name), func(b *testing.B) {
+					for b.Loop() {
+						f()
+					}
+					b.ReportMetric(float64(rows*m*n/32)*float64(b.N)/float64(b.Elapsed().Nanoseconds()), "outblk/ns")
+				})
+			}
+			for _, impl := range []string{"avx2", "avx512vnni"} {
+				if _, err := SetImpl(impl); err != nil {
+					b.Skip(err)
+				}
+				run(impl, func() { GemmQ6_KQ8_K(n, w, wStride, rows, a, aStride, m, out, rows, scratch) })
+				if impl == "avx512vnni" && m < gemmQ6_KPanelMin {
+					run("dots", func() { gemmQ6_KDots(nb, w, wStride, rows, a, aStride, m, out, rows) })
+				}
+			}
+			ForceGeneric(false)
+		}
+	}
 }

@@ -1,8 +1,8 @@
 package simd
 
-// Q6_K on the avx512vnni kernel set (GemmQ6_KQ8_K from gemmQ6_KPanelMin
-// activation rows on): the AVX2 panel kernel's arithmetic on 16 weight
-// rows per ZMM register.
+// Q6_K on the avx512vnni kernel set (GemmQ6_KQ8_K from gemmQ6_KVNNIMin
+// activation rows on, for matrices of at least 16 rows): the AVX2 panel
+// kernel's arithmetic on 16 weight rows per ZMM register.
 //
 // Shapes: the weight rows go 16 at a time as two per-call 8-row panels
 // (gemmPackQ6_K, 2592 B per super-block each), panel B right after panel A
