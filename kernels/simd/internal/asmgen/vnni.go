@@ -45,6 +45,7 @@ func GenerateVNNI() []byte {
 		vnniQ4_0(a, nx)
 	}
 	vnniQ4_KKernels(a)
+	vnniQ6_KKernels(a)
 	dotRows16F16(a)
 	return a.b.Bytes()
 }

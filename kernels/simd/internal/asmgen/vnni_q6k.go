@@ -1,0 +1,146 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+)
+
+// vnniQ6_KKernels emits the avx512vnni Q6_K GEMM kernels
+// gemmQ6_KV16Q8_Kx1..x3: two consecutive per-call Q6_K panels (packQ6_K's
+// layout, 2592 B per super-block; panel B panelStride bytes after panel A)
+// as 16 weight rows per ZMM register, against nx = 1..3 Q8_K rows.
+func vnniQ6_KKernels(a *asm) {
+	for nx := 1; nx <= 3; nx++ {
+		vnniQ6_K(a, nx)
+	}
+}
+
+// vnniQ6_K: kernelQ6_K's arithmetic on 16 rows (lane r < 8: row r of panel
+// A, r >= 8: row r-8 of panel B) with the same integers and float
+// operations. Per super-block, lane m (0..7) and activation row j:
+//
+//	S = VPMADDUBSW(V[p][2m], bcast X[p] pair 2m)
+//	  + VPMADDUBSW(V[p][2m+1], bcast X[p] pair 2m+1)      int16, as in AVX2
+//	I = VPMADDWD(S_0, SC2[m/4]) + VPDPWSSD over p = 1..3 (SC2[2p+m/4])
+//	  + VPDPWSSD(SCB[m], bcast(bsums[2m], bsums[2m+1]))   exact int32 = AVX2's
+//	A[j][m] = fma(dx*d, float(I), A[j][m])
+//
+// VPDPWSSD is VPMADDWD + VPADDD in one instruction (exact: no saturation);
+// the int32 I of every lane and row is the AVX2 kernel's, the float part
+// its operation for operation, and out_j = hsum8 in its order.
+//
+//	Z0..Z2 I of rows j, Z3/Z4 V[p][2m], V[p][2m+1], Z5 broadcasts (then
+//	SCB), Z6/Z7 products, Z8+8j+m A[j][m] (registers throughout).
+//	Frame: X of row j at 256j+64p; SC2 (16 rows) at xsB+64d, SCB at
+//	xsB+512+64m, dx*d of row j at xsB+1024+64j, xsB = 256*nx; rebuilt per
+//	super-block.
+//
+// Registers: CX blocks, SI panel A, BX panelStride, DI/R10/R11 activation
+// rows, R9 out, R8 outStride in bytes.
+func vnniQ6_K(a *asm, nx int) {
+	name := fmt.Sprintf("gemmQ6_KV16Q8_Kx%d", nx)
+	xsB := 256 * nx
+	sc2 := func(d int) int { return xsB + 64*d }
+	scb := func(m int) int { return xsB + 512 + 64*m }
+	dxd := func(j int) int { return xsB + 1024 + 64*j }
+	xs := func(j, p, off int) int { return 256*j + 64*p + off }
+	acc := func(j, m int) string { return fmt.Sprintf("Z%d", 8+8*j+m) }
+	frame := xsB + 1024 + 64*nx
+
+	a.p("// func %s(nb int, panel *byte, panelStride int, x *byte, xStride int, out *float32, outStride int)", name)
+	a.p("TEXT ·%s(SB), 0, $%d-56", name, frame)
+	a.i("MOVQ nb+0(FP), CX")
+	a.i("MOVQ panel+8(FP), SI")
+	a.i("MOVQ panelStride+16(FP), BX")
+	a.i("MOVQ x+24(FP), DI")
+	a.i("MOVQ xStride+32(FP), AX")
+	a.i("MOVQ out+40(FP), R9")
+	a.i("MOVQ outStride+48(FP), R8")
+	a.i("SHLQ $2, R8")
+	if nx > 1 {
+		a.i("LEAQ (DI)(AX*1), R10")
+	}
+	if nx > 2 {
+		a.i("LEAQ (DI)(AX*2), R11")
+	}
+	for j := 0; j < nx; j++ {
+		for m := 0; m < 8; m++ {
+			a.i("VPXORD %s, %s, %s", acc(j, m), acc(j, m), acc(j, m))
+		}
+	}
+	lbl := strings.ToLower(name)
+	a.p("%s:", lbl)
+	// 16-row d, SC2 and SCB of the super-block into the frame.
+	a.i("VMOVUPS %d(SI), Y0", q6kD)
+	a.i("VINSERTF64X4 $1, %d(SI)(BX*1), Z0, Z0", q6kD)
+	for j := 0; j < nx; j++ {
+		a.i("VMULPS.BCST (%s), Z0, Z1", xPtr[j]) // dx*d
+		a.i("VMOVUPS Z1, %d(SP)", dxd(j))
+	}
+	for d := 0; d < 8; d++ {
+		a.i("VMOVDQU %d(SI), Y0", q6kSC2+32*d)
+		a.i("VINSERTI64X4 $1, %d(SI)(BX*1), Z0, Z0", q6kSC2+32*d)
+		a.i("VMOVDQU64 Z0, %d(SP)", sc2(d))
+		a.i("VMOVDQU %d(SI), Y1", q6kSCB+32*d)
+		a.i("VINSERTI64X4 $1, %d(SI)(BX*1), Z1, Z1", q6kSCB+32*d)
+		a.i("VMOVDQU64 Z1, %d(SP)", scb(d))
+	}
+	// Activation rows interleaved like the panel (kernelQ6_K).
+	for j := 0; j < nx; j++ {
+		for p := 0; p < 4; p++ {
+			a.i("VMOVDQU %d(%s), Y0", 4+64*p, xPtr[j])
+			a.i("VPUNPCKLWD %d(%s), Y0, Y1", 4+64*p+32, xPtr[j])
+			a.i("VPUNPCKHWD %d(%s), Y0, Y0", 4+64*p+32, xPtr[j])
+			a.i("VMOVDQU Y1, %d(SP)", xs(j, p, 0))
+			a.i("VMOVDQU Y0, %d(SP)", xs(j, p, 32))
+		}
+	}
+	for m := 0; m < 8; m++ {
+		for p := 0; p < 4; p++ {
+			for h := 0; h < 2; h++ {
+				off := q6kV + (16*p+2*m+h)*32
+				a.i("VMOVDQU %d(SI), Y%d", off, 3+h)
+				a.i("VINSERTI64X4 $1, %d(SI)(BX*1), Z%d, Z%d", off, 3+h, 3+h)
+			}
+			for j := 0; j < nx; j++ {
+				a.i("VPBROADCASTD %d(SP), Z5", xs(j, p, q6kPairWord(2*m)))
+				a.i("VPMADDUBSW Z5, Z3, Z6")
+				a.i("VPBROADCASTD %d(SP), Z5", xs(j, p, q6kPairWord(2*m+1)))
+				a.i("VPMADDUBSW Z5, Z4, Z7")
+				a.i("VPADDW Z7, Z6, Z6")
+				if p == 0 {
+					a.i("VPMADDWD %d(SP), Z6, Z%d", sc2(2*p+m/4), j)
+				} else {
+					a.i("VPDPWSSD %d(SP), Z6, Z%d", sc2(2*p+m/4), j)
+				}
+			}
+		}
+		a.i("VMOVDQU64 %d(SP), Z5", scb(m))
+		for j := 0; j < nx; j++ {
+			a.i("VPDPWSSD.BCST %d(%s), Z5, Z%d", 260+4*m, xPtr[j], j) // the -32 offset
+			a.i("VCVTDQ2PS Z%d, Z%d", j, j)
+			a.i("VFMADD231PS %d(SP), Z%d, %s", dxd(j), j, acc(j, m)) // A = fma(dx*d, float(I), A)
+		}
+	}
+	a.i("ADDQ $%d, SI", q6kBlock)
+	for j := 0; j < nx; j++ {
+		a.i("ADDQ $292, %s", xPtr[j])
+	}
+	a.i("DECQ CX")
+	a.i("JNZ %s", lbl)
+	// out = hsum8 of each row's lanes: ((A0+A4)+(A2+A6)) + ((A1+A5)+(A3+A7)).
+	for j := 0; j < nx; j++ {
+		r := func(m int) string { return acc(j, m) }
+		a.i("VADDPS %s, %s, %s", r(4), r(0), r(0))
+		a.i("VADDPS %s, %s, %s", r(6), r(2), r(2))
+		a.i("VADDPS %s, %s, %s", r(2), r(0), r(0))
+		a.i("VADDPS %s, %s, %s", r(5), r(1), r(1))
+		a.i("VADDPS %s, %s, %s", r(7), r(3), r(3))
+		a.i("VADDPS %s, %s, %s", r(3), r(1), r(1))
+		a.i("VADDPS %s, %s, %s", r(1), r(0), r(0))
+		a.i("VMOVUPS %s, %s", r(0), outAddr(j, 0))
+	}
+	a.i("VZEROUPPER")
+	a.i("RET")
+	a.p("")
+}
