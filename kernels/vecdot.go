@@ -72,8 +72,9 @@ type loadLayout struct {
 // Measured on TinyLlama rows (kernels/simd BenchmarkGemm vs
 // BenchmarkDotQuantX4, kernels BenchmarkMatMul m=4): Q8_0/Q4_0 panels pay
 // off from 2 rows, Q4_K's from about 4 (in llama.cpp's order: 43 vs 54 ns
-// per output at m=4), Q6_K's (a costlier repack) from about 16-32
-// (GemmQ6_KQ8_K itself runs the x4 dots below 32 rows).
+// per output at m=4), Q6_K's (a costlier repack) from about 16-32:
+// GemmQ6_KQ8_K itself runs the x4 dots below 32 rows on AVX2, and its
+// AVX-512 VNNI panels from 16 (1.2x the x4 dots at m=16, 1.3x at 24).
 var (
 	gemmQ8_0 = &gemmDot{simd.GemmActQ8_0Q8_0Bytes, simd.GemmActQ8_0Q8_0, simd.GemmQ8_0Q8_0, 2,
 		&loadLayout{8, simd.PackedQ8_0Bytes, simd.PackQ8_0, simd.GemmQ8_0Packed}}
@@ -81,7 +82,7 @@ var (
 		&loadLayout{16, simd.PackedQ4_0Bytes, simd.PackQ4_0, simd.GemmQ4_0Packed}}
 	gemmQ4_K = &gemmDot{nil, nil, simd.GemmQ4_KQ8_K, 4, // reads Q8_K rows as they are
 		&loadLayout{8, simd.PackedQ4_KBytes, simd.PackQ4_K, simd.GemmQ4_KPacked}}
-	gemmQ6_K = &gemmDot{nil, nil, simd.GemmQ6_KQ8_K, 24, nil}
+	gemmQ6_K = &gemmDot{nil, nil, simd.GemmQ6_KQ8_K, 16, nil}
 )
 
 // vecDots maps each weight type MatMul supports to its kernel.
