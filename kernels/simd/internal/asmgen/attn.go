@@ -151,30 +151,7 @@ func dotRows(a *asm, name string, f16 bool) {
 			}
 		}
 		if f16 {
-			// 16-bit 8x8 transpose in XMM registers.
-			for p := 0; p < 4; p++ {
-				r0, r1 := 2*p, 2*p+1
-				a.i("VPUNPCKHWD X%d, X%d, X8", r1, r0)
-				a.i("VPUNPCKLWD X%d, X%d, X%d", r1, r0, r0)
-				a.i("VMOVDQA X8, X%d", r1)
-			}
-			for h := 0; h < 2; h++ {
-				r := 4 * h                                     // rows 4h..4h+3: r0 (01 e0-3), r1 (01 e4-7), r2 (23 e0-3), r3 (23 e4-7)
-				a.i("VPUNPCKHDQ X%d, X%d, X8", r+2, r)         // e2|e3
-				a.i("VPUNPCKLDQ X%d, X%d, X%d", r+2, r, r)     // e0|e1
-				a.i("VPUNPCKLDQ X%d, X%d, X%d", r+3, r+1, r+2) // e4|e5
-				a.i("VPUNPCKHDQ X%d, X%d, X%d", r+3, r+1, r+3) // e6|e7
-				a.i("VMOVDQA X8, X%d", r+1)
-			}
-			for e := 0; e < 8; e++ {
-				lo, hi := e/2, 4+e/2
-				if e%2 == 0 {
-					a.i("VPUNPCKLQDQ X%d, X%d, X10", hi, lo)
-				} else {
-					a.i("VPUNPCKHQDQ X%d, X%d, X10", hi, lo)
-				}
-				consume(e)
-			}
+			transposeF16(a, "X", consume)
 			return
 		}
 		// 32-bit 8x8 transpose: in-place unpacks, then 128-bit lane joins.
@@ -259,6 +236,36 @@ func dotRows(a *asm, name string, f16 bool) {
 	a.i("VZEROUPPER")
 	a.i("RET")
 	a.p("")
+}
+
+// transposeF16 transposes the 8x8 matrix of 16-bit elements in V0..V7
+// (row r in Vr; V = "X", or "Y" for two matrices, one per 128-bit lane)
+// and calls consume(e) with element e of rows 0..7 in V10, e = 0..7.
+// Clobbers V0..V8, V10.
+func transposeF16(a *asm, V string, consume func(e int)) {
+	for p := 0; p < 4; p++ {
+		r0, r1 := 2*p, 2*p+1
+		a.i("VPUNPCKHWD %s%d, %s%d, %s8", V, r1, V, r0, V)
+		a.i("VPUNPCKLWD %s%d, %s%d, %s%d", V, r1, V, r0, V, r0)
+		a.i("VMOVDQA %s8, %s%d", V, V, r1)
+	}
+	for h := 0; h < 2; h++ {
+		r := 4 * h                                                 // rows 4h..4h+3: r0 (01 e0-3), r1 (01 e4-7), r2 (23 e0-3), r3 (23 e4-7)
+		a.i("VPUNPCKHDQ %s%d, %s%d, %s8", V, r+2, V, r, V)         // e2|e3
+		a.i("VPUNPCKLDQ %s%d, %s%d, %s%d", V, r+2, V, r, V, r)     // e0|e1
+		a.i("VPUNPCKLDQ %s%d, %s%d, %s%d", V, r+3, V, r+1, V, r+2) // e4|e5
+		a.i("VPUNPCKHDQ %s%d, %s%d, %s%d", V, r+3, V, r+1, V, r+3) // e6|e7
+		a.i("VMOVDQA %s8, %s%d", V, V, r+1)
+	}
+	for e := 0; e < 8; e++ {
+		lo, hi := e/2, 4+e/2
+		if e%2 == 0 {
+			a.i("VPUNPCKLQDQ %s%d, %s%d, %s10", V, hi, V, lo, V)
+		} else {
+			a.i("VPUNPCKHQDQ %s%d, %s%d, %s10", V, hi, V, lo, V)
+		}
+		consume(e)
+	}
 }
 
 // axpyRows: func name(p *float32, n int, v *byte, stride int, acc *float32, d int)

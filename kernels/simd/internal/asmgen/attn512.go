@@ -38,27 +38,7 @@ func dotRows16F16(a *asm) {
 			a.i("VMOVDQU %s, X%d", row(lo, r), r)
 			a.i("VINSERTI128 $1, %s, Y%d, Y%d", row(hi, r), r, r)
 		}
-		for p := 0; p < 4; p++ {
-			r0, r1 := 2*p, 2*p+1
-			a.i("VPUNPCKHWD Y%d, Y%d, Y8", r1, r0)
-			a.i("VPUNPCKLWD Y%d, Y%d, Y%d", r1, r0, r0)
-			a.i("VMOVDQA Y8, Y%d", r1)
-		}
-		for h := 0; h < 2; h++ {
-			r := 4 * h
-			a.i("VPUNPCKHDQ Y%d, Y%d, Y8", r+2, r)
-			a.i("VPUNPCKLDQ Y%d, Y%d, Y%d", r+2, r, r)
-			a.i("VPUNPCKLDQ Y%d, Y%d, Y%d", r+3, r+1, r+2)
-			a.i("VPUNPCKHDQ Y%d, Y%d, Y%d", r+3, r+1, r+3)
-			a.i("VMOVDQA Y8, Y%d", r+1)
-		}
-		for e := 0; e < 8; e++ {
-			l, h := e/2, 4+e/2
-			if e%2 == 0 {
-				a.i("VPUNPCKLQDQ Y%d, Y%d, Y10", h, l)
-			} else {
-				a.i("VPUNPCKHQDQ Y%d, Y%d, Y10", h, l)
-			}
+		transposeF16(a, "Y", func(e int) {
 			a.i("VCVTPH2PS Y10, Z10")
 			a.i("VBROADCASTSS %d(AX), Z9", 4*e)
 			if first && e == 0 {
@@ -66,7 +46,7 @@ func dotRows16F16(a *asm) {
 			} else {
 				a.i("VFMADD231PS Z9, Z10, Z%d", acc)
 			}
-		}
+		})
 	}
 	run := func(two bool, tag string) {
 		ptrs := []string{"SI", "R10"}

@@ -79,16 +79,7 @@ func vnniQ8_0(a *asm, rows, nx int) {
 		V = "Y"
 	}
 	name := fmt.Sprintf("gemmQ8_0V%dQ8_0x%d", rows, nx)
-	a.p("// func %s(nb int, panel *byte, panelStride int, x *byte, xStride int, out *float32, outStride int)", name)
-	a.p("TEXT ·%s(SB), NOSPLIT, $%d-56", name, 32*nx)
-	a.i("MOVQ nb+0(FP), CX")
-	a.i("MOVQ panel+8(FP), SI")
-	a.i("MOVQ panelStride+16(FP), BX")
-	a.i("MOVQ x+24(FP), DI")
-	a.i("MOVQ xStride+32(FP), AX")
-	a.i("MOVQ out+40(FP), R9")
-	a.i("MOVQ outStride+48(FP), R8")
-	a.i("SHLQ $2, R8")
+	vnniPrologue(a, name, "NOSPLIT", 32*nx)
 	if nx > 1 {
 		a.i("LEAQ (DI)(AX*1), R10")
 	}
@@ -269,4 +260,22 @@ func vnniQ4_0(a *asm, nx int) {
 // stride in bytes (row 3 through R12 = 3*R8).
 func outAddr4(q int) string {
 	return [4]string{"(R9)", "(R9)(R8*1)", "(R9)(R8*2)", "(R9)(R12*1)"}[q]
+}
+
+// vnniPrologue emits the TEXT line of a two-panel VNNI kernel,
+// func(nb int, panel *byte, panelStride int, x *byte, xStride int, out
+// *float32, outStride int), with flags and a frame of frame bytes, and
+// loads its arguments: CX nb, SI panel, BX panelStride, DI x, AX xStride,
+// R9 out, R8 outStride in bytes.
+func vnniPrologue(a *asm, name, flags string, frame int) {
+	a.p("// func %s(nb int, panel *byte, panelStride int, x *byte, xStride int, out *float32, outStride int)", name)
+	a.p("TEXT ·%s(SB), %s, $%d-56", name, flags, frame)
+	a.i("MOVQ nb+0(FP), CX")
+	a.i("MOVQ panel+8(FP), SI")
+	a.i("MOVQ panelStride+16(FP), BX")
+	a.i("MOVQ x+24(FP), DI")
+	a.i("MOVQ xStride+32(FP), AX")
+	a.i("MOVQ out+40(FP), R9")
+	a.i("MOVQ outStride+48(FP), R8")
+	a.i("SHLQ $2, R8")
 }

@@ -67,16 +67,7 @@ func vnniQ4_K(a *asm, rows, nx int) {
 		}
 	}
 	name := fmt.Sprintf("gemmQ4_KV%dQ8_Kx%d", rows, nx)
-	a.p("// func %s(nb int, panel *byte, panelStride int, x *byte, xStride int, out *float32, outStride int)", name)
-	a.p("TEXT ·%s(SB), NOSPLIT, $%d-56", name, 64*nx)
-	a.i("MOVQ nb+0(FP), CX")
-	a.i("MOVQ panel+8(FP), SI")
-	a.i("MOVQ panelStride+16(FP), BX")
-	a.i("MOVQ x+24(FP), DI")
-	a.i("MOVQ xStride+32(FP), AX")
-	a.i("MOVQ out+40(FP), R9")
-	a.i("MOVQ outStride+48(FP), R8")
-	a.i("SHLQ $2, R8")
+	vnniPrologue(a, name, "NOSPLIT", 64*nx)
 	// Row pointers; AX (the stride) last.
 	for j := 1; j < nx; j++ {
 		a.i("MOVQ AX, %s", xp[j])

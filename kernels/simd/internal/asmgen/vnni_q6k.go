@@ -47,16 +47,7 @@ func vnniQ6_K(a *asm, nx int) {
 	acc := func(j, m int) string { return fmt.Sprintf("Z%d", 8+8*j+m) }
 	frame := xsB + 1024 + 64*nx
 
-	a.p("// func %s(nb int, panel *byte, panelStride int, x *byte, xStride int, out *float32, outStride int)", name)
-	a.p("TEXT ·%s(SB), 0, $%d-56", name, frame)
-	a.i("MOVQ nb+0(FP), CX")
-	a.i("MOVQ panel+8(FP), SI")
-	a.i("MOVQ panelStride+16(FP), BX")
-	a.i("MOVQ x+24(FP), DI")
-	a.i("MOVQ xStride+32(FP), AX")
-	a.i("MOVQ out+40(FP), R9")
-	a.i("MOVQ outStride+48(FP), R8")
-	a.i("SHLQ $2, R8")
+	vnniPrologue(a, name, "0", frame)
 	if nx > 1 {
 		a.i("LEAQ (DI)(AX*1), R10")
 	}
