@@ -3,6 +3,8 @@ package kernels
 import (
 	"fmt"
 	"math"
+
+	"kiln/kernels/simd"
 )
 
 // RoPE rotates query/key head vectors by position (rotary position
@@ -79,12 +81,16 @@ func (r *RoPE) Apply(x []float32, nTok, nHeads int, positions []int32) {
 	}
 	d := r.dims()
 	half := d / 2
-	var stack [2 * maxStackPairs]float32
-	cache := stack[:]
+	var stack [5 * maxStackPairs]float32
+	buf := stack[:]
 	if half > maxStackPairs {
-		cache = make([]float32, 2*half)
+		buf = make([]float32, 5*half)
 	}
-	cache = cache[:2*half] // [half] pairs of (cos, sin)
+	// Per token: cs [half] pairs (cos, sin); then for normal pairs csw
+	// [half] pairs (-sin, cos), for neox c, s, sn [half] each.
+	cs, rest := buf[:2*half], buf[2*half:5*half]
+	csw := rest[:2*half]
+	c, sn, s := rest[:half], rest[half:2*half], rest[2*half:3*half]
 	freqScale := r.FreqScale
 	if freqScale == 0 {
 		freqScale = 1
@@ -92,27 +98,19 @@ func (r *RoPE) Apply(x []float32, nTok, nHeads int, positions []int32) {
 	thetaScale := float32(math.Pow(float64(r.Base), float64(-2/float32(d))))
 	hd := r.HeadDim
 	for t := 0; t < nTok; t++ {
-		r.cache(cache, positions[t], freqScale, thetaScale)
+		r.cache(cs, positions[t], freqScale, thetaScale)
 		row := x[t*nHeads*hd : (t+1)*nHeads*hd]
-		for h := 0; h < nHeads; h++ {
-			v := row[h*hd : h*hd+d]
-			if r.Neox {
-				a, b := v[:half], v[half:d]
-				for i := 0; i < half; i++ {
-					c, s := cache[2*i], cache[2*i+1]
-					x0, x1 := a[i], b[i]
-					a[i] = fmaf(x0, c, -float32(x1*s))
-					b[i] = fmaf(x0, s, float32(x1*c))
-				}
-			} else {
-				for i := 0; i < half; i++ {
-					c, s := cache[2*i], cache[2*i+1]
-					x0, x1 := v[2*i], v[2*i+1]
-					v[2*i] = fmaf(x0, c, -float32(x1*s))
-					v[2*i+1] = fmaf(x0, s, float32(x1*c))
-				}
+		if r.Neox {
+			for i := 0; i < half; i++ {
+				c[i], s[i], sn[i] = cs[2*i], cs[2*i+1], -cs[2*i+1]
 			}
+			simd.RotateHalves(row, nHeads, hd, half, c, s, sn)
+			continue
 		}
+		for i := 0; i < half; i++ {
+			csw[2*i], csw[2*i+1] = -cs[2*i+1], cs[2*i]
+		}
+		simd.RotateInterleaved(row, nHeads, hd, d, cs, csw)
 	}
 }
 
