@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -80,5 +81,25 @@ func TestGenerateMaxTokens(t *testing.T) {
 	var got generateOutput
 	if code != 0 || json.Unmarshal([]byte(out), &got) != nil || len(got.Tokens) < 64 {
 		t.Fatalf("-n -1: exit %d, out %.200s, err %s", code, out, stderr)
+	}
+}
+
+// TestModelWithoutTemplate: inspect and run say the same thing about a
+// model without a chat template, and run stops at the end of the story
+// (the model's BOS) instead of printing <s> up to a full context.
+func TestModelWithoutTemplate(t *testing.T) {
+	m := testutil.SharedModel(t, "stories260K.gguf")
+	out, _, code := kiln(t, "inspect", m)
+	if code != 0 || !strings.Contains(out, "chat template: absent (kiln run feeds the text raw") || strings.Contains(out, "ChatML") {
+		t.Fatalf("inspect: exit %d:\n%s", code, out)
+	}
+	for seed := range 5 {
+		out, stderr, code := kilnRun(t, "", m, "Once upon a time", "--seed", fmt.Sprint(seed))
+		if code != 0 || !strings.Contains(stderr, "fed as raw text") {
+			t.Fatalf("run: exit %d: %s", code, stderr)
+		}
+		if strings.Contains(out, "<s>") || len(out) > 4000 {
+			t.Errorf("seed %d: %d bytes, with <s>: %v; want one story:\n%s", seed, len(out), strings.Contains(out, "<s>"), out)
+		}
 	}
 }
