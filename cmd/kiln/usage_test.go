@@ -3,6 +3,8 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -101,5 +103,36 @@ func TestModelWithoutTemplate(t *testing.T) {
 		if strings.Contains(out, "<s>") || len(out) > 4000 {
 			t.Errorf("seed %d: %d bytes, with <s>: %v; want one story:\n%s", seed, len(out), strings.Contains(out, "<s>"), out)
 		}
+	}
+}
+
+// TestREADMEDocumentsTheCLI: the README's table names every subcommand and
+// every field of tokenize's JSON, and does not promise ids: to kiln run.
+func TestREADMEDocumentsTheCLI(t *testing.T) {
+	m := testutil.SharedModel(t, "stories260K.gguf")
+	b, err := os.ReadFile(filepath.Join(testutil.RepoRoot(t), "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(b)
+	for name := range commands {
+		if !strings.Contains(readme, "`kiln "+name) {
+			t.Errorf("README does not document kiln %s", name)
+		}
+	}
+	out, _, code := kiln(t, "tokenize", m, "hi")
+	var fields map[string]any
+	if code != 0 || json.Unmarshal([]byte(out), &fields) != nil {
+		t.Fatalf("tokenize: exit %d: %s", code, out)
+	}
+	_, row, _ := strings.Cut(readme, "| `kiln tokenize")
+	row, _, _ = strings.Cut(row, "\n")
+	for k := range fields {
+		if !strings.Contains(row, `"`+k+`"`) {
+			t.Errorf("README's tokenize row lacks the %q field: %s", k, row)
+		}
+	}
+	if strings.Contains(readme, "exactly what CI runs") {
+		t.Error("README says its test command is exactly what CI runs")
 	}
 }
