@@ -68,9 +68,13 @@ func (s *Session) generate(ctx context.Context, prompt []int32, out io.Writer) (
 		}
 		res.Tokens = append(res.Tokens, tk.ID)
 		res.Stats.EvalTokens++
-		eog := s.isEOG(tk.ID)
+		eog := s.isEOG(tk.ID) || s.isBOS(tk.ID)
 		if !eog {
 			piece, stopped := stops.Push(dec.Add(tk.ID))
+			if ctx.Err() != nil { // Ctrl-C while sampling: print nothing more
+				res.Reason = Interrupted
+				break
+			}
 			if err := emit(piece); err != nil {
 				return res, err
 			}
@@ -92,6 +96,11 @@ func (s *Session) generate(ctx context.Context, prompt []int32, out io.Writer) (
 			return res, err
 		}
 		s.cached = append(s.cached, tk.ID)
+	}
+	// Interrupted: what the decoder and the stop matcher held back is
+	// dropped, so that nothing appears after the Ctrl-C.
+	if res.Reason == Interrupted {
+		return res, nil
 	}
 	// The generation ended for another reason than a stop string: what the
 	// decoder and the stop matcher held back can no longer change.
@@ -127,6 +136,16 @@ func (s *Session) feedPrompt(ctx context.Context, tokens []int32) ([]float32, er
 // model's logit rows may be padded beyond it).
 func (s *Session) isEOG(id int32) bool {
 	return id >= 0 && int(id) < s.tok.Size() && s.tok.IsEOG(id)
+}
+
+// isBOS reports whether id is the beginning-of-sequence token. A model
+// that samples it has ended its document and starts another (TinyStories
+// models separate stories so, and a base model without a chat template
+// would otherwise run to a full context printing <s>): it ends the answer
+// like an end-of-generation token.
+func (s *Session) isBOS(id int32) bool {
+	bos := s.tok.Vocab().BOS
+	return bos >= 0 && id == bos
 }
 
 // write writes piece and flushes out when it buffers, so that each piece

@@ -66,6 +66,7 @@ func TestCorruptHeaders(t *testing.T) {
 		{"version 0", img("GGUF").u32(0).u64(0).u64(0), gguf.ErrInvalid, "version 0"},
 		{"version 1", img("GGUF").u32(1).u64(0).u64(0), gguf.ErrUnsupported, "version 1 is no longer supported"},
 		{"version 4", img("GGUF").u32(4).u64(0).u64(0), gguf.ErrUnsupported, "version 4 is newer"},
+		{"corrupt version", img("GGUF").u32(0x5a3c1207).u64(0).u64(0), gguf.ErrInvalid, "no GGUF version (2 and 3 exist): the file is likely corrupt"},
 		{"big-endian", img("GGUF").u32(3 << 24).u64(0).u64(0), gguf.ErrUnsupported, "big-endian"},
 		{"no counts", img("GGUF").u32(3).u64(0), gguf.ErrTruncated, "metadata count"},
 		{"huge kv count", header(0, 1<<62), gguf.ErrTruncated, "4611686018427387904 metadata entries"},

@@ -118,6 +118,10 @@ func Parse(data []byte) (*File, error) {
 	return f, nil
 }
 
+// maxPlausibleVersion bounds the versions reported as "newer": GGUF has
+// had 3 in as many years, so a larger number is a damaged field.
+const maxPlausibleVersion = 16
+
 // header reads and checks the magic and the version.
 func (d *decoder) header(f *File) error {
 	if len(d.b) < 4 {
@@ -143,8 +147,11 @@ func (d *decoder) header(f *File) error {
 		return d.fail(ErrUnsupported, "version field reads %#x: this looks like a big-endian GGUF file; only little-endian files are supported (re-export it little-endian, e.g. gguf-py's gguf-convert-endian)", v)
 	case v == 1:
 		return d.fail(ErrUnsupported, "GGUF version 1 is no longer supported; convert the model again with a current llama.cpp to get version 3")
+	case v > maxPlausibleVersion:
+		// Not a version any writer made: a corrupt header, not a newer file.
+		return d.fail(ErrInvalid, "version field reads %d, which is no GGUF version (2 and 3 exist): the file is likely corrupt", v)
 	case v > 3:
-		return d.fail(ErrUnsupported, "GGUF version %d is newer than this reader (2 and 3); update kiln", v)
+		return d.fail(ErrUnsupported, "GGUF version %d is newer than this reader (2 and 3); a newer kiln may read it", v)
 	}
 	d.off += 4
 	f.Version = v

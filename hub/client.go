@@ -172,17 +172,22 @@ hops:
 	return rm, nil
 }
 
-// headOnce makes one HEAD request, bounded by StallTimeout (a hub that
-// never answers is a network error, retried like one).
+// headOnce makes one HEAD request, bounded by ConnectTimeout and
+// ResponseTimeout (a *WaitError) and in all by StallTimeout.
 func (c *Client) headOnce(ctx context.Context, u string) (*http.Response, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.opts.StallTimeout)
 	defer cancel()
-	req, err := newRequest(ctx, http.MethodHead, u)
+	rctx, done := c.bounded(ctx, hostOf(u))
+	defer done()
+	req, err := newRequest(rctx, http.MethodHead, u)
 	if err != nil {
 		return nil, err
 	}
 	resp, err := c.head.Do(req)
 	if err != nil {
+		if we := waitCause(rctx); we != nil {
+			return nil, we
+		}
 		return nil, err
 	}
 	resp.Body.Close() // a HEAD response has no body; headers stay readable
@@ -232,7 +237,8 @@ var errStalled = errors.New("no data received")
 // isTransient reports whether an error is worth a retry: network errors,
 // stalls, 5xx and 429, but not the caller's own cancellation.
 func isTransient(ctx context.Context, err error) bool {
-	if ctx.Err() != nil {
+	var we *WaitError
+	if ctx.Err() != nil || errors.As(err, &we) {
 		return false
 	}
 	var se *StatusError

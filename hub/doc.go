@@ -44,6 +44,14 @@
 //     its bytes are all in the running sha256; resuming re-hashes the prefix.
 //   - One download per file at a time, across processes (flock on Unix).
 //
+// # Waits: connect (10 s), first byte (20 s), stall (1 min)
+//
+// Every request must get a connection within ConnectTimeout and, once
+// connected, the first byte of a response within ResponseTimeout; either
+// failing is a *WaitError naming which, not retried (a host that accepts
+// and never answers fails in seconds). Once a body flows, StallTimeout
+// bounds each gap between bytes, and a stall is retried with a resume.
+//
 // # Resuming (one attempt; retried on network errors, 5xx, 429 and stalls)
 //
 //	partial holds [0, off)        request Range: bytes=off-   (none when off == 0)

@@ -195,7 +195,9 @@ func (t *transfer) attempt(ctx context.Context) (progressed bool, err error) {
 	stall := time.AfterFunc(t.c.opts.StallTimeout, func() { cancel(errStalled) })
 	defer stall.Stop()
 
-	req, err := newRequest(actx, http.MethodGet, t.rm.get)
+	rctx, done := t.c.bounded(actx, hostOf(t.rm.get))
+	defer done()
+	req, err := newRequest(rctx, http.MethodGet, t.rm.get)
 	if err != nil {
 		return false, err
 	}
@@ -207,6 +209,9 @@ func (t *transfer) attempt(ctx context.Context) (progressed bool, err error) {
 	}
 	resp, err := t.c.http.Do(req)
 	if err != nil {
+		if we := waitCause(rctx); we != nil {
+			return false, fmt.Errorf("hub: downloading %s: %w", t.r, we)
+		}
 		return false, t.readError(ctx, actx, err)
 	}
 	defer resp.Body.Close()

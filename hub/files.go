@@ -99,13 +99,18 @@ func (c *Client) Files(ctx context.Context, owner, repo string) ([]RepoFile, err
 func (c *Client) treePage(ctx context.Context, u string, ref Ref) ([]treeEntry, string, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.opts.StallTimeout)
 	defer cancel()
-	req, err := newRequest(ctx, http.MethodGet, u)
+	rctx, done := c.bounded(ctx, hostOf(u))
+	defer done()
+	req, err := newRequest(rctx, http.MethodGet, u)
 	if err != nil {
 		return nil, "", err
 	}
 	req.Header.Set("Accept", "application/json")
 	resp, err := c.http.Do(req)
 	if err != nil {
+		if we := waitCause(rctx); we != nil {
+			return nil, "", fmt.Errorf("hub: listing %s: %w", ref.RepoID(), we)
+		}
 		return nil, "", &netError{op: "listing " + ref.RepoID(), err: err}
 	}
 	defer resp.Body.Close()

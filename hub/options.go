@@ -45,8 +45,15 @@ type Options struct {
 	// RetryWait is the pause before the first retry, doubled each time.
 	// 0: one second.
 	RetryWait time.Duration
-	// StallTimeout aborts an attempt when no response or body byte arrives
-	// for this long. 0: one minute.
+	// ConnectTimeout bounds the wait for a connection (DNS, TCP, TLS) and
+	// ResponseTimeout, once connected, the wait for the first byte of the
+	// response. Either one firing fails the request at once with a
+	// *WaitError that says which, without retries. 0: 10 and 20 seconds.
+	ConnectTimeout  time.Duration
+	ResponseTimeout time.Duration
+	// StallTimeout aborts an attempt of a running download when no body
+	// byte arrives for this long (and bounds a whole HEAD or listing
+	// request). 0: one minute.
 	StallTimeout time.Duration
 	// HTTPClient sends the requests; nil: a client built on
 	// http.DefaultTransport. Its Transport is wrapped to add the token.
@@ -59,8 +66,8 @@ type Options struct {
 
 // Validate reports fields that cannot work, before any request is made.
 func (o Options) Validate() error {
-	if o.RetryWait < 0 || o.StallTimeout < 0 {
-		return fmt.Errorf("hub: RetryWait and StallTimeout must not be negative")
+	if o.RetryWait < 0 || o.StallTimeout < 0 || o.ConnectTimeout < 0 || o.ResponseTimeout < 0 {
+		return fmt.Errorf("hub: RetryWait, ConnectTimeout, ResponseTimeout and StallTimeout must not be negative")
 	}
 	if o.Endpoint != "" {
 		if _, err := parseEndpoint(o.Endpoint); err != nil {
@@ -118,6 +125,12 @@ func (o Options) resolved() (Options, error) {
 	}
 	if o.StallTimeout == 0 {
 		o.StallTimeout = time.Minute
+	}
+	if o.ConnectTimeout == 0 {
+		o.ConnectTimeout = 10 * time.Second
+	}
+	if o.ResponseTimeout == 0 {
+		o.ResponseTimeout = 20 * time.Second
 	}
 	if o.now == nil {
 		o.now = time.Now

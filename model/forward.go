@@ -135,5 +135,8 @@ func (m *Model) Forward(b *Batch, kv *KVCache) ([]float32, error) {
 	}
 	kernels.RMSNormRows(p, s.rows, s.rows, w.OutNorm, R, c.Dim, c.NormEps)
 	p.MatMul(s.logits, &w.Output, s.rows, R)
+	if err := checkLogits(s.logits, b, c.Vocab); err != nil {
+		return nil, err
+	}
 	return s.logits, nil
 }

@@ -157,5 +157,8 @@ func loadWeights(f *gguf.File, c *Config) (*Weights, error) {
 	if l.err != nil {
 		return nil, l.err
 	}
+	if err := checkFinite(w, c.Tied); err != nil {
+		return nil, err
+	}
 	return w, nil
 }

@@ -59,6 +59,12 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	if *prompt < 1 || *gen < 1 || *parallel < 1 {
 		return usageErrorf("--prompt, --gen and --parallel must be positive")
 	}
+	if err := checkThreads(*threads); err != nil {
+		return err
+	}
+	if err := checkParallel(*parallel); err != nil {
+		return err
+	}
 	f, err := openGGUF(pos[0], stderr)
 	if err != nil {
 		return err

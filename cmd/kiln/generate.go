@@ -20,13 +20,13 @@ type generateOutput struct {
 func runGenerate(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("generate", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	n := fs.Int("n", 32, "tokens to generate (stops early at end of generation)")
+	n := fs.Int("n", 32, "most tokens to generate, stopping early at end of generation (0: none, -1: up to a full context)")
 	temp := fs.Float64("temperature", 0, "sampling temperature; only 0 (greedy) is supported here, use 'kiln run' to sample")
 	asJSON := fs.Bool("json", false, "print {\"prompt\",\"tokens\",\"text\"} instead of the text")
 	threads := fs.Int("threads", 0, "worker threads (0: one per core)")
 	kvF32 := kvTypeFlag(fs)
 	fs.Usage = func() {
-		io.WriteString(stderr, "usage: kiln generate MODEL TEXT -n N --temperature 0 [--json]\n  TEXT may be ids:1,2,3 (taken as is, no BOS)\n")
+		io.WriteString(stderr, "usage: kiln generate MODEL TEXT -n N --temperature 0 [--json]\n  TEXT may be ids:1,2,3 (taken as is, no BOS); a TEXT that begins with - goes after --\n")
 		fs.PrintDefaults()
 	}
 	pos, err := interspersed(fs, args)
@@ -36,8 +36,11 @@ func runGenerate(args []string, stdout, stderr io.Writer) error {
 	if len(pos) != 2 {
 		return usageErrorf("want MODEL and TEXT, got %d arguments", len(pos))
 	}
-	if *n < 0 {
-		return usageErrorf("-n must not be negative")
+	if err := checkMaxTokens(*n, true); err != nil {
+		return err
+	}
+	if err := checkThreads(*threads); err != nil {
+		return err
 	}
 	if *temp != 0 {
 		return usageErrorf("generate is greedy (--temperature 0); use 'kiln run' for sampling")
@@ -54,6 +57,9 @@ func runGenerate(args []string, stdout, stderr io.Writer) error {
 	prompt, err := l.promptTokens(pos[1])
 	if err != nil {
 		return usageErrorf("%v", err)
+	}
+	if *n == -1 {
+		*n = max(0, l.model.Config.Context-len(prompt))
 	}
 	total := len(prompt) + *n
 	if total > l.model.Config.Context {

@@ -114,7 +114,7 @@ func runInspect(args []string, stdout, stderr io.Writer) error {
 	if tmpl, ok := f.String("tokenizer.chat_template"); ok {
 		fmt.Fprintf(w, "chat template: present (%d bytes)\n", len(tmpl))
 	} else {
-		fmt.Fprintf(w, "chat template: absent (kiln falls back to ChatML)\n")
+		fmt.Fprintf(w, "chat template: absent (kiln run feeds the text raw, as with --raw)\n")
 	}
 	if *meta {
 		fmt.Fprintln(w, "metadata:")

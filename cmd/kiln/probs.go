@@ -31,7 +31,7 @@ func runProbs(args []string, stdout, stderr io.Writer) error {
 	threads := fs.Int("threads", 0, "worker threads (0: one per core)")
 	kvF32 := kvTypeFlag(fs)
 	fs.Usage = func() {
-		io.WriteString(stderr, "usage: kiln probs MODEL TEXT [--top 20] [--all-positions]\n  TEXT may be ids:1,2,3 (taken as is, no BOS)\n")
+		io.WriteString(stderr, "usage: kiln probs MODEL TEXT [--top 20] [--all-positions]\n  TEXT may be ids:1,2,3 (taken as is, no BOS); a TEXT that begins with - goes after --\n")
 		fs.PrintDefaults()
 	}
 	pos, err := interspersed(fs, args)
@@ -40,6 +40,9 @@ func runProbs(args []string, stdout, stderr io.Writer) error {
 	}
 	if len(pos) != 2 {
 		return usageErrorf("want MODEL and TEXT, got %d arguments", len(pos))
+	}
+	if err := checkThreads(*threads); err != nil {
+		return err
 	}
 	if *top <= 0 {
 		return usageErrorf("--top must be positive")

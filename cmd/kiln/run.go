@@ -61,7 +61,7 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	frequency := fs.Float64("frequency-penalty", 0, "subtract this times its count from the logit of every recent token")
 	seed := fs.Int64("seed", -1, "random seed, for replays (-1: a fresh one)")
 	var maxTokens int
-	fs.IntVar(&maxTokens, "n", -1, "most tokens per answer (-1: until the end of the turn or a full context)")
+	fs.IntVar(&maxTokens, "n", -1, "most tokens per answer, a positive count (-1: until the end of the turn or a full context)")
 	fs.IntVar(&maxTokens, "max-tokens", -1, "same as -n")
 	var stops stringList
 	fs.Var(&stops, "stop", "stop when the answer produces this text, which is not printed (repeatable)")
@@ -77,6 +77,7 @@ func runRun(args []string, stdout, stderr io.Writer) error {
   With PROMPT (or, when stdin is not a terminal, the text read from it), stream
   the answer and exit. Without, chat: /help lists the commands; Ctrl-C stops an
   answer, Ctrl-D or /bye leaves. MODEL is a .gguf path or an hf: reference.
+  A PROMPT that begins with - goes after -- (kiln run MODEL -- "-5 apples").
 `)
 		fs.PrintDefaults()
 	}
@@ -89,6 +90,9 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	}
 	params, err := runParams(*temp, *topK, *topP, *minP, *repeat, *repeatLastN, *presence, *frequency, *seed, maxTokens, stops)
 	if err != nil {
+		return err
+	}
+	if err := checkThreads(*threads); err != nil {
 		return err
 	}
 	if *ctxSize < 0 {
@@ -199,12 +203,10 @@ func runParams(temp float64, topK int, topP, minP, repeat float64, lastN int, pr
 	p.RepetitionPenalty, p.PenaltyLastN = float32(repeat), lastN
 	p.PresencePenalty, p.FrequencyPenalty = float32(presence), float32(frequency)
 	p.Stop = stops
-	switch {
-	case maxTokens > 0:
-		p.MaxTokens = maxTokens
-	case maxTokens != -1 && maxTokens != 0:
-		return p, usageErrorf("-n %d: want a positive count, or -1 for no limit", maxTokens)
+	if err := checkMaxTokens(maxTokens, false); err != nil {
+		return p, err
 	}
+	p.MaxTokens = max(0, maxTokens) // sample's 0 is no limit
 	switch {
 	case seed >= 0:
 		u := uint64(seed)

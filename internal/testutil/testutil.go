@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"kiln/gguf"
 )
 
 // RepoRoot returns the directory holding kiln's go.mod.
@@ -52,4 +54,32 @@ func SharedModel(t testing.TB, name string) string {
 		t.Skipf("skipping: %s not found", p)
 	}
 	return p
+}
+
+// PatchTensor copies the GGUF file src into a temporary directory, lets
+// patch rewrite the bytes of its tensor name, and returns the copy's path:
+// corrupt or mis-typed files for tests of what kiln does with them.
+func PatchTensor(t testing.TB, src, name string, patch func(data []byte)) string {
+	t.Helper()
+	f, err := gguf.Open(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ti, ok := f.Tensor(name)
+	if !ok {
+		f.Close()
+		t.Fatalf("%s has no tensor %s", src, name)
+	}
+	start, size := f.DataOffset+ti.Offset, ti.Size
+	f.Close()
+	b, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	patch(b[start : start+size])
+	dst := filepath.Join(t.TempDir(), filepath.Base(src))
+	if err := os.WriteFile(dst, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dst
 }
