@@ -85,3 +85,21 @@ func unsupportedImpl() string {
 	}
 	return ""
 }
+
+// TestKernelSetsRunHere names, as a skip, each kernel set this CPU cannot
+// run and the features it lacks, so that a run on an AVX2-only machine
+// says which kernels went untested (the bit-for-bit tests run under every
+// set Impls lists, through bothImpls); the others must be selectable.
+func TestKernelSetsRunHere(t *testing.T) {
+	defer ForceGeneric(false)
+	for i, name := range implNames {
+		t.Run(name, func(t *testing.T) {
+			if !cpuSets[i] {
+				t.Skipf("this CPU cannot run the %s kernels: they need %s; it has %s", name, implNeeds[i], CPUFeatures())
+			}
+			if _, err := SetImpl(name); err != nil || Impl() != name {
+				t.Fatalf("SetImpl(%s): %v, Impl %s", name, err, Impl())
+			}
+		})
+	}
+}
