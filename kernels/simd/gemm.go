@@ -118,7 +118,11 @@ import (
 //	                    ^ read     ^ prefetched
 
 const (
-	gemmActQ8_0Q8_0Block = 36 // int8 q[32], f32 d
+	gemmActQ8_0Q8_0Block = 36 // int8 q[32], f32 d (per block of the row's first part)
+	// gemmActQ8_0Q8_0Row is a GemmActQ8_0Q8_0 row's bytes per block: the
+	// 36-byte blocks, then per block the 32 quants XOR 0x80 (q+128 as
+	// unsigned bytes, for VPDPBUSD's unsigned operand).
+	gemmActQ8_0Q8_0Row = 68
 	gemmActQ4_0Q8_0Block = 40 // int8 q[32], f32 d, int32 8*sum(q)
 
 	panelQ8_0Rows  = 8
@@ -138,7 +142,7 @@ const (
 // GemmActQ8_0Q8_0Bytes is the size of one activation row of n elements in
 // the form GemmQ8_0Q8_0 reads (36 bytes per 32 elements).
 func GemmActQ8_0Q8_0Bytes(n int) int {
-	return gemmActBytes("GemmActQ8_0Q8_0Bytes", n, gemmActQ8_0Q8_0Block)
+	return gemmActBytes("GemmActQ8_0Q8_0Bytes", n, gemmActQ8_0Q8_0Row)
 }
 
 // GemmActQ4_0Q8_0Bytes is the size of one activation row of n elements in
@@ -166,11 +170,17 @@ func GemmScratchBytes(n int) int {
 }
 
 // GemmActQ8_0Q8_0 writes the Q8_0 activation row x (n elements) into dst
-// (GemmActQ8_0Q8_0Bytes(n) bytes) in the form GemmQ8_0Q8_0 reads: per block
-// the 32 int8 quants as they are, then d as float32. GemmQ8_0Q8_0 needs
-// quants in [-127, 127] (see there).
+// (GemmActQ8_0Q8_0Bytes(n) bytes) in the form the Q8_0 GEMMs read: per
+// block the 32 int8 quants as they are, then d as float32 (36 bytes); then,
+// after all nb of those, per block the 32 quants XOR 0x80 (the unsigned
+// q+128 that the avx512vnni kernels multiply by the signed weights):
+//
+//	[ q_0 d_0 | q_1 d_1 | ... | q_nb-1 d_nb-1 ][ q_0^0x80 | ... | q_nb-1^0x80 ]
+//	  36 B per block                             32 B per block
+//
+// GemmQ8_0Q8_0's AVX2 kernels need quants in [-127, 127] (see there).
 func GemmActQ8_0Q8_0(n int, x, dst []byte) {
-	nb := checkAct("GemmActQ8_0Q8_0", n, x, dst, gemmActQ8_0Q8_0Block)
+	nb := checkAct("GemmActQ8_0Q8_0", n, x, dst, gemmActQ8_0Q8_0Row)
 	if fast.Load() && nb > 0 {
 		gemmActQ8_0x36(nb, &x[0], &dst[0])
 		return
@@ -179,6 +189,10 @@ func GemmActQ8_0Q8_0(n int, x, dst []byte) {
 		bx, bd := x[b*bytesQ8_0:], dst[b*gemmActQ8_0Q8_0Block:]
 		copy(bd[:32], bx[2:34])
 		putF32(bd[32:], f16At(bx, 0))
+		bu := dst[nb*gemmActQ8_0Q8_0Block+32*b:]
+		for i, q := range bx[2:34] {
+			bu[i] = q ^ 0x80
+		}
 	}
 }
 
@@ -252,7 +266,7 @@ type gemmKind struct {
 	block    int // elements per block (32, or 256 for the K-quants)
 	rows     int // panel rows
 	panelB   int // panel bytes per block
-	wB, actB int // weight and prepared-activation bytes per block
+	wB, actB int // weight and prepared-activation bytes per block (of a whole row)
 	pack     func(nb int, w *byte, wStride int, panel *byte)
 	kernels  [4]func(nb int, panel *byte, x *byte, xStride int, out *float32, outStride int)
 	gemv     func(nb int, w *byte, wStride int, x *byte, out *float32) // 8 rows, m = 1
@@ -261,7 +275,7 @@ type gemmKind struct {
 }
 
 var gemmQ8_0 = gemmKind{
-	block: qk, rows: panelQ8_0Rows, panelB: panelQ8_0Block, wB: bytesQ8_0, actB: gemmActQ8_0Q8_0Block,
+	block: qk, rows: panelQ8_0Rows, panelB: panelQ8_0Block, wB: bytesQ8_0, actB: gemmActQ8_0Q8_0Row,
 	pack:    gemmPackQ8_0,
 	kernels: [4]func(int, *byte, *byte, int, *float32, int){gemmQ8_0Q8_0x1, gemmQ8_0Q8_0x2, gemmQ8_0Q8_0x3, gemmQ8_0Q8_0x4},
 	gemv:    gemvQ8_0Q8_0,

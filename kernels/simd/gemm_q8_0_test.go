@@ -68,3 +68,41 @@ func clampActQ8_0(x []byte) {
 		}
 	}
 }
+
+// TestGemmActQ8_0Form pins GemmActQ8_0Q8_0's form byte by byte under every
+// kernel set: per block the quants and d as float32, then per block the
+// quants XOR 0x80, for every byte value (-128 included).
+func TestGemmActQ8_0Form(t *testing.T) {
+	const nb = 9
+	x := make([]byte, nb*bytesQ8_0)
+	for i := range x {
+		x[i] = byte(i*37 + 11)
+	}
+	for b := range nb {
+		x[b*bytesQ8_0], x[b*bytesQ8_0+1] = 0x00, 0x3c // d = 1.0 (fp16)
+	}
+	bothImpls(t, func(t *testing.T, impl string) {
+		dst := make([]byte, GemmActQ8_0Q8_0Bytes(nb*qk)+5)
+		GemmActQ8_0Q8_0(nb*qk, x, dst)
+		if len(dst)-5 != nb*68 {
+			t.Fatalf("%s: %d bytes for %d blocks, want 68 per block", impl, len(dst)-5, nb)
+		}
+		for b := range nb {
+			q := x[b*bytesQ8_0+2 : (b+1)*bytesQ8_0]
+			blk := dst[b*36:]
+			for i := range 32 {
+				if blk[i] != q[i] || dst[nb*36+32*b+i] != q[i]^0x80 {
+					t.Fatalf("%s block %d quant %d: %#x and %#x, want %#x and %#x", impl, b, i, blk[i], dst[nb*36+32*b+i], q[i], q[i]^0x80)
+				}
+			}
+			if getF32(blk[32:]) != 1 {
+				t.Fatalf("%s block %d: d %g, want 1", impl, b, getF32(blk[32:]))
+			}
+		}
+		for _, v := range dst[nb*68:] {
+			if v != 0 {
+				t.Fatalf("%s: wrote past the row", impl)
+			}
+		}
+	})
+}

@@ -46,11 +46,11 @@ type packedKind struct {
 	packBlk func(blk []byte, rows [][]byte, b int)          // one block of a panel from its raw rows
 	packAsm func(nb int, w *byte, wStride int, panel *byte) // a whole panel, or nil
 	generic func(nb int, panel []byte, r int, a []byte) float32
-	actB    int // prepared activation bytes per block
+	actB    int // prepared activation bytes per block (of a whole row)
 }
 
 var (
-	packedQ8_0 = packedKind{rows: 8, wB: bytesQ8_0, actB: gemmActQ8_0Q8_0Block,
+	packedQ8_0 = packedKind{rows: 8, wB: bytesQ8_0, actB: gemmActQ8_0Q8_0Row,
 		kernels: [4]func(int, *byte, *byte, int, *float32, int, *float32){
 			gemmQ8_0PQ8_0x1, gemmQ8_0PQ8_0x2, gemmQ8_0PQ8_0x3, gemmQ8_0PQ8_0x4},
 		vex: [4]func(int, *byte, *byte, int, *float32, int, *float32){

@@ -21,15 +21,19 @@ package simd
 //
 //	Q8_0 (load-time panels, GemmQ8_0Packed): one ZMM holds quad j of 16
 //	  weight rows (two 8-row panels: W_j of each, 272-byte layout as
-//	  packed); VPDPBUSD takes the weights as u8 w+128 (one XOR per quad,
-//	  shared by the activation rows) and the activation quad as a signed
-//	  broadcast operand straight from the x36 form; the offset comes off as
-//	  C = -128*sum(x quad) preloaded in the accumulator. Per activation row
-//	  and block: 8 x (VPDPBUSD, VCVTDQ2PS, VFMADD) for 16 rows, against 8 x
-//	  (VPSIGNB, VPMADDUBSW, VPMADDWD, VCVTDQ2PS, VFMADD) for 8 rows in
-//	  AVX2. Three activation rows per call (24 ZMM accumulators, 8 lanes x
-//	  16 rows each); an odd last panel runs the same kernel on YMM.
-
+//	  packed); VPDPBUSD takes the activation as u8 x+128 (the XOR part of
+//	  GemmActQ8_0Q8_0's form, written once per row) and the weights as they
+//	  are, with the offset's correction C = -128*sum(w quad) preloaded in
+//	  the accumulator: it depends on the weights only, so one VPDPBUSD and
+//	  one VPSUBD per block and quad serve every activation row, and it
+//	  stays in a register (parking it in memory and broadcasting it per
+//	  quad cost a third of the speed). Per activation row and block: 8 x
+//	  (VPDPBUSD, VCVTDQ2PS, VFMADD) for 16 rows, against 8 x (VPSIGNB,
+//	  VPMADDUBSW, VPMADDWD, VCVTDQ2PS, VFMADD) for 8 rows in AVX2; exact
+//	  for every byte on either side. Three activation rows per call (24 ZMM
+//	  accumulators, 8 lanes x 16 rows each); an odd last panel runs the
+//	  same kernel on YMM.
+//
 //	Q4_0 (load-time panels, GemmQ4_0Packed): the 16-row panel's quad k
 //	  (low nibbles rows 0..7, high nibbles rows 8..15 of one 32-byte word
 //	  P_k) becomes one ZMM of 16 rows' unsigned nibbles (a broadcast load,

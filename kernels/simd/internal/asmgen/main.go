@@ -314,7 +314,8 @@ func packQ4_0(a *asm) {
 
 // actQ8_0 converts Q8_0 activation blocks for the GEMM kernels:
 // gemmActQ8_0x36 writes per block the 32 int8 quants as they are and the
-// f32 d (36 B); gemmActQ8_0x8 writes 32 int8 quants, the f32 d and int32
+// f32 d (36 B), and after the nb of those the quants XOR 0x80 (32 B per
+// block); gemmActQ8_0x8 writes 32 int8 quants, the f32 d and int32
 // 8*sum(q) (40 B).
 func actQ8_0(a *asm) {
 	a.p("// func gemmActQ8_0x36(nb int, x *byte, dst *byte)")
@@ -322,9 +323,17 @@ func actQ8_0(a *asm) {
 	a.i("MOVQ nb+0(FP), CX")
 	a.i("MOVQ x+8(FP), SI")
 	a.i("MOVQ dst+16(FP), DI")
+	a.i("IMUL3Q $36, CX, R8")
+	a.i("ADDQ DI, R8") // the XOR part
+	a.i("VPCMPEQB Y1, Y1, Y1")
+	a.i("VPABSB Y1, Y1")
+	a.i("VPSLLW $7, Y1, Y1") // 0x80 in every byte (0x0101 << 7 = 0x8080)
 	a.p("actq80x36:")
 	a.i("VMOVDQU 2(SI), Y0")
 	a.i("VMOVDQU Y0, (DI)")
+	a.i("VPXOR Y1, Y0, Y0")
+	a.i("VMOVDQU Y0, (R8)")
+	a.i("ADDQ $32, R8")
 	a.i("MOVWLZX (SI), AX")
 	a.i("VMOVD AX, X2")
 	a.i("VCVTPH2PS X2, X2")

@@ -53,40 +53,48 @@ func GenerateVNNI() []byte {
 // vnniQ8_0: the load-time Q8_0 panels (PackQ8_0, 272 B per block and
 // panel) of rows/8 consecutive panels (panel p+1 at panelStride bytes
 // after panel p; rows = 16 in ZMM, 8 in YMM registers) against nx
-// activation rows (x36 form), in the AVX2 kernel's float order: per
-// activation row p eight accumulators acc_j (lane r = row r's float lane j)
-// and per block, with s_p = dw (rows) * dx_p and X_pj = x_p quad j,
+// activation rows (GemmActQ8_0Q8_0 form: the 36-byte blocks for dx, the
+// XOR part for the quants), in the AVX2 kernel's float order: per
+// activation row p eight accumulators acc_j (lane r = row r's float lane
+// j) and per block, with s_p = dw (rows) * dx_p,
 //
-//	C_pj  = -128 * sum(X_pj)                          (exact, per block)
-//	I_pj  = VPDPBUSD(C_pj, W_j ^ 0x80, X_pj)          = C + sum((w+128)*x)
-//	      = sum(w*x) over elements 4j..4j+3 of every row: exact int32
+//	C_j   = -128 * sum(W_j)                           per row, exact
+//	I_pj  = VPDPBUSD(C_j, bcast(x_p quad j ^ 0x80), W_j)
+//	      = C + sum((x+128)*w) = sum(w*x) over elements 4j..4j+3: exact
 //	acc_j = fma(s_p, float(I_pj), acc_j)
 //
-// VPDPBUSD multiplies unsigned by signed bytes; w+128 (w XOR 0x80) is the
-// unsigned form of any weight byte and the activation stays signed (any
-// byte, -128 included), so unlike VPSIGNB this holds for every input.
-// C_p (8 quads) comes from one VPDPBUSD of 0x80 bytes with the block's 32
-// quants, negated, parked in the frame and broadcast per quad.
+// VPDPBUSD multiplies unsigned by signed bytes: the activation goes in as
+// x+128 (prepared once per row: the XOR part) and the weights as they are,
+// so the offset's correction depends on the weights only and is computed
+// once per block and quad for all nx rows, in a register (a correction
+// parked in memory and broadcast per quad cost a third of the kernel's
+// speed). Any byte on either side gives the exact sum.
 //
-//	Z0..Z2 temporaries, Z3 0x80 bytes, Z4 W_j ^ 0x80, Z5..Z7 s_p,
+//	Z0, Z1 temporaries, Z2 0x80 bytes, Z3 C_j, Z4 W_j, Z5..Z7 s_p,
 //	Z8+8p+j acc_j of activation row p.
 //
 // Registers: CX blocks, SI panel, BX panelStride, DI/R10/R11 activation
-// rows, R9 out, R8 outStride in bytes.
+// rows (36-byte blocks), R12/R13/R14 their XOR parts, R9 out, R8
+// outStride in bytes.
 func vnniQ8_0(a *asm, rows, nx int) {
 	V := "Z"
 	if rows == 8 {
 		V = "Y"
 	}
 	name := fmt.Sprintf("gemmQ8_0V%dQ8_0x%d", rows, nx)
-	vnniPrologue(a, name, "NOSPLIT", 32*nx)
+	vnniPrologue(a, name, "NOSPLIT", 0)
+	xu := [3]string{"R12", "R13", "R14"}
+	a.i("IMUL3Q $36, CX, DX") // the XOR part starts 36*nb bytes into a row
+	a.i("LEAQ (DI)(DX*1), R12")
 	if nx > 1 {
 		a.i("LEAQ (DI)(AX*1), R10")
+		a.i("LEAQ (R10)(DX*1), R13")
 	}
 	if nx > 2 {
 		a.i("LEAQ (DI)(AX*2), R11")
+		a.i("LEAQ (R11)(DX*1), R14")
 	}
-	a.i("VPBROADCASTD vnniB80<>(SB), Z3")
+	a.i("VPBROADCASTD vnniB80<>(SB), Z2")
 	for k := 8; k < 8+8*nx; k++ {
 		a.i("VPXORD Z%d, Z%d, Z%d", k, k, k)
 	}
@@ -111,34 +119,27 @@ func vnniQ8_0(a *asm, rows, nx int) {
 	for p := 0; p < nx; p++ {
 		a.i("VMULPS.BCST 32(%s), %s1, %s%d", xPtr[p], V, V, 5+p)
 	}
-	// C_p = -128*sum(quad) of the block's eight quads, into the frame.
-	for p := 0; p < nx; p++ {
-		a.i("VPXOR Y0, Y0, Y0")
-		a.i("VPDPBUSD (%s), Y3, Y0", xPtr[p])
-		a.i("VPXOR Y2, Y2, Y2")
-		a.i("VPSUBD Y0, Y2, Y2")
-		a.i("VMOVDQU Y2, %d(SP)", 32*p)
-	}
-	t := 0
 	for j := 0; j < 8; j++ {
+		a.i("VMOVDQU %d(SI), Y4", 32*j)
 		if rows == 16 {
-			a.i("VMOVDQU %d(SI), Y4", 32*j)
 			a.i("VINSERTI64X4 $1, %d(SI)(BX*1), Z4, Z4", 32*j)
-			a.i("VPXORD Z3, Z4, Z4")
-		} else {
-			a.i("VPXORD %d(SI), Y3, Y4", 32*j)
 		}
+		a.i("VPXORD %s3, %s3, %s3", V, V, V)
+		a.i("VPDPBUSD %s4, %s2, %s3", V, V, V) // 128*sum(w)
+		a.i("VPXORD %s0, %s0, %s0", V, V, V)
+		a.i("VPSUBD %s3, %s0, %s3", V, V, V) // C_j
 		for p := 0; p < nx; p++ {
-			a.i("VPBROADCASTD %d(SP), %s%d", 32*p+4*j, V, t)
-			a.i("VPDPBUSD.BCST %d(%s), %s4, %s%d", 4*j, xPtr[p], V, V, t)
-			a.i("VCVTDQ2PS %s%d, %s%d", V, t, V, t)
-			a.i("VFMADD231PS %s%d, %s%d, %s%d", V, 5+p, V, t, V, 8+8*p+j)
-			t = (t + 1) % 3
+			a.i("VPBROADCASTD %d(%s), %s0", 4*j, xu[p], V)
+			a.i("VMOVDQA64 %s3, %s1", V, V)
+			a.i("VPDPBUSD %s4, %s0, %s1", V, V, V)
+			a.i("VCVTDQ2PS %s1, %s1", V, V)
+			a.i("VFMADD231PS %s%d, %s1, %s%d", V, 5+p, V, V, 8+8*p+j)
 		}
 	}
 	a.i("ADDQ $272, SI")
 	for p := 0; p < nx; p++ {
 		a.i("ADDQ $36, %s", xPtr[p])
+		a.i("ADDQ $32, %s", xu[p])
 	}
 	a.i("DECQ CX")
 	a.i("JNZ %s", lbl)
