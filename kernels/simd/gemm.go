@@ -122,7 +122,7 @@ const (
 	// gemmActQ8_0Q8_0Row is a GemmActQ8_0Q8_0 row's bytes per block: the
 	// 36-byte blocks, then per block the 32 quants XOR 0x80 (q+128 as
 	// unsigned bytes, for VPDPBUSD's unsigned operand).
-	gemmActQ8_0Q8_0Row = 68
+	gemmActQ8_0Q8_0Row   = 68
 	gemmActQ4_0Q8_0Block = 40 // int8 q[32], f32 d, int32 8*sum(q)
 
 	panelQ8_0Rows  = 8
