@@ -80,8 +80,8 @@ func DotF32Rows(q, k []float32, stride int, out []float32) {
 //
 // the order in which llama.cpp's tiled flash attention accumulates values
 // (probabilities times V, position by position). The assembly keeps up to
-// 64 elements of acc in registers across all rows; D a multiple of 8 takes
-// the fast path. It panics if stride < D or v is shorter than
+// 64 elements of acc in registers across all rows (128 in the avx512vnni
+// set's ZMM registers); D a multiple of 8 takes the fast path. It panics if stride < D or v is shorter than
 // (len(p)-1)*stride + D.
 func AxpyF16Rows(p []float32, v []uint16, stride int, acc []float32) {
 	checkRows("AxpyF16Rows", len(acc), len(v), stride, len(p))
@@ -89,6 +89,10 @@ func AxpyF16Rows(p []float32, v []uint16, stride int, acc []float32) {
 		return
 	}
 	if fast.Load() && len(acc)%8 == 0 {
+		if vnni.Load() { // AVX-512: 16 lanes per register, the same FMAs
+			axpyF16Rows512(&p[0], len(p), &v[0], 2*stride, &acc[0], len(acc))
+			return
+		}
 		axpyF16RowsAVX2(&p[0], len(p), &v[0], 2*stride, &acc[0], len(acc))
 		return
 	}
@@ -108,6 +112,10 @@ func AxpyF32Rows(p, v []float32, stride int, acc []float32) {
 		return
 	}
 	if fast.Load() && len(acc)%8 == 0 {
+		if vnni.Load() {
+			axpyF32Rows512(&p[0], len(p), &v[0], 4*stride, &acc[0], len(acc))
+			return
+		}
 		axpyF32RowsAVX2(&p[0], len(p), &v[0], 4*stride, &acc[0], len(acc))
 		return
 	}

@@ -253,7 +253,13 @@ func TestDotRows(t *testing.T) {
 // 64-element register block, and against float64 within tolerance.
 func TestAxpyRows(t *testing.T) {
 	r := rand.New(rand.NewPCG(69, 70))
-	for _, d := range []int{1, 8, 24, 64, 72, 128, 136, 200} {
+	// Every width below 128 that is a multiple of 8 (each of the AVX-512
+	// kernel's 15 one-pass remainders) and some beyond.
+	ds := []int{1, 3, 130, 136, 200, 248, 256}
+	for d := 8; d <= 128; d += 8 {
+		ds = append(ds, d)
+	}
+	for _, d := range ds {
 		for _, n := range []int{0, 1, 5, 64} {
 			stride := d + r.IntN(3)*8
 			p := randF32(r, n, 1)
