@@ -133,13 +133,16 @@ func AxpyF32Rows(p, v []float32, stride int, acc []float32) {
 // ggml_v_expf, each group's sum folded in float32 as
 // ((y0+y4)+(y2+y6))+((y1+y5)+(y3+y7)) and added in float64; the last
 // len(x)%8 elements through expf (Expf) one by one. y may alias x; len(y)
-// must equal len(x).
+// must equal len(x). The avx512vnni set runs ggml_v_expf on 16 lanes and
+// folds both 8-groups of a register with that tree, in order: the same bits.
 func ExpSum(y, x []float32, max float32) float64 {
 	checkLen2("ExpSum", len(y), len(x))
 	n := len(x) &^ 7
 	var sum float64
 	if n > 0 {
-		if fast.Load() {
+		if vnni.Load() { // AVX-512: exp on 16 lanes, the same chunk sums
+			sum = expSum512(&y[0], &x[0], n, max)
+		} else if fast.Load() {
 			sum = expSumAVX2(&y[0], &x[0], n, max)
 		} else {
 			for i := 0; i < n; i += 8 {

@@ -68,3 +68,6 @@ func axpyF16Rows512(p *float32, n int, v *uint16, stride int, acc *float32, d in
 
 //go:noescape
 func axpyF32Rows512(p *float32, n int, v *float32, stride int, acc *float32, d int)
+
+//go:noescape
+func expSum512(y *float32, x *float32, n int, max float32) float64

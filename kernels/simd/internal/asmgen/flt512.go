@@ -5,7 +5,7 @@ import "fmt"
 // AVX-512 (ZMM) forms of the element-wise attention and activation
 // primitives of attn.go (avx512vnni kernel set): 16 float32 lanes per
 // register instead of 8, each lane computing exactly the operations of the
-// AVX2 kernel (axpyRows in attn.go) with the same operands
+// AVX2 kernel (axpyRows, expSum in attn.go) with the same operands
 // in the same positions, so the same bits. Horizontal sums keep the AVX2
 // tree per 8-element chunk and the chunk order. A remainder of 8 elements
 // runs through YMM (or a ZMM whose upper half is ignored).
@@ -16,8 +16,72 @@ import "fmt"
 
 // flt512 emits the kernels and their constants.
 func flt512(a *asm) {
+	for _, c := range expConstList {
+		a.p("DATA z%s<>+0(SB)/4, $0x%08x", c.name, c.v)
+		a.p("GLOBL z%s<>(SB), RODATA|NOPTR, $4", c.name)
+	}
+	a.p("")
 	axpyRows512(a, "axpyF16Rows512", true)
 	axpyRows512(a, "axpyF32Rows512", false)
+	expSum512(a)
+}
+
+// Registers of the ZMM vexpf: the 15 constants broadcast once per call
+// into Z16..Z30 (in expConstList order), Z31 zero.
+func vexpf512Consts(a *asm) {
+	for i, c := range expConstList {
+		a.i("VBROADCASTSS z%s<>(SB), Z%d", c.name, 16+i)
+	}
+	a.i("VPXORD Z31, Z31, Z31")
+}
+
+// zc names the register holding constant name (vexpf512Consts).
+func zc(name string) string {
+	for i, c := range expConstList {
+		if c.name == name {
+			return fmt.Sprintf("Z%d", 16+i)
+		}
+	}
+	panic("asmgen: no constant " + name)
+}
+
+// vexpf512 is vexpf on Z0: the same operations, operand for operand, on
+// 16 lanes; the AVX2 kernel's and/andnot/or blends of the slow paths
+// become masked moves under the same compares (K1: |n| > 126, K3: |n| >
+// 192; K2: n <= 0 selects g). Clobbers Z1..Z11, K1..K3.
+func vexpf512(a *asm) {
+	a.i("VMOVAPS %s, Z1", zc("exR"))
+	a.i("VFMADD231PS %s, Z0, Z1", zc("exLog2e")) // z = x*log2e + r
+	a.i("VSUBPS %s, Z1, Z2", zc("exR"))          // n = z - r
+	a.i("VMOVAPS Z0, Z3")
+	a.i("VFNMADD231PS %s, Z2, Z3", zc("exLn2hi")) // x - n*ln2hi
+	a.i("VFNMADD231PS %s, Z2, Z3", zc("exLn2lo")) // b = that - n*ln2lo
+	a.i("VPSLLD $23, Z1, Z4")                     // e
+	a.i("VPADDD %s, Z4, Z5", zc("exOne"))         // k = e + bits(1)
+	a.i("VPANDD %s, Z2, Z6", zc("exAbs"))         // |n|
+	a.i("VCMPPS $0x1e, %s, Z6, K1", zc("ex126"))  // c = |n| > 126
+	a.i("VMULPS Z3, Z3, Z7")                      // u = b*b
+	a.i("VMOVAPS %s, Z8", zc("exC1"))
+	a.i("VFMADD231PS %s, Z3, Z8", zc("exC0")) // c0*b + c1
+	a.i("VMOVAPS %s, Z9", zc("exC3"))
+	a.i("VFMADD231PS %s, Z3, Z9", zc("exC2")) // c2*b + c3
+	a.i("VFMADD231PS Z7, Z8, Z9")             // (c0*b+c1)*u + (c2*b+c3)
+	a.i("VMULPS %s, Z3, Z10", zc("exC4"))     // c4*b
+	a.i("VFMADD231PS Z7, Z9, Z10")            // j
+	a.i("VMOVAPS Z5, Z11")
+	a.i("VFMADD231PS Z5, Z10, Z11")              // fast = j*k + k
+	a.i("VCMPPS $0x12, Z31, Z2, K2")             // n <= 0
+	a.i("VPXORD Z8, Z8, Z8")                     //
+	a.i("VMOVDQA32 %s, K2, Z8", zc("ex82"))      // g
+	a.i("VPADDD %s, Z8, Z9", zc("ex7f"))         // s1 = g + 0x7f000000
+	a.i("VPSUBD Z8, Z4, Z7")                     // s2 = e - g
+	a.i("VCMPPS $0x1e, %s, Z6, K3", zc("ex192")) // d = |n| > 192
+	a.i("VMULPS Z9, Z9, Z4")                     // s1*s1
+	a.i("VFMADD231PS Z10, Z7, Z7")               // s2*j + s2
+	a.i("VMULPS Z9, Z7, Z7")                     // (s2*j+s2)*s1
+	a.i("VMOVAPS Z11, Z0")                       // fast,
+	a.i("VMOVAPS Z7, K1, Z0")                    // c: the scaled form,
+	a.i("VMOVAPS Z4, K3, Z0")                    // d: s1*s1
 }
 
 // axpyRows512: func name(p *float32, n int, v *byte, stride int, acc *float32, d int)
@@ -100,6 +164,66 @@ func axpyRows512(a *asm, name string, f16 bool) {
 		a.i("JMP %s", lbl("ret"))
 	}
 	a.p("%s:", lbl("ret"))
+	a.i("VZEROUPPER")
+	a.i("RET")
+	a.p("")
+}
+
+// expSum512: func expSum512(y *float32, x *float32, n int, max float32) float64
+// expSum on 16 elements per ZMM, n a positive multiple of 8: both 8-element
+// chunks (a: lanes 0..7, b: 8..15) reduced by the AVX2 tree side by side
+// in one YMM (a in its low 128-bit lane, b in its high one), then a and b
+// added to the float64 sum in that order. A last chunk of 8 runs the AVX2
+// loop's reduction as it is.
+func expSum512(a *asm) {
+	a.p("// func expSum512(y *float32, x *float32, n int, max float32) float64")
+	a.p("TEXT ·expSum512(SB), NOSPLIT, $0-40")
+	a.i("MOVQ y+0(FP), DI")
+	a.i("MOVQ x+8(FP), SI")
+	a.i("MOVQ n+16(FP), CX")
+	a.i("VBROADCASTSS max+24(FP), Z15")
+	a.i("VXORPD X14, X14, X14") // float64 sum
+	vexpf512Consts(a)
+	a.p("expsum512loop:")
+	a.i("CMPQ CX, $16")
+	a.i("JB expsum512tail")
+	a.i("VMOVUPS (SI), Z0")
+	a.i("VSUBPS Z15, Z0, Z0")
+	vexpf512(a)
+	a.i("VMOVUPS Z0, (DI)")
+	a.i("VSHUFF64X2 $0x88, Z0, Z0, Z1") // a lo | b lo
+	a.i("VSHUFF64X2 $0xdd, Z0, Z0, Z2") // a hi | b hi
+	a.i("VADDPS Y1, Y2, Y1")            // hi + lo
+	a.i("VPERMILPS $0xee, Y1, Y2")      // VMOVHLPS per lane
+	a.i("VADDPS Y2, Y1, Y1")
+	a.i("VMOVSHDUP Y1, Y2")
+	a.i("VADDPS Y2, Y1, Y1") // lane 0: a's sum, lane 4: b's
+	a.i("VEXTRACTF128 $1, Y1, X3")
+	a.i("VCVTSS2SD X1, X1, X1")
+	a.i("VADDSD X1, X14, X14")
+	a.i("VCVTSS2SD X3, X3, X3")
+	a.i("VADDSD X3, X14, X14")
+	a.i("ADDQ $64, SI")
+	a.i("ADDQ $64, DI")
+	a.i("SUBQ $16, CX")
+	a.i("JMP expsum512loop")
+	a.p("expsum512tail:")
+	a.i("TESTQ CX, CX")
+	a.i("JZ expsum512done")
+	a.i("VMOVUPS (SI), Y0") // upper half zeroed: computed, not used
+	a.i("VSUBPS Y15, Y0, Y0")
+	vexpf512(a)
+	a.i("VMOVUPS Y0, (DI)")
+	a.i("VEXTRACTF128 $1, Y0, X1")
+	a.i("VADDPS X0, X1, X1") // hi + lo
+	a.i("VMOVHLPS X1, X1, X2")
+	a.i("VADDPS X2, X1, X1")
+	a.i("VMOVSHDUP X1, X2")
+	a.i("VADDSS X2, X1, X1")
+	a.i("VCVTSS2SD X1, X1, X1")
+	a.i("VADDSD X1, X14, X14")
+	a.p("expsum512done:")
+	a.i("VMOVSD X14, ret+32(FP)")
 	a.i("VZEROUPPER")
 	a.i("RET")
 	a.p("")
