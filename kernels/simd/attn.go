@@ -171,7 +171,9 @@ func SwiGLU(y, x, g []float32) {
 	checkLen3("SwiGLU", len(y), len(x), len(g))
 	n := len(x) &^ 7
 	if n > 0 {
-		if fast.Load() {
+		if vnni.Load() { // AVX-512: 16 lanes, the same operations
+			swiglu512(&y[0], &x[0], &g[0], n)
+		} else if fast.Load() {
 			swigluAVX2(&y[0], &x[0], &g[0], n)
 		} else {
 			for i := range n {

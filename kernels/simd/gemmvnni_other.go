@@ -28,3 +28,4 @@ func dotF32F16Rows512(*float32, int, *uint16, int, *float32, int) { vnniUnavaila
 func axpyF16Rows512(*float32, int, *uint16, int, *float32, int)  { vnniUnavailable() }
 func axpyF32Rows512(*float32, int, *float32, int, *float32, int) { vnniUnavailable() }
 func expSum512(*float32, *float32, int, float32) float64         { vnniUnavailable(); return 0 }
+func swiglu512(*float32, *float32, *float32, int)                { vnniUnavailable() }

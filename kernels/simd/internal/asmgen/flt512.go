@@ -5,7 +5,7 @@ import "fmt"
 // AVX-512 (ZMM) forms of the element-wise attention and activation
 // primitives of attn.go (avx512vnni kernel set): 16 float32 lanes per
 // register instead of 8, each lane computing exactly the operations of the
-// AVX2 kernel (axpyRows, expSum in attn.go) with the same operands
+// AVX2 kernel (axpyRows, expSum, swiglu in attn.go) with the same operands
 // in the same positions, so the same bits. Horizontal sums keep the AVX2
 // tree per 8-element chunk and the chunk order. A remainder of 8 elements
 // runs through YMM (or a ZMM whose upper half is ignored).
@@ -24,6 +24,7 @@ func flt512(a *asm) {
 	axpyRows512(a, "axpyF16Rows512", true)
 	axpyRows512(a, "axpyF32Rows512", false)
 	expSum512(a)
+	swiglu512(a)
 }
 
 // Registers of the ZMM vexpf: the 15 constants broadcast once per call
@@ -224,6 +225,48 @@ func expSum512(a *asm) {
 	a.i("VADDSD X1, X14, X14")
 	a.p("expsum512done:")
 	a.i("VMOVSD X14, ret+32(FP)")
+	a.i("VZEROUPPER")
+	a.i("RET")
+	a.p("")
+}
+
+// swiglu512: func swiglu512(y *float32, x *float32, gate *float32, n int)
+// swiglu on 16 elements per ZMM, n a positive multiple of 8 (a last 8
+// through the ZMM exp, the rest in YMM).
+func swiglu512(a *asm) {
+	a.p("// func swiglu512(y *float32, x *float32, gate *float32, n int)")
+	a.p("TEXT ·swiglu512(SB), NOSPLIT, $0-32")
+	a.i("MOVQ y+0(FP), DI")
+	a.i("MOVQ x+8(FP), SI")
+	a.i("MOVQ gate+16(FP), DX")
+	a.i("MOVQ n+24(FP), CX")
+	vexpf512Consts(a)
+	a.p("swiglu512loop:")
+	a.i("CMPQ CX, $16")
+	a.i("JB swiglu512tail")
+	a.i("VMOVUPS (SI), Z12")
+	a.i("VSUBPS Z12, Z31, Z0") // 0 - x
+	vexpf512(a)
+	a.i("VADDPS %s, Z0, Z0", zc("exOne")) // 1 + e^-x
+	a.i("VDIVPS Z0, Z12, Z0")             // x / (1 + e^-x)
+	a.i("VMULPS (DX), Z0, Z0")
+	a.i("VMOVUPS Z0, (DI)")
+	a.i("ADDQ $64, SI")
+	a.i("ADDQ $64, DX")
+	a.i("ADDQ $64, DI")
+	a.i("SUBQ $16, CX")
+	a.i("JMP swiglu512loop")
+	a.p("swiglu512tail:")
+	a.i("TESTQ CX, CX")
+	a.i("JZ swiglu512done")
+	a.i("VMOVUPS (SI), Y12")
+	a.i("VSUBPS Y12, Y31, Y0")
+	vexpf512(a)
+	a.i("VADDPS Y%s, Y0, Y0", zc("exOne")[1:])
+	a.i("VDIVPS Y0, Y12, Y0")
+	a.i("VMULPS (DX), Y0, Y0")
+	a.i("VMOVUPS Y0, (DI)")
+	a.p("swiglu512done:")
 	a.i("VZEROUPPER")
 	a.i("RET")
 	a.p("")
