@@ -80,8 +80,8 @@ func DotF32Rows(q, k []float32, stride int, out []float32) {
 //
 // the order in which llama.cpp's tiled flash attention accumulates values
 // (probabilities times V, position by position). The assembly keeps up to
-// 64 elements of acc in registers across all rows; D a multiple of 8 takes
-// the fast path. It panics if stride < D or v is shorter than
+// 64 elements of acc in registers across all rows (128 in the avx512vnni
+// set's ZMM registers); D a multiple of 8 takes the fast path. It panics if stride < D or v is shorter than
 // (len(p)-1)*stride + D.
 func AxpyF16Rows(p []float32, v []uint16, stride int, acc []float32) {
 	checkRows("AxpyF16Rows", len(acc), len(v), stride, len(p))
@@ -89,6 +89,10 @@ func AxpyF16Rows(p []float32, v []uint16, stride int, acc []float32) {
 		return
 	}
 	if fast.Load() && len(acc)%8 == 0 {
+		if vnni.Load() { // AVX-512: 16 lanes per register, the same FMAs
+			axpyF16Rows512(&p[0], len(p), &v[0], 2*stride, &acc[0], len(acc))
+			return
+		}
 		axpyF16RowsAVX2(&p[0], len(p), &v[0], 2*stride, &acc[0], len(acc))
 		return
 	}
@@ -108,6 +112,10 @@ func AxpyF32Rows(p, v []float32, stride int, acc []float32) {
 		return
 	}
 	if fast.Load() && len(acc)%8 == 0 {
+		if vnni.Load() {
+			axpyF32Rows512(&p[0], len(p), &v[0], 4*stride, &acc[0], len(acc))
+			return
+		}
 		axpyF32RowsAVX2(&p[0], len(p), &v[0], 4*stride, &acc[0], len(acc))
 		return
 	}
@@ -125,13 +133,16 @@ func AxpyF32Rows(p, v []float32, stride int, acc []float32) {
 // ggml_v_expf, each group's sum folded in float32 as
 // ((y0+y4)+(y2+y6))+((y1+y5)+(y3+y7)) and added in float64; the last
 // len(x)%8 elements through expf (Expf) one by one. y may alias x; len(y)
-// must equal len(x).
+// must equal len(x). The avx512vnni set runs ggml_v_expf on 16 lanes and
+// folds both 8-groups of a register with that tree, in order: the same bits.
 func ExpSum(y, x []float32, max float32) float64 {
 	checkLen2("ExpSum", len(y), len(x))
 	n := len(x) &^ 7
 	var sum float64
 	if n > 0 {
-		if fast.Load() {
+		if vnni.Load() { // AVX-512: exp on 16 lanes, the same chunk sums
+			sum = expSum512(&y[0], &x[0], n, max)
+		} else if fast.Load() {
 			sum = expSumAVX2(&y[0], &x[0], n, max)
 		} else {
 			for i := 0; i < n; i += 8 {
@@ -160,7 +171,9 @@ func SwiGLU(y, x, g []float32) {
 	checkLen3("SwiGLU", len(y), len(x), len(g))
 	n := len(x) &^ 7
 	if n > 0 {
-		if fast.Load() {
+		if vnni.Load() { // AVX-512: 16 lanes, the same operations
+			swiglu512(&y[0], &x[0], &g[0], n)
+		} else if fast.Load() {
 			swigluAVX2(&y[0], &x[0], &g[0], n)
 		} else {
 			for i := range n {

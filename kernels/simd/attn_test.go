@@ -2,7 +2,6 @@ package simd
 
 import (
 	"bufio"
-	"fmt"
 	"math"
 	"math/big"
 	"math/rand/v2"
@@ -132,70 +131,86 @@ func TestExpGolden(t *testing.T) {
 	})
 }
 
-// TestExpSum checks ExpSum on rows of every length up to 40 (8-groups and
-// expf tails) against both implementations and a float64 reference.
+// TestExpSum checks ExpSum on rows of every length up to 72 (8-groups,
+// 16-groups of the AVX-512 kernel and expf tails) under every kernel set
+// against the generic code, bit for bit, and a float64 reference.
 func TestExpSum(t *testing.T) {
 	r := rand.New(rand.NewPCG(63, 64))
-	for n := 0; n <= 40; n++ {
+	for n := 0; n <= 72; n++ {
 		x := randF32(r, n, 8)
 		mx := float32(math.Inf(-1))
 		for _, v := range x {
 			mx = max(mx, v)
 		}
-		var ys [2][]float32
-		var sums [2]float64
-		for k, gen := range []bool{true, false} {
-			ForceGeneric(gen)
-			ys[k] = make([]float32, n)
-			sums[k] = ExpSum(ys[k], x, mx)
-		}
+		ForceGeneric(true)
+		want := make([]float32, n)
+		wantSum := ExpSum(want, x, mx)
 		ForceGeneric(false)
 		var ref float64
 		for _, v := range x {
 			ref += math.Exp(float64(v - mx))
 		}
-		if sums[0] != sums[1] || fmt.Sprint(ys[0]) != fmt.Sprint(ys[1]) {
-			t.Errorf("n=%d: generic and fast differ: %v vs %v", n, sums[0], sums[1])
+		if math.Abs(wantSum-ref) > 1e-6*ref+1e-12 {
+			t.Errorf("n=%d: sum %v, reference %v", n, wantSum, ref)
 		}
-		if math.Abs(sums[1]-ref) > 1e-6*ref+1e-12 {
-			t.Errorf("n=%d: sum %v, reference %v", n, sums[1], ref)
-		}
-		// In place.
-		cp := append([]float32(nil), x...)
-		if s := ExpSum(cp, cp, mx); s != sums[1] {
-			t.Errorf("n=%d: in place sum %v, %v", n, s, sums[1])
-		}
+		bothImpls(t, func(t *testing.T, impl string) {
+			y := make([]float32, n)
+			if s := ExpSum(y, x, mx); s != wantSum || !sameSliceBits(y, want) {
+				t.Errorf("%s n=%d: sum %v, generic %v (or elements differ)", impl, n, s, wantSum)
+			}
+			cp := append([]float32(nil), x...) // in place
+			if s := ExpSum(cp, cp, mx); s != wantSum || !sameSliceBits(cp, want) {
+				t.Errorf("%s n=%d: in place sum %v, generic %v", impl, n, s, wantSum)
+			}
+		})
 	}
 }
 
-// TestSwiGLU checks SwiGLU against both implementations and a float64
-// reference, every length up to 40, aliased output too.
+// sameSliceBits reports whether a and b hold the same float32 bits.
+func sameSliceBits(a, b []float32) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// TestSwiGLU checks SwiGLU under every kernel set against the generic
+// code, bit for bit, and the generic code against a float64 reference,
+// every length up to 72, aliased output too.
 func TestSwiGLU(t *testing.T) {
 	r := rand.New(rand.NewPCG(65, 66))
-	for n := 0; n <= 40; n++ {
+	for n := 0; n <= 72; n++ {
 		x, g := randF32(r, n, 10), randF32(r, n, 3)
-		var ys [2][]float32
-		for k, gen := range []bool{true, false} {
-			ForceGeneric(gen)
-			ys[k] = make([]float32, n)
-			SwiGLU(ys[k], x, g)
-		}
+		ForceGeneric(true)
+		want := make([]float32, n)
+		SwiGLU(want, x, g)
 		ForceGeneric(false)
 		for i := range x {
-			if math.Float32bits(ys[0][i]) != math.Float32bits(ys[1][i]) {
-				t.Errorf("n=%d [%d]: generic %g, fast %g", n, i, ys[0][i], ys[1][i])
-			}
 			xi := float64(x[i])
 			ref := xi / (1 + math.Exp(-xi)) * float64(g[i])
-			if math.Abs(float64(ys[1][i])-ref) > 1e-5*math.Abs(ref)+1e-30 {
-				t.Errorf("n=%d [%d]: %g, reference %g", n, i, ys[1][i], ref)
+			if math.Abs(float64(want[i])-ref) > 1e-5*math.Abs(ref)+1e-30 {
+				t.Errorf("n=%d [%d]: %g, reference %g", n, i, want[i], ref)
 			}
 		}
-		cp := append([]float32(nil), x...)
-		SwiGLU(cp, cp, g)
-		if fmt.Sprint(cp) != fmt.Sprint(ys[1]) {
-			t.Errorf("n=%d: SwiGLU in place differs", n)
-		}
+		bothImpls(t, func(t *testing.T, impl string) {
+			y := make([]float32, n)
+			SwiGLU(y, x, g)
+			for i := range y {
+				if math.Float32bits(y[i]) != math.Float32bits(want[i]) {
+					t.Errorf("%s n=%d [%d]: %g, generic %g", impl, n, i, y[i], want[i])
+				}
+			}
+			cp := append([]float32(nil), x...)
+			SwiGLU(cp, cp, g)
+			if !sameSliceBits(cp, want) {
+				t.Errorf("%s n=%d: SwiGLU in place differs", impl, n)
+			}
+		})
 	}
 }
 
@@ -253,7 +268,13 @@ func TestDotRows(t *testing.T) {
 // 64-element register block, and against float64 within tolerance.
 func TestAxpyRows(t *testing.T) {
 	r := rand.New(rand.NewPCG(69, 70))
-	for _, d := range []int{1, 8, 24, 64, 72, 128, 136, 200} {
+	// Every width below 128 that is a multiple of 8 (each of the AVX-512
+	// kernel's 15 one-pass remainders) and some beyond.
+	ds := []int{1, 3, 130, 136, 200, 248, 256}
+	for d := 8; d <= 128; d += 8 {
+		ds = append(ds, d)
+	}
+	for _, d := range ds {
 		for _, n := range []int{0, 1, 5, 64} {
 			stride := d + r.IntN(3)*8
 			p := randF32(r, n, 1)

@@ -58,3 +58,19 @@ func gemmQ4_0VQ8_0x8(nb int, panel *byte, x *byte, xStride int, out *float32, ou
 //
 //go:noescape
 func dotF32F16Rows512(q *float32, d int, k *uint16, stride int, out *float32, groups int)
+
+// AVX-512 forms of the element-wise attention and activation kernels
+// (axpyF16RowsAVX2 etc. in attn_amd64.s), 16 lanes per register, the same
+// operations per element: the same bits.
+
+//go:noescape
+func axpyF16Rows512(p *float32, n int, v *uint16, stride int, acc *float32, d int)
+
+//go:noescape
+func axpyF32Rows512(p *float32, n int, v *float32, stride int, acc *float32, d int)
+
+//go:noescape
+func expSum512(y *float32, x *float32, n int, max float32) float64
+
+//go:noescape
+func swiglu512(y *float32, x *float32, gate *float32, n int)

@@ -24,3 +24,8 @@ func gemmQ4_0VQ8_0x7(int, *byte, *byte, int, *float32, int) { vnniUnavailable() 
 func gemmQ4_0VQ8_0x8(int, *byte, *byte, int, *float32, int) { vnniUnavailable() }
 
 func dotF32F16Rows512(*float32, int, *uint16, int, *float32, int) { vnniUnavailable() }
+
+func axpyF16Rows512(*float32, int, *uint16, int, *float32, int)  { vnniUnavailable() }
+func axpyF32Rows512(*float32, int, *float32, int, *float32, int) { vnniUnavailable() }
+func expSum512(*float32, *float32, int, float32) float64         { vnniUnavailable(); return 0 }
+func swiglu512(*float32, *float32, *float32, int)                { vnniUnavailable() }

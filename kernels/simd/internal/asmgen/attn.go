@@ -35,27 +35,30 @@ func vec32(a *asm, name string, v uint32) {
 	a.p("GLOBL %s<>(SB), RODATA|NOPTR, $32", name)
 }
 
+// expConstList: the constants of ggml_v_expf (and SiLU's 1).
+var expConstList = []struct {
+	name string
+	v    uint32
+}{
+	{"exR", 0x4b400000},     // 0x1.8p23
+	{"exLog2e", 0x3fb8aa3b}, // 0x1.715476p+0
+	{"exLn2hi", 0x3f317200}, // 0x1.62e4p-1
+	{"exLn2lo", 0x35bfbe8e}, // 0x1.7f7d1cp-20
+	{"exC0", 0x3c072010},    // 0x1.0e4020p-7
+	{"exC1", 0x3d2b9f17},    // 0x1.573e2ep-5
+	{"exC2", 0x3e2aaf33},    // 0x1.555e66p-3
+	{"exC3", 0x3efffedb},    // 0x1.fffdb6p-2
+	{"exC4", 0x3f7ffff6},    // 0x1.ffffecp-1
+	{"exOne", 0x3f800000},   // 1.0
+	{"exAbs", 0x7fffffff},   // andnot -0.0
+	{"ex126", 0x42fc0000},   // 126
+	{"ex192", 0x43400000},   // 192
+	{"ex82", 0x82000000},    // exponent bias split
+	{"ex7f", 0x7f000000},
+}
+
 func expConsts(a *asm) {
-	for _, c := range []struct {
-		name string
-		v    uint32
-	}{
-		{"exR", 0x4b400000},     // 0x1.8p23
-		{"exLog2e", 0x3fb8aa3b}, // 0x1.715476p+0
-		{"exLn2hi", 0x3f317200}, // 0x1.62e4p-1
-		{"exLn2lo", 0x35bfbe8e}, // 0x1.7f7d1cp-20
-		{"exC0", 0x3c072010},    // 0x1.0e4020p-7
-		{"exC1", 0x3d2b9f17},    // 0x1.573e2ep-5
-		{"exC2", 0x3e2aaf33},    // 0x1.555e66p-3
-		{"exC3", 0x3efffedb},    // 0x1.fffdb6p-2
-		{"exC4", 0x3f7ffff6},    // 0x1.ffffecp-1
-		{"exOne", 0x3f800000},   // 1.0
-		{"exAbs", 0x7fffffff},   // andnot -0.0
-		{"ex126", 0x42fc0000},   // 126
-		{"ex192", 0x43400000},   // 192
-		{"ex82", 0x82000000},    // exponent bias split
-		{"ex7f", 0x7f000000},
-	} {
+	for _, c := range expConstList {
 		vec32(a, c.name, c.v)
 	}
 	a.p("")

@@ -47,6 +47,7 @@ func GenerateVNNI() []byte {
 	vnniQ4_KKernels(a)
 	vnniQ6_KKernels(a)
 	dotRows16F16(a)
+	flt512(a)
 	return a.b.Bytes()
 }
 
