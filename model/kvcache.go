@@ -47,3 +47,49 @@ func (c *Config) KVBytesPerToken(f16 bool) int {
 	}
 	return 2 * c.Layers * c.KVDim() * elem
 }
+
+// KVBytesPerBlock is the cache memory one block of blockSize token slots
+// takes across all layers (keys and values): what a pool sized from a
+// memory budget divides by.
+func (c *Config) KVBytesPerBlock(blockSize int, f16 bool) int {
+	return blockSize * c.KVBytesPerToken(f16)
+}
+
+// BytesPerBlock is the memory one block id takes in kv, over every layer's
+// keys and values.
+func (kv *KVCache) BytesPerBlock() int {
+	elem := 4
+	if kv.F16 {
+		elem = 2
+	}
+	n := 0
+	for _, l := range kv.Layers {
+		n += 2 * l.BlockSize * l.KVHeads * l.HeadDim * elem
+	}
+	return n
+}
+
+// CopyBlock copies block src's keys and values to block dst in every layer
+// (the copy in copy-on-write: the block manager hands the caller (src, dst)
+// pairs to apply before the step's forward). It writes nothing and returns
+// an error if either id is outside [0, NumBlocks).
+func (kv *KVCache) CopyBlock(src, dst int) error {
+	if src < 0 || src >= kv.NumBlocks || dst < 0 || dst >= kv.NumBlocks {
+		return fmt.Errorf("model: CopyBlock(%d, %d) outside the cache's %d blocks", src, dst, kv.NumBlocks)
+	}
+	if src == dst {
+		return nil
+	}
+	for _, l := range kv.Layers {
+		n := l.BlockSize * l.KVHeads * l.HeadDim // elements per block
+		s, d := src*n, dst*n
+		if l.F16 {
+			copy(l.K16[d:d+n], l.K16[s:s+n])
+			copy(l.V16[d:d+n], l.V16[s:s+n])
+		} else {
+			copy(l.K32[d:d+n], l.K32[s:s+n])
+			copy(l.V32[d:d+n], l.V32[s:s+n])
+		}
+	}
+	return nil
+}

@@ -1,0 +1,120 @@
+package model_test
+
+import (
+	"strconv"
+	"testing"
+
+	"kiln/kernels"
+	"kiln/model"
+)
+
+// newTestKV builds a cache of layers pages directly (no model needed).
+func newTestKV(layers, numBlocks, blockSize, kvHeads, headDim int, f16 bool) *model.KVCache {
+	kv := &model.KVCache{BlockSize: blockSize, NumBlocks: numBlocks, F16: f16}
+	for i := 0; i < layers; i++ {
+		kv.Layers = append(kv.Layers, kernels.NewPagedKV(numBlocks, blockSize, kvHeads, headDim, f16))
+	}
+	return kv
+}
+
+// fill stores distinct values into every slot of block blk of every layer.
+func fill(t *testing.T, kv *model.KVCache, blk int, base float32) {
+	t.Helper()
+	for li, l := range kv.Layers {
+		w := l.KVHeads * l.HeadDim
+		table := make([]int32, blk+1)
+		table[blk] = int32(blk)
+		var pos []int32
+		k := make([]float32, kv.BlockSize*w)
+		v := make([]float32, kv.BlockSize*w)
+		for s := 0; s < kv.BlockSize; s++ {
+			pos = append(pos, int32(blk*kv.BlockSize+s))
+		}
+		for i := range k {
+			k[i] = base + float32(li*1000+i)
+			v[i] = -k[i]
+		}
+		if err := l.Store(table, pos, k, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestCopyBlock(t *testing.T) {
+	for _, f16 := range []bool{false, true} {
+		kv := newTestKV(3, 5, 4, 2, 8, f16)
+		fill(t, kv, 1, 1)
+		fill(t, kv, 3, 500)
+		fill(t, kv, 4, 900)
+		before := snapshot(kv)
+		if err := kv.CopyBlock(1, 3); err != nil {
+			t.Fatal(err)
+		}
+		after := snapshot(kv)
+		for li := range kv.Layers {
+			for b := 0; b < kv.NumBlocks; b++ {
+				want := before[li][b]
+				if b == 3 {
+					want = before[li][1]
+				}
+				if after[li][b] != want {
+					t.Errorf("f16=%v layer %d block %d: contents %v, want %v", f16, li, b, after[li][b], want)
+				}
+			}
+		}
+		if before[0][1] == before[0][3] {
+			t.Fatal("test fill did not make blocks differ")
+		}
+		for _, bad := range [][2]int{{-1, 0}, {0, 5}, {5, 0}, {0, -1}} {
+			if err := kv.CopyBlock(bad[0], bad[1]); err == nil {
+				t.Errorf("CopyBlock(%d, %d) on 5 blocks: no error", bad[0], bad[1])
+			}
+		}
+		if got := snapshot(kv); got[0][0] != after[0][0] || got[2][4] != after[2][4] {
+			t.Error("a rejected CopyBlock wrote")
+		}
+	}
+}
+
+// snapshot returns each layer's blocks as strings of their K and V elements.
+func snapshot(kv *model.KVCache) [][]string {
+	var out [][]string
+	for _, l := range kv.Layers {
+		n := l.BlockSize * l.KVHeads * l.HeadDim
+		var blocks []string
+		for b := 0; b < l.NumBlocks; b++ {
+			var s []byte
+			if l.F16 {
+				for i := b * n; i < (b+1)*n; i++ {
+					s = append(s, byte(l.K16[i]), byte(l.K16[i]>>8), byte(l.V16[i]), byte(l.V16[i]>>8))
+				}
+			} else {
+				for i := b * n; i < (b+1)*n; i++ {
+					s = strconv.AppendFloat(s, float64(l.K32[i]), 'g', -1, 32)
+					s = strconv.AppendFloat(append(s, ','), float64(l.V32[i]), 'g', -1, 32)
+					s = append(s, ';')
+				}
+			}
+			blocks = append(blocks, string(s))
+		}
+		out = append(out, blocks)
+	}
+	return out
+}
+
+func TestBytesPerBlock(t *testing.T) {
+	c := model.Config{Layers: 3, KVHeads: 2, HeadDim: 8}
+	for _, f16 := range []bool{false, true} {
+		kv := newTestKV(3, 5, 4, 2, 8, f16)
+		var total int
+		for _, l := range kv.Layers {
+			total += 2*len(l.K16) + 2*len(l.V16) + 4*len(l.K32) + 4*len(l.V32)
+		}
+		if got, want := kv.BytesPerBlock(), total/kv.NumBlocks; got != want {
+			t.Errorf("f16=%v: BytesPerBlock %d, want %d (allocated %d bytes over %d blocks)", f16, got, want, total, kv.NumBlocks)
+		}
+		if got, want := c.KVBytesPerBlock(4, f16), kv.BytesPerBlock(); got != want {
+			t.Errorf("f16=%v: Config.KVBytesPerBlock %d, cache's BytesPerBlock %d", f16, got, want)
+		}
+	}
+}

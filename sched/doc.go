@@ -1,0 +1,23 @@
+// Package sched is the request scheduler: a pure, deterministic state
+// machine (no goroutines, no clock, no model) that decides each step which
+// requests run and how many new tokens each, over a kvcache.Pool.
+//
+//	Add ──> waiting (priority, then arrival) ──admit──> running (admission order)
+//	          ^                                            │
+//	          └──────── preempt: blocks freed, recompute ──┤
+//	                                                       └─ Update: stop/length ─> done (blocks freed)
+//	Abort: from either queue, blocks freed at once.
+//
+// One step, with the engine loop around it:
+//
+//	plan := s.Schedule()            // decodes, then prompt chunks, then admissions
+//	apply plan.Copies to the KV store; run the forward over plan.Seqs; sample
+//	events, err := s.Update(plan, sampled)
+//
+// There are no prefill and decode phases: a prompt chunk, a decode token
+// and a cached prefix are just token counts, so a long prompt is split
+// across steps (chunked prefill) and never stalls decoding requests.
+// Preemption is by recompute: the victim (lowest priority, newest) keeps
+// its tokens and, when readmitted, finds most of them in the prefix cache.
+// A prompt that can never fit the context or the pool is refused by Add.
+package sched

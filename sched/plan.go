@@ -1,0 +1,31 @@
+package sched
+
+import "kiln/kvcache"
+
+// Plan is one step's work for the runner: which requests run and how many
+// new tokens each, in batch order (decodes first, then prefill chunks).
+type Plan struct {
+	Step      int
+	Seqs      []Seq
+	Copies    []kvcache.Copy // block copies to apply to the KV store before the forward
+	Preempted []string       // requests that gave up their blocks this step (back to waiting)
+	NumTokens int            // sum of len(Seqs[i].Tokens)
+}
+
+// Seq is one request's part of a step.
+type Seq struct {
+	ID     string
+	Start  int     // position of Tokens[0]; the KV of positions [0, Start) is cached
+	Tokens []int32 // new tokens, positions [Start, Start+len(Tokens))
+	Table  []int32 // block table covering Start+len(Tokens) tokens
+	Sample bool    // the chunk ends at the last known token: sample the next from its last row
+}
+
+// Event is one request's outcome of a step: a sampled token, and whether
+// that ended it.
+type Event struct {
+	ID     string
+	Token  int32
+	Done   bool
+	Reason FinishReason // set when Done
+}

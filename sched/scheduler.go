@@ -1,0 +1,226 @@
+package sched
+
+import (
+	"fmt"
+	"slices"
+
+	"kiln/kvcache"
+)
+
+// Config bounds each step.
+type Config struct {
+	MaxBatchedTokens int // new tokens per step over all requests
+	MaxSeqs          int // running requests at most
+	MaxModelLen      int // context length in tokens
+}
+
+// Scheduler is a pure, deterministic state machine: no goroutines, no
+// clock, no model. Each step the engine loop calls Schedule, runs the
+// plan's forward, then calls Update with the sampled tokens. It is not
+// safe for concurrent use: the loop owns it.
+type Scheduler struct {
+	cfg     Config
+	pool    *kvcache.Pool
+	waiting waiting
+	running []*request // admission order
+	byID    map[string]*request
+	arrived int64
+	step    int
+}
+
+// New returns a scheduler that places requests' KV in pool.
+func New(cfg Config, pool *kvcache.Pool) (*Scheduler, error) {
+	if cfg.MaxBatchedTokens <= 0 || cfg.MaxSeqs <= 0 || cfg.MaxModelLen <= 0 {
+		return nil, fmt.Errorf("sched: MaxBatchedTokens, MaxSeqs and MaxModelLen must be positive (got %+v)", cfg)
+	}
+	return &Scheduler{cfg: cfg, pool: pool, byID: map[string]*request{}}, nil
+}
+
+// Add queues a request. It refuses, with an error, a request that could
+// never run: an empty prompt, a duplicate id, or a prompt that leaves no
+// room for an output token in the context or in the whole pool.
+func (s *Scheduler) Add(req Request) error {
+	capacity := s.pool.NumBlocks() * s.pool.BlockSize()
+	switch n := len(req.Prompt); {
+	case n == 0:
+		return fmt.Errorf("sched: request %q has an empty prompt", req.ID)
+	case s.byID[req.ID] != nil:
+		return fmt.Errorf("sched: request %q is already queued", req.ID)
+	case req.MaxTokens < 0:
+		return fmt.Errorf("sched: request %q has max tokens %d", req.ID, req.MaxTokens)
+	case n >= s.cfg.MaxModelLen:
+		return fmt.Errorf("sched: request %q: prompt of %d tokens leaves no room in the %d-token context", req.ID, n, s.cfg.MaxModelLen)
+	case n >= capacity:
+		return fmt.Errorf("sched: request %q: prompt of %d tokens does not fit the KV cache's %d token slots", req.ID, n, capacity)
+	}
+	maxLen := min(s.cfg.MaxModelLen, capacity)
+	if req.MaxTokens > 0 {
+		maxLen = min(maxLen, len(req.Prompt)+req.MaxTokens)
+	}
+	req.Prompt = slices.Clone(req.Prompt)
+	r := &request{Request: req, arrival: s.arrived, tokens: slices.Clone(req.Prompt), maxLen: maxLen}
+	s.arrived++
+	s.byID[req.ID] = r
+	s.waiting.push(r)
+	return nil
+}
+
+// Abort drops a request, waiting or running, and frees its blocks now. It
+// reports whether the request was known. A plan that still names it is
+// ignored for it by Update.
+func (s *Scheduler) Abort(id string) bool {
+	r := s.byID[id]
+	if r == nil {
+		return false
+	}
+	s.drop(r)
+	return true
+}
+
+// drop removes r from its queue and the pool.
+func (s *Scheduler) drop(r *request) {
+	if r.running {
+		s.running = slices.DeleteFunc(s.running, func(x *request) bool { return x == r })
+		s.pool.Free(r.ID)
+		r.running = false
+	} else {
+		s.waiting.remove(r)
+	}
+	delete(s.byID, r.ID)
+}
+
+// NumWaiting and NumRunning are the queue lengths.
+func (s *Scheduler) NumWaiting() int { return len(s.waiting) }
+func (s *Scheduler) NumRunning() int { return len(s.running) }
+
+// Done reports whether no request is queued or running.
+func (s *Scheduler) Done() bool { return len(s.byID) == 0 }
+
+// Schedule plans one step within the token and sequence budgets:
+//  1. running requests that decode (one token each),
+//  2. running requests mid-prompt (a chunk each, as the budget allows),
+//  3. waiting requests, in order, while they fit (after their cached prefix).
+//
+// When the pool cannot hold a running request's tokens, the lowest
+// priority, newest running request is preempted (its blocks freed, itself
+// back in the waiting queue to be recomputed) until it can; no waiting
+// request is admitted in a step that preempted.
+func (s *Scheduler) Schedule() Plan {
+	s.step++
+	plan := Plan{Step: s.step}
+	budget := s.cfg.MaxBatchedTokens
+	var seqs []*Seq // nil where a preempted request's entry was undone
+	var copies [][]kvcache.Copy
+	entry := map[*request]int{}
+
+	schedule := func(r *request, n int, a kvcache.Alloc) {
+		entry[r] = len(seqs)
+		seqs = append(seqs, &Seq{ID: r.ID, Start: r.computed, Tokens: slices.Clone(r.tokens[r.computed : r.computed+n]),
+			Table: s.pool.Table(r.ID), Sample: r.computed+n == len(r.tokens)})
+		copies = append(copies, a.Copies)
+		budget -= n
+	}
+	preempt := func(v *request) {
+		if i, ok := entry[v]; ok {
+			budget += len(seqs[i].Tokens)
+			seqs[i], copies[i] = nil, nil
+			delete(entry, v)
+		}
+		s.running = slices.DeleteFunc(s.running, func(x *request) bool { return x == v })
+		s.pool.Free(v.ID)
+		v.running, v.computed = false, 0
+		s.waiting.push(v)
+		plan.Preempted = append(plan.Preempted, v.ID)
+	}
+
+	for _, decodes := range []bool{true, false} {
+		for _, r := range slices.Clone(s.running) {
+			if !r.running || r.decoding() != decodes || budget == 0 {
+				continue
+			}
+			n := min(len(r.tokens)-r.computed, budget)
+			for r.running {
+				if _, ok := s.pool.CanAllocate(r.ID, r.tokens, n); ok {
+					break
+				}
+				preempt(s.victim())
+			}
+			if r.running {
+				a, _ := s.pool.Allocate(r.ID, r.tokens, n)
+				schedule(r, n, a)
+			}
+		}
+	}
+	for len(plan.Preempted) == 0 && len(s.waiting) > 0 && len(s.running) < s.cfg.MaxSeqs && budget > 0 {
+		r := s.waiting[0]
+		n := min(len(r.tokens)-s.pool.CachedPrefix(r.tokens), budget)
+		if _, ok := s.pool.CanAllocate(r.ID, r.tokens, n); !ok {
+			break // first come, first served: no overtaking
+		}
+		a, _ := s.pool.Allocate(r.ID, r.tokens, n)
+		s.waiting = s.waiting[1:]
+		r.running, r.computed = true, a.Cached
+		s.running = append(s.running, r)
+		schedule(r, n, a)
+	}
+
+	for i, q := range seqs {
+		if q != nil {
+			plan.Seqs = append(plan.Seqs, *q)
+			plan.Copies = append(plan.Copies, copies[i]...)
+			plan.NumTokens += len(q.Tokens)
+		}
+	}
+	return plan
+}
+
+// victim is the running request to preempt: the lowest priority (highest
+// value), newest among those.
+func (s *Scheduler) victim() *request {
+	v := s.running[0]
+	for _, r := range s.running[1:] {
+		if before(v, r) {
+			v = r
+		}
+	}
+	return v
+}
+
+// Update applies a step's results: sampled[i] is the token sampled for
+// plan.Seqs[i] (read only where Sample is set). It commits the computed
+// tokens' KV, appends sampled tokens, and finishes requests on a stop
+// token or their length limit, freeing their blocks. Entries of requests
+// aborted since Schedule are skipped.
+func (s *Scheduler) Update(plan Plan, sampled []int32) ([]Event, error) {
+	if len(sampled) != len(plan.Seqs) {
+		return nil, fmt.Errorf("sched: step %d planned %d sequences but got %d samples", plan.Step, len(plan.Seqs), len(sampled))
+	}
+	var events []Event
+	for i, q := range plan.Seqs {
+		r := s.byID[q.ID]
+		if r == nil || !r.running || r.computed != q.Start {
+			continue
+		}
+		if err := s.pool.Commit(r.ID, q.Tokens); err != nil {
+			return events, fmt.Errorf("sched: step %d: %w", plan.Step, err)
+		}
+		r.computed += len(q.Tokens)
+		if !q.Sample {
+			continue
+		}
+		tok := sampled[i]
+		r.tokens = append(r.tokens, tok)
+		ev := Event{ID: r.ID, Token: tok}
+		switch {
+		case slices.Contains(r.Stop, tok):
+			ev.Done, ev.Reason = true, Stop
+		case len(r.tokens) >= r.maxLen:
+			ev.Done, ev.Reason = true, Length
+		}
+		if ev.Done {
+			s.drop(r)
+		}
+		events = append(events, ev)
+	}
+	return events, nil
+}
