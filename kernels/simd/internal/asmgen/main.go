@@ -104,6 +104,9 @@ func Generate() []byte {
 	for nx := 1; nx <= 4; nx++ {
 		kernelQ4_K(a, nx)
 	}
+	for nx := 1; nx <= 4; nx++ {
+		kernelQ4_KVEX(a, nx)
+	}
 	gemvQ4_K(a)
 	gemvQ4_KLayout(a, true)
 	packQ6_K(a)
