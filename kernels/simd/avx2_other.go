@@ -132,3 +132,7 @@ func gemmQ4_KXQ8_Kx1(int, *byte, *byte, int, *float32, int) { gemmUnavailable() 
 func gemmQ4_KXQ8_Kx2(int, *byte, *byte, int, *float32, int) { gemmUnavailable() }
 func gemmQ4_KXQ8_Kx3(int, *byte, *byte, int, *float32, int) { gemmUnavailable() }
 func gemmQ4_KXQ8_Kx4(int, *byte, *byte, int, *float32, int) { gemmUnavailable() }
+func gemmQ6_KXQ8_Kx1(int, *byte, *byte, int, *float32, int) { gemmUnavailable() }
+func gemmQ6_KXQ8_Kx2(int, *byte, *byte, int, *float32, int) { gemmUnavailable() }
+func gemmQ6_KXQ8_Kx3(int, *byte, *byte, int, *float32, int) { gemmUnavailable() }
+func gemmQ6_KXQ8_Kx4(int, *byte, *byte, int, *float32, int) { gemmUnavailable() }

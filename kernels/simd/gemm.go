@@ -301,6 +301,7 @@ var gemmQ6_K = gemmKind{
 	block: qkK, rows: panelQ6_KRows, panelB: panelQ6_KBlock, wB: bytesQ6_K, actB: bytesQ8_K,
 	pack:    gemmPackQ6_K,
 	kernels: [4]func(int, *byte, *byte, int, *float32, int){gemmQ6_KQ8_Kx1, gemmQ6_KQ8_Kx2, gemmQ6_KQ8_Kx3, gemmQ6_KQ8_Kx4},
+	vex:     [4]func(int, *byte, *byte, int, *float32, int){gemmQ6_KXQ8_Kx1, gemmQ6_KXQ8_Kx2, gemmQ6_KXQ8_Kx3, gemmQ6_KXQ8_Kx4},
 	generic: dotQ6_KQ8_KGeneric,
 	single:  dotQ6_KQ8_KAVX2,
 }

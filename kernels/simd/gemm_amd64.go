@@ -178,3 +178,18 @@ func gemmQ4_KXQ8_Kx3(nb int, panel *byte, x *byte, xStride int, out *float32, ou
 
 //go:noescape
 func gemmQ4_KXQ8_Kx4(nb int, panel *byte, x *byte, xStride int, out *float32, outStride int)
+
+// AVX-VNNI flavours of the Q6_K kernels (the avxvnni set): VEX VPDPWSSD
+// for each VPMADDWD + VPADDD, the same bits.
+
+//go:noescape
+func gemmQ6_KXQ8_Kx1(nb int, panel *byte, x *byte, xStride int, out *float32, outStride int)
+
+//go:noescape
+func gemmQ6_KXQ8_Kx2(nb int, panel *byte, x *byte, xStride int, out *float32, outStride int)
+
+//go:noescape
+func gemmQ6_KXQ8_Kx3(nb int, panel *byte, x *byte, xStride int, out *float32, outStride int)
+
+//go:noescape
+func gemmQ6_KXQ8_Kx4(nb int, panel *byte, x *byte, xStride int, out *float32, outStride int)

@@ -619,8 +619,21 @@ func packQ6_K(a *asm) {
 // lane by lane). Frame: A[j][m] at 32*(8j+m), X of row j at 256*(nx+j)+64p.
 // Registers: Y0..Y3 I, Y4..Y7 dx*d, Y8/Y14 V, Y9/Y10 broadcasts, Y11/Y12
 // products, Y13 offset.
-func kernelQ6_K(a *asm, nx int) {
+func kernelQ6_K(a *asm, nx int) { kernelQ6_KGen(a, nx, false) }
+
+// kernelQ6_KVEX is kernelQ6_K with AVX-VNNI (the avxvnni set,
+// gemmQ6_KXQ8_Kx*): each VPMADDWD + VPADDD that adds into I becomes one
+// VEX VPDPWSSD (the same pairwise int16 products, added without
+// saturation: the same exact int32 I), the scale vector (SC2, SCB) loaded
+// once into a register for all rows (Y15, Y14). Everything else, the float
+// part in particular, is kernelQ6_K's, so every output has its bits.
+func kernelQ6_KVEX(a *asm, nx int) { kernelQ6_KGen(a, nx, true) }
+
+func kernelQ6_KGen(a *asm, nx int, vnni bool) {
 	name := fmt.Sprintf("gemmQ6_KQ8_Kx%d", nx)
+	if vnni {
+		name = fmt.Sprintf("gemmQ6_KXQ8_Kx%d", nx)
+	}
 	kernelPrologueFrame(a, name, nx, "0", 512*nx, false)
 	acc := func(j, m int) string { return fmt.Sprintf("%d(SP)", 32*(8*j+m)) }
 	xs := func(j, p, off int) string { return fmt.Sprintf("%d(SP)", 256*(nx+j)+64*p+off) }
@@ -631,6 +644,9 @@ func kernelQ6_K(a *asm, nx int) {
 		}
 	}
 	lbl := "gemmq6kq8kx" + fmt.Sprint(nx)
+	if vnni {
+		lbl = "gemmq6kxq8kx" + fmt.Sprint(nx)
+	}
 	a.p("%s:", lbl)
 	for j := 0; j < nx; j++ {
 		a.i("VBROADCASTSS (%s), Y%d", xPtr[j], 4+j)
@@ -647,25 +663,39 @@ func kernelQ6_K(a *asm, nx int) {
 		for p := 0; p < 4; p++ {
 			a.i("VMOVDQU %d(SI), Y8", q6kV+(16*p+2*m)*32)
 			a.i("VMOVDQU %d(SI), Y14", q6kV+(16*p+2*m+1)*32)
+			sc2 := q6kSC2 + 32*(2*p+m/4)
+			if vnni && p > 0 {
+				a.i("VMOVDQU %d(SI), Y15", sc2)
+			}
 			for j := 0; j < nx; j++ {
 				a.i("VPBROADCASTD %s, Y9", xs(j, p, q6kPairWord(2*m)))
 				a.i("VPBROADCASTD %s, Y10", xs(j, p, q6kPairWord(2*m+1)))
 				a.i("VPMADDUBSW Y9, Y8, Y11")
 				a.i("VPMADDUBSW Y10, Y14, Y12")
 				a.i("VPADDW Y12, Y11, Y11")
-				sc2 := q6kSC2 + 32*(2*p+m/4)
 				if p == 0 {
 					a.i("VPMADDWD %d(SI), Y11, Y%d", sc2, j)
+					continue
+				}
+				if vnni {
+					vexDPWSSD(a, 15, 11, j)
 					continue
 				}
 				a.i("VPMADDWD %d(SI), Y11, Y11", sc2)
 				a.i("VPADDD Y11, Y%d, Y%d", j, j)
 			}
 		}
+		if vnni {
+			a.i("VMOVDQU %d(SI), Y14", q6kSCB+32*m)
+		}
 		for j := 0; j < nx; j++ {
 			a.i("VPBROADCASTD %d(%s), Y13", 260+4*m, xPtr[j])
-			a.i("VPMADDWD %d(SI), Y13, Y13", q6kSCB+32*m)
-			a.i("VPADDD Y13, Y%d, Y%d", j, j)
+			if vnni {
+				vexDPWSSD(a, 13, 14, j)
+			} else {
+				a.i("VPMADDWD %d(SI), Y13, Y13", q6kSCB+32*m)
+				a.i("VPADDD Y13, Y%d, Y%d", j, j)
+			}
 			a.i("VCVTDQ2PS Y%d, Y%d", j, j)
 			a.i("VFMADD213PS %s, Y%d, Y%d", acc(j, m), 4+j, j)
 			a.i("VMOVUPS Y%d, %s", j, acc(j, m))
