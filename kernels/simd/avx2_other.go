@@ -127,3 +127,12 @@ func gemmQ4_0PXQ8_0x1(int, *byte, *byte, int, *float32, int)           { gemmUna
 func gemmQ4_0PXQ8_0x2(int, *byte, *byte, int, *float32, int)           { gemmUnavailable() }
 func gemmQ4_0PXQ8_0x3(int, *byte, *byte, int, *float32, int)           { gemmUnavailable() }
 func gemmQ4_0PXQ8_0x4(int, *byte, *byte, int, *float32, int)           { gemmUnavailable() }
+
+func gemmQ4_KXQ8_Kx1(int, *byte, *byte, int, *float32, int) { gemmUnavailable() }
+func gemmQ4_KXQ8_Kx2(int, *byte, *byte, int, *float32, int) { gemmUnavailable() }
+func gemmQ4_KXQ8_Kx3(int, *byte, *byte, int, *float32, int) { gemmUnavailable() }
+func gemmQ4_KXQ8_Kx4(int, *byte, *byte, int, *float32, int) { gemmUnavailable() }
+func gemmQ6_KXQ8_Kx1(int, *byte, *byte, int, *float32, int) { gemmUnavailable() }
+func gemmQ6_KXQ8_Kx2(int, *byte, *byte, int, *float32, int) { gemmUnavailable() }
+func gemmQ6_KXQ8_Kx3(int, *byte, *byte, int, *float32, int) { gemmUnavailable() }
+func gemmQ6_KXQ8_Kx4(int, *byte, *byte, int, *float32, int) { gemmUnavailable() }

@@ -269,9 +269,11 @@ type gemmKind struct {
 	wB, actB int // weight and prepared-activation bytes per block (of a whole row)
 	pack     func(nb int, w *byte, wStride int, panel *byte)
 	kernels  [4]func(nb int, panel *byte, x *byte, xStride int, out *float32, outStride int)
-	gemv     func(nb int, w *byte, wStride int, x *byte, out *float32) // 8 rows, m = 1
-	generic  func(nb int, w, a []byte) float32
-	single   func(nb int, w, a []byte) float32 // m = 1 without gemv: the fast single-row dot
+	// vex: the avxvnni set's kernels, or nil (then kernels run there).
+	vex     [4]func(nb int, panel *byte, x *byte, xStride int, out *float32, outStride int)
+	gemv    func(nb int, w *byte, wStride int, x *byte, out *float32) // 8 rows, m = 1
+	generic func(nb int, w, a []byte) float32
+	single  func(nb int, w, a []byte) float32 // m = 1 without gemv: the fast single-row dot
 }
 
 var gemmQ8_0 = gemmKind{
@@ -294,6 +296,7 @@ var gemmQ4_K = gemmKind{
 	block: qkK, rows: panelQ4_KRows, panelB: panelQ4_KBlock, wB: bytesQ4_K, actB: bytesQ8_K,
 	pack:    gemmPackQ4_K,
 	kernels: [4]func(int, *byte, *byte, int, *float32, int){gemmQ4_KQ8_Kx1, gemmQ4_KQ8_Kx2, gemmQ4_KQ8_Kx3, gemmQ4_KQ8_Kx4},
+	vex:     [4]func(int, *byte, *byte, int, *float32, int){gemmQ4_KXQ8_Kx1, gemmQ4_KXQ8_Kx2, gemmQ4_KXQ8_Kx3, gemmQ4_KXQ8_Kx4},
 	gemv:    gemvQ4_KQ8_K,
 	generic: dotQ4_KQ8_KGeneric,
 }
@@ -312,6 +315,7 @@ var gemmQ6_K = gemmKind{
 	block: qkK, rows: panelQ6_KRows, panelB: panelQ6_KBlock, wB: bytesQ6_K, actB: bytesQ8_K,
 	pack:    gemmPackQ6_K,
 	kernels: [4]func(int, *byte, *byte, int, *float32, int){gemmQ6_KQ8_Kx1, gemmQ6_KQ8_Kx2, gemmQ6_KQ8_Kx3, gemmQ6_KQ8_Kx4},
+	vex:     [4]func(int, *byte, *byte, int, *float32, int){gemmQ6_KXQ8_Kx1, gemmQ6_KXQ8_Kx2, gemmQ6_KXQ8_Kx3, gemmQ6_KXQ8_Kx4},
 	generic: dotQ6_KQ8_KGeneric,
 	single:  dotQ6_KQ8_KAVX2,
 }
@@ -424,6 +428,15 @@ func checkGemmRest(fn string, n, nb, actB int, a []byte, aStride, m, rows int, o
 	}
 }
 
+// vexKernels is the kernels the active set runs: the avxvnni ones where
+// that set is on and the kind has them.
+func (g *gemmKind) vexKernels() *[4]func(nb int, panel *byte, x *byte, xStride int, out *float32, outStride int) {
+	if vexVNNI.Load() && g.vex[0] != nil {
+		return &g.vex
+	}
+	return &g.kernels
+}
+
 // run computes the product; arguments are checked.
 func (g *gemmKind) run(nb int, w []byte, wStride, rows int, a []byte, aStride, m int, out []float32, outStride int, scratch []byte) {
 	if rows == 0 || m == 0 {
@@ -478,6 +491,7 @@ func (g *gemmKind) run(nb int, w []byte, wStride, rows int, a []byte, aStride, m
 		gemmQ4_KVNNI(nb, w, wStride, rows, a, aStride, m, out, outStride, scratch[:n32*gemmMaxPanelB], pad, tile)
 		return
 	}
+	kernels := g.vexKernels()
 	P := g.rows
 	for r0 := 0; r0 < rows; r0 += P {
 		full := r0+P <= rows
@@ -493,7 +507,7 @@ func (g *gemmKind) run(nb int, w []byte, wStride, rows int, a []byte, aStride, m
 		}
 		for j := 0; j < m; j += 4 {
 			nx := min(4, m-j)
-			k := g.kernels[nx-1]
+			k := kernels[nx-1]
 			if full {
 				k(nb, &panel[0], &a[j*aStride], aStride, &out[j*outStride+r0], outStride)
 				continue

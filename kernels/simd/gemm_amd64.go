@@ -163,3 +163,33 @@ func gemmQ4_0PXQ8_0x3(nb int, panel *byte, x *byte, xStride int, out *float32, o
 
 //go:noescape
 func gemmQ4_0PXQ8_0x4(nb int, panel *byte, x *byte, xStride int, out *float32, outStride int)
+
+// AVX-VNNI flavours of the per-call Q4_K kernels (the avxvnni set): the
+// same float operations, the exact integer sums by VEX VPDPBUSD.
+
+//go:noescape
+func gemmQ4_KXQ8_Kx1(nb int, panel *byte, x *byte, xStride int, out *float32, outStride int)
+
+//go:noescape
+func gemmQ4_KXQ8_Kx2(nb int, panel *byte, x *byte, xStride int, out *float32, outStride int)
+
+//go:noescape
+func gemmQ4_KXQ8_Kx3(nb int, panel *byte, x *byte, xStride int, out *float32, outStride int)
+
+//go:noescape
+func gemmQ4_KXQ8_Kx4(nb int, panel *byte, x *byte, xStride int, out *float32, outStride int)
+
+// AVX-VNNI flavours of the Q6_K kernels (the avxvnni set): VEX VPDPWSSD
+// for each VPMADDWD + VPADDD, the same bits.
+
+//go:noescape
+func gemmQ6_KXQ8_Kx1(nb int, panel *byte, x *byte, xStride int, out *float32, outStride int)
+
+//go:noescape
+func gemmQ6_KXQ8_Kx2(nb int, panel *byte, x *byte, xStride int, out *float32, outStride int)
+
+//go:noescape
+func gemmQ6_KXQ8_Kx3(nb int, panel *byte, x *byte, xStride int, out *float32, outStride int)
+
+//go:noescape
+func gemmQ6_KXQ8_Kx4(nb int, panel *byte, x *byte, xStride int, out *float32, outStride int)

@@ -363,6 +363,7 @@ func GemmQ4_KPacked(n int, panels []byte, rows int, a []byte, aStride, m int, ou
 		return
 	}
 	g := &gemmQ4_K
+	kernels := g.vexKernels()
 	buf := scratch[:nb*g.panelB]
 	for r0 := 0; r0 < rows; r0 += 8 {
 		panel := &panels[r0/8*pb]
@@ -373,7 +374,7 @@ func GemmQ4_KPacked(n int, panels []byte, rows int, a []byte, aStride, m int, ou
 		gemmPackQ4_KI(nb, panel, bytesQ4_K, &buf[0])
 		for j := 0; j < m; j += 4 {
 			nx := min(4, m-j)
-			g.kernels[nx-1](nb, &buf[0], &a[j*aStride], aStride, &out[j*outStride+r0], outStride)
+			kernels[nx-1](nb, &buf[0], &a[j*aStride], aStride, &out[j*outStride+r0], outStride)
 		}
 	}
 }

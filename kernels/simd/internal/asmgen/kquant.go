@@ -148,8 +148,45 @@ func packQ4_KLayout(a *asm, interleaved bool) {
 //	Y0..Y3 S (then M), Y4..Y7 I (then accMin), Y8 V, Y9 broadcasts, Y10
 //	products, Y11..Y14 acc, Y15 dmin*dx. Frame: accMin of row j at 32j,
 //	d*dx of row j at 32(nx+j) (per super-block).
-func kernelQ4_K(a *asm, nx int) {
+func kernelQ4_K(a *asm, nx int) { kernelQ4_KGen(a, nx, false) }
+
+// kernelQ4_KVEX is kernelQ4_K with AVX-VNNI (the avxvnni set,
+// gemmQ4_KXQ8_Kx*): the sub-block sums go straight into int32 by VEX
+// VPDPBUSD (nibbles unsigned, activations signed), as in vnniQ4_K:
+//
+//	T_s = sum_k VPDPBUSD(V[s][k], bcast X_sk)          exact int32
+//	I   = T_2g*scale_2g + T_2g+1*scale_2g+1   (VPMULLD, VPADDD; exact)
+//
+// I is kernelQ4_K's VPMADDWD sum (the same exact integer: its int16 sums
+// never saturate), scale_s SC[s]'s int16 pair >> 16; the float part (d*dx,
+// the acc and accMin FMA chains, the mins) is kernelQ4_K's, instruction for
+// instruction, so every output has its bits. Both sub-blocks of a group run
+// in one pass over k (2*nx accumulator chains); for nx = 1, 2 each T_s is
+// further split over k mod q4kSplit(nx) and the parts added (exact) to keep
+// enough independent VPDPBUSD chains in flight.
+//
+//	Y0..Y7 T parts (I of row j in Y(2jq), q = q4kSplit(nx)), Y8/Y9
+//	V[2g][k], V[2g+1][k] (then scales), Y10 broadcasts, Y11..Y14 acc;
+//	the mins use kernelQ4_K's registers.
+func kernelQ4_KVEX(a *asm, nx int) { kernelQ4_KGen(a, nx, true) }
+
+// q4kSplit is how many partial accumulators kernelQ4_KVEX keeps per
+// sub-block sum for nx activation rows (2*nx*split <= 8 registers).
+func q4kSplit(nx int) int {
+	switch nx {
+	case 1:
+		return 4
+	case 2:
+		return 2
+	}
+	return 1
+}
+
+func kernelQ4_KGen(a *asm, nx int, vnni bool) {
 	name := fmt.Sprintf("gemmQ4_KQ8_Kx%d", nx)
+	if vnni {
+		name = fmt.Sprintf("gemmQ4_KXQ8_Kx%d", nx)
+	}
 	kernelPrologueFrame(a, name, nx, "NOSPLIT", 64*nx, false)
 	dd := func(j int) int { return 32 * (nx + j) }
 	for j := 0; j < nx; j++ {
@@ -157,6 +194,9 @@ func kernelQ4_K(a *asm, nx int) {
 		a.i("VMOVUPS Y%d, %d(SP)", 11+j, 32*j)
 	}
 	lbl := "gemmq4kq8kx" + fmt.Sprint(nx)
+	if vnni {
+		lbl = "gemmq4kxq8kx" + fmt.Sprint(nx)
+	}
 	a.p("%s:", lbl)
 	for j := 0; j < nx; j++ {
 		a.i("VBROADCASTSS (%s), Y9", xPtr[j]) // dx
@@ -164,31 +204,16 @@ func kernelQ4_K(a *asm, nx int) {
 		a.i("VMOVUPS Y10, %d(SP)", dd(j))
 	}
 	for g := 0; g < 4; g++ {
-		for s := 2 * g; s < 2*g+2; s++ {
-			for k := 0; k < 8; k++ {
-				a.i("VMOVDQU %d(SI), Y8", q4kV+(8*s+k)*32)
-				for j := 0; j < nx; j++ {
-					a.i("VPBROADCASTD %d(%s), Y9", 4+32*s+4*k, xPtr[j])
-					if k == 0 {
-						a.i("VPMADDUBSW Y9, Y8, Y%d", j)
-					} else {
-						a.i("VPMADDUBSW Y9, Y8, Y10")
-						a.i("VPADDW Y10, Y%d, Y%d", j, j)
-					}
-				}
-			}
-			for j := 0; j < nx; j++ {
-				if s == 2*g {
-					a.i("VPMADDWD %d(SI), Y%d, Y%d", q4kSC+32*s, j, 4+j)
-				} else {
-					a.i("VPMADDWD %d(SI), Y%d, Y%d", q4kSC+32*s, j, j)
-					a.i("VPADDD Y%d, Y%d, Y%d", j, 4+j, 4+j)
-				}
-			}
+		var iacc func(int) int
+		if vnni {
+			iacc = q4kGroupVEX(a, nx, g)
+		} else {
+			iacc = q4kGroup(a, nx, g)
 		}
 		for j := 0; j < nx; j++ {
-			a.i("VCVTDQ2PS Y%d, Y%d", 4+j, 4+j)                   // float(iacc)
-			a.i("VFMADD231PS %d(SP), Y%d, Y%d", dd(j), 4+j, 11+j) // acc = fma(iacc, d*dx, acc)
+			r := iacc(j)
+			a.i("VCVTDQ2PS Y%d, Y%d", r, r)                     // float(iacc)
+			a.i("VFMADD231PS %d(SP), Y%d, Y%d", dd(j), r, 11+j) // acc = fma(iacc, d*dx, acc)
 		}
 	}
 	for j := 0; j < nx; j++ {
@@ -219,6 +244,74 @@ func kernelQ4_K(a *asm, nx int) {
 	a.i("VZEROUPPER")
 	a.i("RET")
 	a.p("")
+}
+
+// q4kGroup leaves group g's exact integer sum I of row j in Y(4+j)
+// (kernelQ4_K: int16 VPMADDUBSW chains, widened by VPMADDWD) and returns
+// where: j -> register number.
+func q4kGroup(a *asm, nx, g int) func(int) int {
+	for s := 2 * g; s < 2*g+2; s++ {
+		for k := 0; k < 8; k++ {
+			a.i("VMOVDQU %d(SI), Y8", q4kV+(8*s+k)*32)
+			for j := 0; j < nx; j++ {
+				a.i("VPBROADCASTD %d(%s), Y9", 4+32*s+4*k, xPtr[j])
+				if k == 0 {
+					a.i("VPMADDUBSW Y9, Y8, Y%d", j)
+				} else {
+					a.i("VPMADDUBSW Y9, Y8, Y10")
+					a.i("VPADDW Y10, Y%d, Y%d", j, j)
+				}
+			}
+		}
+		for j := 0; j < nx; j++ {
+			if s == 2*g {
+				a.i("VPMADDWD %d(SI), Y%d, Y%d", q4kSC+32*s, j, 4+j)
+			} else {
+				a.i("VPMADDWD %d(SI), Y%d, Y%d", q4kSC+32*s, j, j)
+				a.i("VPADDD Y%d, Y%d, Y%d", j, 4+j, 4+j)
+			}
+		}
+	}
+	return func(j int) int { return 4 + j }
+}
+
+// q4kGroupVEX is q4kGroup by VEX VPDPBUSD (see kernelQ4_KVEX): the same I
+// of row j, in Y(2jq) (q = q4kSplit(nx)).
+func q4kGroupVEX(a *asm, nx, g int) func(int) int {
+	q := q4kSplit(nx)
+	t := func(j, h, p int) int { return (2*j+h)*q + p } // part p of T_2g+h, row j
+	for k := 0; k < 8; k++ {
+		a.i("VMOVDQU %d(SI), Y8", q4kV+(8*(2*g)+k)*32)
+		a.i("VMOVDQU %d(SI), Y9", q4kV+(8*(2*g+1)+k)*32)
+		for j := 0; j < nx; j++ {
+			for h := 0; h < 2; h++ {
+				r := t(j, h, k%q)
+				a.i("VPBROADCASTD %d(%s), Y10", 4+32*(2*g+h)+4*k, xPtr[j])
+				if k < q {
+					a.i("VPXOR Y%d, Y%d, Y%d", r, r, r)
+				}
+				vexDPBUSD(a, 10, 8+h, r)
+			}
+		}
+	}
+	for j := 0; j < nx; j++ {
+		for h := 0; h < 2; h++ {
+			for p := 1; p < q; p++ {
+				a.i("VPADDD Y%d, Y%d, Y%d", t(j, h, p), t(j, h, 0), t(j, h, 0))
+			}
+		}
+	}
+	a.i("VMOVDQU %d(SI), Y8", q4kSC+32*2*g)
+	a.i("VMOVDQU %d(SI), Y9", q4kSC+32*(2*g+1))
+	a.i("VPSRLD $16, Y8, Y8") // scale_2g
+	a.i("VPSRLD $16, Y9, Y9") // scale_2g+1
+	for j := 0; j < nx; j++ {
+		t0, t1 := t(j, 0, 0), t(j, 1, 0)
+		a.i("VPMULLD Y8, Y%d, Y%d", t0, t0)
+		a.i("VPMULLD Y9, Y%d, Y%d", t1, t1)
+		a.i("VPADDD Y%d, Y%d, Y%d", t1, t0, t0) // iacc
+	}
+	return func(j int) int { return t(j, 0, 0) }
 }
 
 // gemvQ4_K: 8 Q4_K rows against one Q8_K row (decode), straight from the
@@ -526,8 +619,21 @@ func packQ6_K(a *asm) {
 // lane by lane). Frame: A[j][m] at 32*(8j+m), X of row j at 256*(nx+j)+64p.
 // Registers: Y0..Y3 I, Y4..Y7 dx*d, Y8/Y14 V, Y9/Y10 broadcasts, Y11/Y12
 // products, Y13 offset.
-func kernelQ6_K(a *asm, nx int) {
+func kernelQ6_K(a *asm, nx int) { kernelQ6_KGen(a, nx, false) }
+
+// kernelQ6_KVEX is kernelQ6_K with AVX-VNNI (the avxvnni set,
+// gemmQ6_KXQ8_Kx*): each VPMADDWD + VPADDD that adds into I becomes one
+// VEX VPDPWSSD (the same pairwise int16 products, added without
+// saturation: the same exact int32 I), the scale vector (SC2, SCB) loaded
+// once into a register for all rows (Y15, Y14). Everything else, the float
+// part in particular, is kernelQ6_K's, so every output has its bits.
+func kernelQ6_KVEX(a *asm, nx int) { kernelQ6_KGen(a, nx, true) }
+
+func kernelQ6_KGen(a *asm, nx int, vnni bool) {
 	name := fmt.Sprintf("gemmQ6_KQ8_Kx%d", nx)
+	if vnni {
+		name = fmt.Sprintf("gemmQ6_KXQ8_Kx%d", nx)
+	}
 	kernelPrologueFrame(a, name, nx, "0", 512*nx, false)
 	acc := func(j, m int) string { return fmt.Sprintf("%d(SP)", 32*(8*j+m)) }
 	xs := func(j, p, off int) string { return fmt.Sprintf("%d(SP)", 256*(nx+j)+64*p+off) }
@@ -538,6 +644,9 @@ func kernelQ6_K(a *asm, nx int) {
 		}
 	}
 	lbl := "gemmq6kq8kx" + fmt.Sprint(nx)
+	if vnni {
+		lbl = "gemmq6kxq8kx" + fmt.Sprint(nx)
+	}
 	a.p("%s:", lbl)
 	for j := 0; j < nx; j++ {
 		a.i("VBROADCASTSS (%s), Y%d", xPtr[j], 4+j)
@@ -554,25 +663,39 @@ func kernelQ6_K(a *asm, nx int) {
 		for p := 0; p < 4; p++ {
 			a.i("VMOVDQU %d(SI), Y8", q6kV+(16*p+2*m)*32)
 			a.i("VMOVDQU %d(SI), Y14", q6kV+(16*p+2*m+1)*32)
+			sc2 := q6kSC2 + 32*(2*p+m/4)
+			if vnni && p > 0 {
+				a.i("VMOVDQU %d(SI), Y15", sc2)
+			}
 			for j := 0; j < nx; j++ {
 				a.i("VPBROADCASTD %s, Y9", xs(j, p, q6kPairWord(2*m)))
 				a.i("VPBROADCASTD %s, Y10", xs(j, p, q6kPairWord(2*m+1)))
 				a.i("VPMADDUBSW Y9, Y8, Y11")
 				a.i("VPMADDUBSW Y10, Y14, Y12")
 				a.i("VPADDW Y12, Y11, Y11")
-				sc2 := q6kSC2 + 32*(2*p+m/4)
 				if p == 0 {
 					a.i("VPMADDWD %d(SI), Y11, Y%d", sc2, j)
+					continue
+				}
+				if vnni {
+					vexDPWSSD(a, 15, 11, j)
 					continue
 				}
 				a.i("VPMADDWD %d(SI), Y11, Y11", sc2)
 				a.i("VPADDD Y11, Y%d, Y%d", j, j)
 			}
 		}
+		if vnni {
+			a.i("VMOVDQU %d(SI), Y14", q6kSCB+32*m)
+		}
 		for j := 0; j < nx; j++ {
 			a.i("VPBROADCASTD %d(%s), Y13", 260+4*m, xPtr[j])
-			a.i("VPMADDWD %d(SI), Y13, Y13", q6kSCB+32*m)
-			a.i("VPADDD Y13, Y%d, Y%d", j, j)
+			if vnni {
+				vexDPWSSD(a, 13, 14, j)
+			} else {
+				a.i("VPMADDWD %d(SI), Y13, Y13", q6kSCB+32*m)
+				a.i("VPADDD Y13, Y%d, Y%d", j, j)
+			}
 			a.i("VCVTDQ2PS Y%d, Y%d", j, j)
 			a.i("VFMADD213PS %s, Y%d, Y%d", acc(j, m), 4+j, j)
 			a.i("VMOVUPS Y%d, %s", j, acc(j, m))

@@ -104,11 +104,17 @@ func Generate() []byte {
 	for nx := 1; nx <= 4; nx++ {
 		kernelQ4_K(a, nx)
 	}
+	for nx := 1; nx <= 4; nx++ {
+		kernelQ4_KVEX(a, nx)
+	}
 	gemvQ4_K(a)
 	gemvQ4_KLayout(a, true)
 	packQ6_K(a)
 	for nx := 1; nx <= 4; nx++ {
 		kernelQ6_K(a, nx)
+	}
+	for nx := 1; nx <= 4; nx++ {
+		kernelQ6_KVEX(a, nx)
 	}
 	return a.b.Bytes()
 }
@@ -1030,7 +1036,11 @@ func gemvQ4_0(a *asm) {
 // Y(dst) += sum over each dword's 4 bytes of u8(Y(src2)) * s8(Y(src3)),
 // register operands only: Go's assembler encodes VPDPBUSD as EVEX
 // (AVX512-VNNI) alone, which a CPU with AVX-VNNI but no AVX-512 cannot run.
-func vexDPBUSD(a *asm, src3, src2, dst int) {
+func vexDPBUSD(a *asm, src3, src2, dst int) { vexVNNI(a, 0x50, "VPDPBUSD", src3, src2, dst) }
+
+// vexVNNI emits the VEX.256.66.0F38.W0 instruction op with register
+// operands: dst (ModRM.reg), src2 (VEX.vvvv), src3 (ModRM.rm).
+func vexVNNI(a *asm, op int, name string, src3, src2, dst int) {
 	b1 := 0x40 | 0x02 // X̄ = 1, map 0F38
 	if dst < 8 {
 		b1 |= 0x80 // R̄
@@ -1040,5 +1050,10 @@ func vexDPBUSD(a *asm, src3, src2, dst int) {
 	}
 	b2 := (^src2&15)<<3 | 0x04 | 0x01 // W0, v̄v̄v̄v̄, L = 256, pp = 66
 	modrm := 0xc0 | (dst&7)<<3 | src3&7
-	a.i("BYTE $0xc4; BYTE $0x%02x; BYTE $0x%02x; BYTE $0x50; BYTE $0x%02x // VPDPBUSD Y%d, Y%d, Y%d (VEX)", b1, b2, modrm, src3, src2, dst)
+	a.i("BYTE $0xc4; BYTE $0x%02x; BYTE $0x%02x; BYTE $0x%02x; BYTE $0x%02x // %s Y%d, Y%d, Y%d (VEX)", b1, b2, op, modrm, name, src3, src2, dst)
 }
+
+// vexDPWSSD emits the AVX-VNNI (VEX.256.66.0F38.W0 52 /r) VPDPWSSD Y(dst)
+// += pairwise int16 products of Y(src2) and Y(src3), summed per dword
+// (register operands only; see vexDPBUSD).
+func vexDPWSSD(a *asm, src3, src2, dst int) { vexVNNI(a, 0x52, "VPDPWSSD", src3, src2, dst) }
