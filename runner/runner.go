@@ -42,22 +42,21 @@ func New(m *model.Model, kv *model.KVCache) *Runner {
 	return &Runner{m: m, kv: kv, seqs: map[string]*seq{}}
 }
 
-// Add registers request id with its prompt and sampling parameters: it
-// builds the request's sampler (checking p against the vocabulary). The
-// sampler lives until Remove, across preemptions.
-func (r *Runner) Add(id string, prompt []int32, p sample.Params) (*sample.Sampler, error) {
+// Add registers request id with its prompt and its sampler (built by the
+// caller, off the loop, with sample.New against this model's vocabulary).
+// The sampler lives until Remove, across preemptions.
+func (r *Runner) Add(id string, prompt []int32, s *sample.Sampler) error {
 	if r.seqs[id] != nil {
-		return nil, fmt.Errorf("runner: request %q is already added", id)
+		return fmt.Errorf("runner: request %q is already added", id)
 	}
-	s, err := sample.New(p, r.m.Config.Vocab)
-	if err != nil {
-		return nil, err
-	}
-	h := make([]int32, len(prompt), len(prompt)+min(max(p.MaxTokens, 16), 4096))
+	h := make([]int32, len(prompt), len(prompt)+min(max(s.Params().MaxTokens, 16), 4096))
 	copy(h, prompt)
 	r.seqs[id] = &seq{sampler: s, history: h}
-	return s, nil
+	return nil
 }
+
+// Vocab is the length of the model's logit rows: what sample.New takes.
+func (r *Runner) Vocab() int { return r.m.Config.Vocab }
 
 // Remove forgets request id (finished or aborted).
 func (r *Runner) Remove(id string) { delete(r.seqs, id) }

@@ -49,6 +49,17 @@ type job struct {
 	arrive int // step before which it is added
 }
 
+func add(t *testing.T, r *runner.Runner, j job) {
+	t.Helper()
+	s, err := sample.New(j.params, r.Vocab())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Add(j.id, j.prompt, s); err != nil {
+		t.Fatal(err)
+	}
+}
+
 type result struct {
 	tokens   []int32
 	logprobs []float32
@@ -79,9 +90,7 @@ func drive(t *testing.T, m *model.Model, jobs []job, numBlocks, maxBatched int) 
 		for len(pending) > 0 && pending[0].arrive <= step {
 			j := pending[0]
 			pending = pending[1:]
-			if _, err := r.Add(j.id, j.prompt, j.params); err != nil {
-				t.Fatal(err)
-			}
+			add(t, r, j)
 			if err := s.Add(sched.Request{ID: j.id, Prompt: j.prompt, MaxTokens: j.params.MaxTokens}); err != nil {
 				t.Fatal(err)
 			}
@@ -208,9 +217,7 @@ func TestDecodeAllocs(t *testing.T) {
 	plan := sched.Plan{Step: 1}
 	for i, j := range jobs {
 		j.params.MaxTokens = 4096 // history capacity: 21+ appends do not grow it
-		if _, err := r.Add(j.id, j.prompt, j.params); err != nil {
-			t.Fatal(err)
-		}
+		add(t, r, j)
 		plan.Seqs = append(plan.Seqs, sched.Seq{ID: j.id, Start: 20, Tokens: []int32{int32(i)}, Table: []int32{int32(2 * i), int32(2*i + 1)}, Sample: true})
 	}
 	if _, err := r.Run(&plan); err != nil {
