@@ -1,0 +1,34 @@
+// Package engine runs generation requests on one model: it owns the model's
+// KV store, the kvcache pool, the scheduler and the runner, and drives them
+// from one loop goroutine.
+//
+//	Submit(ctx, req) ──inbox──┐            one goroutine, one loop:
+//	ctx cancelled ───cancels──┤   intake:  admit submissions, abort cancellations
+//	Close ────────────closed──┘   plan := sched.Schedule()
+//	                              out  := runner.Run(&plan)    // copies, forward, sample
+//	                              evs  := sched.Update(plan, out.Tokens)
+//	  <-chan Event  <──────────── emit:    token, text delta; final event frees the request
+//
+// Streams. Each request's events go to a buffered channel (Config.StreamBuffer
+// token events, plus one slot held back for the final event). The loop never
+// blocks on a reader: if a reader falls so far behind that the buffer is
+// full when a token is ready, the request is aborted (its blocks freed at
+// once) and its final event, which always fits, says so (Reason Abort, Err
+// ErrSlowReader). The channel is closed after the final event. Text deltas
+// are decoded on the loop with the tokenizer's streaming decoder: a few
+// microseconds of CPU per token, never a wait.
+//
+// Invariants:
+//   - Only the loop goroutine touches the scheduler, the pool, the runner
+//     and the model; Submit, cancellation and Close talk to it through a
+//     mutex-guarded inbox and a wake-up channel.
+//   - A cancelled context aborts its request at the start of the next step
+//     (its blocks are freed before that step is scheduled).
+//   - Every request gets exactly one final event (Done), then its channel
+//     closes, whatever ends it: stop, length, abort, error or Close.
+//   - Sampling is per request (runner): a seeded request gives the same
+//     tokens alone, batched or preempted.
+//
+// Out of scope for now: n > 1 (forks), beam search, stop strings (the
+// caller can match Event.Text with sample.StopMatcher and cancel).
+package engine

@@ -1,0 +1,207 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"kiln/kvcache"
+	"kiln/model"
+	"kiln/runner"
+	"kiln/sample"
+	"kiln/sched"
+	"kiln/tokenizer"
+)
+
+// Config sizes an engine. Zero values are the documented defaults, except
+// NumBlocks, which is required.
+type Config struct {
+	NumBlocks        int                  // KV blocks (kvcache.BlocksForBudget sizes it from memory)
+	BlockSize        int                  // token slots per block; 0 means 16
+	F32KV            bool                 // store the KV in F32 instead of F16
+	MaxBatchedTokens int                  // new tokens per step; 0 means 512
+	MaxSeqs          int                  // running requests at most; 0 means 64
+	MaxModelLen      int                  // context per request; 0 (or more than the model's) means the model's
+	StreamBuffer     int                  // token events a reader may lag behind; 0 means 1024
+	Tokenizer        *tokenizer.Tokenizer // optional: Request.Text, Event.Text, end-of-generation ids
+}
+
+func (c *Config) fill(m *model.Model) error {
+	if c.NumBlocks <= 0 {
+		return fmt.Errorf("engine: Config.NumBlocks must be positive (got %d)", c.NumBlocks)
+	}
+	if c.BlockSize == 0 {
+		c.BlockSize = 16
+	}
+	if c.MaxBatchedTokens == 0 {
+		c.MaxBatchedTokens = 512
+	}
+	if c.MaxSeqs == 0 {
+		c.MaxSeqs = 64
+	}
+	if c.MaxModelLen <= 0 || c.MaxModelLen > m.Config.Context {
+		c.MaxModelLen = m.Config.Context
+	}
+	if c.StreamBuffer == 0 {
+		c.StreamBuffer = 1024
+	}
+	if c.BlockSize < 0 || c.MaxBatchedTokens < 0 || c.MaxSeqs < 0 || c.StreamBuffer < 0 {
+		return fmt.Errorf("engine: negative size in %+v", *c)
+	}
+	return nil
+}
+
+// Engine serves requests on one model. Its methods are safe for
+// concurrent use.
+type Engine struct {
+	cfg Config
+	eog []int32 // the tokenizer's end-of-generation ids
+
+	// Owned by the loop goroutine.
+	pool    *kvcache.Pool
+	sched   *sched.Scheduler
+	runner  *runner.Runner
+	live    map[string]*stream
+	spare   []*stream // the inbox's other buffer
+	stalled bool      // the last plan was empty: wait for a wake-up
+	ctr     Counters
+
+	mu      sync.Mutex // guards the fields below
+	inbox   []*stream
+	cancels []*stream // whose ctx is done
+	closed  bool
+	nextID  int64
+	stats   Stats
+
+	wake chan struct{} // capacity 1: something is in the inbox
+	done chan struct{} // closed when the loop has returned
+}
+
+// New builds an engine over m (which it then drives: m must not be used
+// elsewhere until Close) and starts its loop.
+func New(m *model.Model, cfg Config) (*Engine, error) {
+	e, err := newEngine(m, cfg)
+	if err != nil {
+		return nil, err
+	}
+	go e.run()
+	return e, nil
+}
+
+// newEngine builds an engine without starting its loop (tests step it).
+func newEngine(m *model.Model, cfg Config) (*Engine, error) {
+	if err := cfg.fill(m); err != nil {
+		return nil, err
+	}
+	kv, err := m.NewKVCache(model.KVCacheOptions{NumBlocks: cfg.NumBlocks, BlockSize: cfg.BlockSize, F32: cfg.F32KV})
+	if err != nil {
+		return nil, fmt.Errorf("engine: %w", err)
+	}
+	pool, err := kvcache.New(cfg.NumBlocks, cfg.BlockSize)
+	if err != nil {
+		return nil, fmt.Errorf("engine: %w", err)
+	}
+	s, err := sched.New(sched.Config{MaxBatchedTokens: cfg.MaxBatchedTokens, MaxSeqs: cfg.MaxSeqs, MaxModelLen: cfg.MaxModelLen}, pool)
+	if err != nil {
+		return nil, fmt.Errorf("engine: %w", err)
+	}
+	e := &Engine{cfg: cfg, pool: pool, sched: s, runner: runner.New(m, kv), live: map[string]*stream{},
+		wake: make(chan struct{}, 1), done: make(chan struct{})}
+	if cfg.Tokenizer != nil {
+		e.eog = cfg.Tokenizer.EOG()
+	}
+	e.publish()
+	return e, nil
+}
+
+// Submit queues a request and returns its stream of events (see the
+// package comment: the reader must keep up within Config.StreamBuffer
+// events or cancel ctx). Cancelling ctx aborts the request within a step.
+// Errors in the request itself (an empty or too long prompt, bad
+// parameters) are returned here; nothing is queued then.
+func (e *Engine) Submit(ctx context.Context, req Request) (<-chan Event, error) {
+	prompt := slices.Clone(req.Prompt)
+	if len(prompt) == 0 && req.Text != "" {
+		if e.cfg.Tokenizer == nil {
+			return nil, fmt.Errorf("engine: a text prompt needs Config.Tokenizer")
+		}
+		prompt = e.cfg.Tokenizer.EncodePrompt(req.Text)
+	}
+	capacity := e.cfg.NumBlocks * e.cfg.BlockSize
+	switch n := len(prompt); {
+	case n == 0:
+		return nil, fmt.Errorf("engine: empty prompt")
+	case n >= e.cfg.MaxModelLen:
+		return nil, fmt.Errorf("engine: prompt of %d tokens leaves no room in the %d-token context", n, e.cfg.MaxModelLen)
+	case n >= capacity:
+		return nil, fmt.Errorf("engine: prompt of %d tokens does not fit the KV cache's %d token slots", n, capacity)
+	}
+	for _, t := range prompt {
+		if t < 0 || int(t) >= e.runner.Vocab() {
+			return nil, fmt.Errorf("engine: prompt token %d outside the vocabulary [0, %d)", t, e.runner.Vocab())
+		}
+	}
+	sm, err := sample.New(req.Params, e.runner.Vocab())
+	if err != nil {
+		return nil, fmt.Errorf("engine: %w", err)
+	}
+	st := &stream{
+		req:       sched.Request{Prompt: prompt, MaxTokens: req.Params.MaxTokens, Priority: req.Priority, Stop: slices.Concat(req.Params.StopTokens, e.eog)},
+		sampler:   sm,
+		ctx:       ctx,
+		ch:        make(chan Event, e.cfg.StreamBuffer+1),
+		submitted: time.Now(),
+	}
+	st.usage.PromptTokens = len(prompt)
+	if e.cfg.Tokenizer != nil {
+		st.dec = e.cfg.Tokenizer.NewDecoder()
+		st.dec.Prime(prompt)
+	}
+
+	// The watch is registered before the stream is visible to the loop, so
+	// the loop never races with this assignment. It may fire at once (ctx
+	// already done): admit checks ctx too, whichever intake sees it first.
+	st.stopWatch = context.AfterFunc(ctx, func() {
+		e.mu.Lock()
+		if !e.closed {
+			e.cancels = append(e.cancels, st)
+		}
+		e.mu.Unlock()
+		e.poke()
+	})
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		st.stopWatch()
+		return nil, ErrClosed
+	}
+	e.nextID++
+	st.req.ID = "r" + strconv.FormatInt(e.nextID, 10)
+	e.inbox = append(e.inbox, st)
+	e.stats.Waiting++ // until the loop publishes
+	e.mu.Unlock()
+	e.poke()
+	return st.ch, nil
+}
+
+// poke wakes the loop if it sleeps.
+func (e *Engine) poke() {
+	select {
+	case e.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Close aborts every request (final event: Abort, ErrClosed), stops the
+// loop and waits for it. The model is the caller's again afterwards.
+func (e *Engine) Close() error {
+	e.mu.Lock()
+	e.closed = true
+	e.mu.Unlock()
+	e.poke()
+	<-e.done
+	return nil
+}

@@ -1,0 +1,354 @@
+package engine_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"kiln/convert"
+	"kiln/engine"
+	"kiln/gguf"
+	"kiln/model"
+	"kiln/sample"
+	"kiln/synth"
+	"kiln/tokenizer"
+)
+
+// tiny writes and loads a small random-weight model and its synthetic
+// tokenizer.
+func tiny(t testing.TB) (*model.Model, *tokenizer.Tokenizer) {
+	t.Helper()
+	spec := synth.Spec{Arch: "llama", Dim: 64, Layers: 2, Heads: 4, KVHeads: 2, FFN: 128, VocabSize: 320, Ctx: 1024}
+	scheme, err := convert.ParseScheme("Q8_0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "tiny.gguf")
+	if err := synth.Write(path, spec, nil, scheme, 11); err != nil {
+		t.Fatal(err)
+	}
+	f, err := gguf.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	m, err := model.Load(f, model.Options{Threads: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(m.Close)
+	tok, err := tokenizer.FromGGUF(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m, tok
+}
+
+func newEngine(t testing.TB, m *model.Model, cfg engine.Config) *engine.Engine {
+	t.Helper()
+	e, err := engine.New(m, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	return e
+}
+
+type result struct {
+	tokens   []int32
+	logprobs []float32
+	text     string
+	final    engine.Event
+}
+
+// collect reads a stream to its end; first (if not nil) is closed at the
+// first event.
+func collect(ch <-chan engine.Event, first chan<- struct{}) *result {
+	r := &result{}
+	for ev := range ch {
+		if first != nil {
+			close(first)
+			first = nil
+		}
+		if ev.Token >= 0 {
+			r.tokens = append(r.tokens, ev.Token)
+			r.logprobs = append(r.logprobs, ev.Logprob)
+		}
+		r.text += ev.Text
+		if ev.Done {
+			r.final = ev
+		}
+	}
+	return r
+}
+
+func run(t testing.TB, e *engine.Engine, req engine.Request) *result {
+	t.Helper()
+	ch, err := e.Submit(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return collect(ch, nil)
+}
+
+// mixed are 16 requests: prompt lengths 3..~190, budgets 16/64/512,
+// greedy with logprobs, and one seeded sampled request with penalties.
+func mixed() []engine.Request {
+	var reqs []engine.Request
+	budgets := []int{16, 64, 512}
+	for i := 0; i < 16; i++ {
+		prompt := make([]int32, 3+(i*37)%190)
+		for k := range prompt {
+			prompt[k] = int32((i*131 + k*17 + k*k) % 320)
+		}
+		p := sample.Params{TopP: 1, RepetitionPenalty: 1, MaxTokens: budgets[i%3], Logprobs: true}
+		if i == 5 {
+			seed := uint64(42)
+			p.Temperature, p.TopK, p.TopP, p.MinP, p.Seed = 0.9, 40, 0.95, 0.02, &seed
+			p.RepetitionPenalty, p.FrequencyPenalty = 1.1, 0.2
+		}
+		reqs = append(reqs, engine.Request{Prompt: prompt, Params: p})
+	}
+	return reqs
+}
+
+// TestInvariance: each request's tokens and logprobs are identical alone
+// (its own roomy engine) and among 15 others submitted at staggered steps
+// (each after the previous one's first token) into a pool small enough to
+// preempt, with prompts chunked at 64 tokens a step.
+func TestInvariance(t *testing.T) {
+	m, _ := tiny(t)
+	reqs := mixed()
+	alone := make([]*result, len(reqs))
+	for i, req := range reqs {
+		e, err := engine.New(m, engine.Config{NumBlocks: 64})
+		if err != nil {
+			t.Fatal(err)
+		}
+		alone[i] = run(t, e, req)
+		e.Close()
+		if f := alone[i].final; f.Reason != engine.Length || len(alone[i].tokens) != req.Params.MaxTokens || f.Usage.CompletionTokens != req.Params.MaxTokens {
+			t.Fatalf("request %d alone: %d tokens, final %+v", i, len(alone[i].tokens), f)
+		}
+	}
+
+	e := newEngine(t, m, engine.Config{NumBlocks: 48, MaxBatchedTokens: 64, MaxSeqs: 16})
+	together := make([]*result, len(reqs))
+	var wg sync.WaitGroup
+	for i, req := range reqs {
+		ch, err := e.Submit(context.Background(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		first := make(chan struct{})
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			together[i] = collect(ch, first)
+		}()
+		<-first // stagger: the next request arrives at a later step
+	}
+	wg.Wait()
+	st := e.Stats()
+	if st.Preemptions == 0 {
+		t.Fatalf("no preemptions: the pool is not small enough (stats %+v)", st)
+	}
+	t.Logf("stats after the batched run: %+v", st)
+	for i := range reqs {
+		a, b := alone[i], together[i]
+		if !slices.Equal(a.tokens, b.tokens) {
+			t.Errorf("request %d: tokens alone %v\n together %v", i, a.tokens, b.tokens)
+		}
+		if !slices.Equal(a.logprobs, b.logprobs) {
+			t.Errorf("request %d: logprobs differ alone and together", i)
+		}
+		if b.final.Reason != engine.Length {
+			t.Errorf("request %d together: final %+v", i, b.final)
+		}
+	}
+	if st.Running != 0 || st.Waiting != 0 || st.KV.Sequences != 0 || st.KV.Free != st.KV.Blocks {
+		t.Errorf("after every request ended: %+v", st)
+	}
+}
+
+// TestPrefixHit: the same prompt a second time is served from the prefix
+// cache (usage says so) and gives bit-identical tokens and logprobs (raw
+// log-softmax of the logits, top 5 included) to a cold run.
+func TestPrefixHit(t *testing.T) {
+	m, _ := tiny(t)
+	prompt := make([]int32, 70)
+	for i := range prompt {
+		prompt[i] = int32(i*7%300 + 1)
+	}
+	req := engine.Request{Prompt: prompt, Params: sample.Params{TopP: 1, RepetitionPenalty: 1, MaxTokens: 20, Logprobs: true, TopLogprobs: 5}}
+	e := newEngine(t, m, engine.Config{NumBlocks: 32})
+	cold := run(t, e, req)
+	warm := run(t, e, req)
+	if cold.final.Usage.CachedPromptTokens != 0 || warm.final.Usage.CachedPromptTokens != 64 {
+		t.Fatalf("cached prompt tokens: cold %d, warm %d; want 0 and 64", cold.final.Usage.CachedPromptTokens, warm.final.Usage.CachedPromptTokens)
+	}
+	if !slices.Equal(cold.tokens, warm.tokens) || !slices.Equal(cold.logprobs, warm.logprobs) {
+		t.Fatalf("prefix hit differs from the cold run:\n cold %v\n warm %v", cold.tokens, warm.tokens)
+	}
+	if st := e.Stats(); st.KV.PrefixHits != 64 {
+		t.Errorf("stats: %d prefix hit tokens, want 64", st.KV.PrefixHits)
+	}
+}
+
+// TestCancel: cancelling a request's context ends its stream with Abort
+// and context.Canceled, its blocks are free by the time the final event
+// is read, and a request running beside it finishes with the same tokens
+// as alone.
+func TestCancel(t *testing.T) {
+	m, _ := tiny(t)
+	p := sample.Params{TopP: 1, RepetitionPenalty: 1, MaxTokens: 200}
+	other := engine.Request{Prompt: []int32{5, 6, 7, 8, 9, 10}, Params: p}
+	e := newEngine(t, m, engine.Config{NumBlocks: 64})
+	want := run(t, e, other)
+
+	e = newEngine(t, m, engine.Config{NumBlocks: 64})
+	ctx, cancel := context.WithCancel(context.Background())
+	long := engine.Request{Prompt: []int32{1, 2, 3}, Params: sample.Params{TopP: 1, RepetitionPenalty: 1}} // until the pool is full
+	lch, err := e.Submit(ctx, long)
+	if err != nil {
+		t.Fatal(err)
+	}
+	och, err := e.Submit(context.Background(), other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan *result)
+	go func() { done <- collect(och, nil) }()
+	for range 5 {
+		<-lch
+	}
+	cancel()
+	var final engine.Event
+	for ev := range lch {
+		final = ev
+	}
+	if !final.Done || final.Reason != engine.Abort || !errors.Is(final.Err, context.Canceled) {
+		t.Fatalf("final event of the cancelled request: %+v", final)
+	}
+	if st := e.Stats(); st.Aborted != 1 || st.KV.Sequences > 1 {
+		t.Fatalf("after the cancelled request's final event: %+v", st)
+	}
+	got := <-done
+	if !slices.Equal(got.tokens, want.tokens) || got.final.Reason != engine.Length {
+		t.Fatalf("the other request: %v (%s), alone %v", got.tokens, got.final.Reason, want.tokens)
+	}
+	if st := e.Stats(); st.KV.Sequences != 0 || st.Finished != 1 {
+		t.Fatalf("at the end: %+v", st)
+	}
+
+	// A context cancelled before Submit: the request never runs.
+	ctx, cancel = context.WithCancel(context.Background())
+	cancel()
+	ch, err := e.Submit(ctx, other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := collect(ch, nil); len(r.tokens) != 0 || r.final.Reason != engine.Abort || !errors.Is(r.final.Err, context.Canceled) {
+		t.Fatalf("request with a cancelled context: %d tokens, final %+v", len(r.tokens), r.final)
+	}
+}
+
+// TestSlowReader: a reader that reads nothing gets its buffer's worth of
+// tokens, then a final event with ErrSlowReader; the request's blocks are
+// freed and the engine keeps serving.
+func TestSlowReader(t *testing.T) {
+	m, _ := tiny(t)
+	e := newEngine(t, m, engine.Config{NumBlocks: 64, StreamBuffer: 4})
+	ch, err := e.Submit(context.Background(), engine.Request{Prompt: []int32{1, 2, 3}, Params: sample.Params{TopP: 1, RepetitionPenalty: 1, MaxTokens: 100}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for e.Stats().Aborted == 0 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	r := collect(ch, nil)
+	if len(r.tokens) != 4 || r.final.Reason != engine.Abort || !errors.Is(r.final.Err, engine.ErrSlowReader) {
+		t.Fatalf("%d tokens, final %+v", len(r.tokens), r.final)
+	}
+	if st := e.Stats(); st.KV.Sequences != 0 {
+		t.Fatalf("blocks still held: %+v", st)
+	}
+	if r := run(t, e, engine.Request{Prompt: []int32{4}, Params: sample.Params{TopP: 1, RepetitionPenalty: 1, MaxTokens: 3}}); len(r.tokens) != 3 {
+		t.Fatalf("next request: %+v", r)
+	}
+}
+
+// TestClose: Close ends every running and queued request with ErrClosed,
+// and Submit afterwards fails.
+func TestClose(t *testing.T) {
+	m, _ := tiny(t)
+	e, err := engine.New(m, engine.Config{NumBlocks: 64, MaxSeqs: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var chs []<-chan engine.Event
+	for i := range 3 {
+		ch, err := e.Submit(context.Background(), engine.Request{Prompt: []int32{int32(i + 1)}, Params: sample.Params{TopP: 1, RepetitionPenalty: 1}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		chs = append(chs, ch)
+	}
+	<-chs[0]
+	e.Close()
+	for i, ch := range chs {
+		if r := collect(ch, nil); r.final.Reason != engine.Abort || !errors.Is(r.final.Err, engine.ErrClosed) {
+			t.Errorf("request %d: final %+v", i, r.final)
+		}
+	}
+	if _, err := e.Submit(context.Background(), engine.Request{Prompt: []int32{1}, Params: sample.Defaults()}); !errors.Is(err, engine.ErrClosed) {
+		t.Errorf("Submit after Close: %v", err)
+	}
+}
+
+// TestText: a text prompt is encoded with the tokenizer and the text
+// deltas, concatenated, are the decoder's text of the output tokens.
+func TestText(t *testing.T) {
+	m, tok := tiny(t)
+	e := newEngine(t, m, engine.Config{NumBlocks: 64, Tokenizer: tok})
+	r := run(t, e, engine.Request{Text: "hello world", Params: sample.Params{TopP: 1, RepetitionPenalty: 1, MaxTokens: 12}})
+	if r.final.Usage.PromptTokens != len(tok.EncodePrompt("hello world")) {
+		t.Errorf("prompt tokens %d", r.final.Usage.PromptTokens)
+	}
+	d := tok.NewDecoder()
+	d.Prime(tok.EncodePrompt("hello world"))
+	want := ""
+	for _, id := range r.tokens {
+		if r.final.Reason == engine.Stop && id == r.tokens[len(r.tokens)-1] && tok.IsEOG(id) {
+			continue
+		}
+		want += d.Add(id)
+	}
+	want += d.Flush()
+	if r.text != want {
+		t.Errorf("text %q, want %q", r.text, want)
+	}
+	t.Logf("%d tokens, %s: %q", len(r.tokens), r.final.Reason, r.text)
+}
+
+func TestSubmitErrors(t *testing.T) {
+	m, _ := tiny(t)
+	e := newEngine(t, m, engine.Config{NumBlocks: 4})
+	for _, req := range []engine.Request{
+		{Params: sample.Defaults()},
+		{Prompt: make([]int32, 64), Params: sample.Defaults()}, // the pool holds 64 tokens
+		{Prompt: []int32{320}, Params: sample.Defaults()},
+		{Prompt: []int32{1}, Params: sample.Params{}},
+		{Text: "hi", Params: sample.Defaults()}, // no tokenizer
+	} {
+		if _, err := e.Submit(context.Background(), req); err == nil {
+			t.Errorf("Submit(%v) succeeded", fmt.Sprint(req.Prompt, req.Text))
+		}
+	}
+}

@@ -1,0 +1,65 @@
+package engine
+
+import (
+	"errors"
+	"time"
+
+	"kiln/sample"
+)
+
+// Request is one generation request.
+type Request struct {
+	// Prompt is the prompt as token ids. When it is empty, Text is encoded
+	// with the engine's tokenizer (EncodePrompt: BOS as the model asks).
+	Prompt []int32
+	Text   string
+	// Params are the sampling parameters, resolved (sample.Defaults for an
+	// absent field). MaxTokens 0 means until the context or the pool is
+	// full; StopTokens add to the tokenizer's end-of-generation ids.
+	Params sample.Params
+	// Priority: lower runs first and is preempted last (sched.Request).
+	Priority int
+}
+
+// FinishReason says why a request ended.
+type FinishReason string
+
+const (
+	Stop   FinishReason = "stop"   // a stop or end-of-generation token (it is the last token event)
+	Length FinishReason = "length" // MaxTokens, the context, or the pool's capacity
+	Abort  FinishReason = "abort"  // cancelled, a slow reader, Close, or an error (Event.Err)
+)
+
+// Errors a final event can carry.
+var (
+	ErrClosed     = errors.New("engine: closed")
+	ErrSlowReader = errors.New("engine: the reader fell a whole stream buffer behind; request aborted")
+)
+
+// Event is one step of a request's stream: a token, or the end, or both.
+type Event struct {
+	Token   int32                 // sampled token id; -1 in a final event that carries none
+	Logprob float32               // raw log-probability of Token (Params.Logprobs)
+	Top     []sample.TokenLogprob // Params.TopLogprobs alternatives; the event's own copy
+	Text    string                // text delta (empty without a tokenizer, or while a character is incomplete)
+
+	Done    bool         // the final event: the channel closes after it
+	Reason  FinishReason // set when Done
+	Err     error        // why an Abort happened, if not a plain cancellation
+	Usage   Usage        // set when Done
+	Timings Timings      // set when Done
+}
+
+// Usage counts a request's tokens.
+type Usage struct {
+	PromptTokens       int // tokens of the prompt
+	CachedPromptTokens int // of those, found in the prefix cache when first admitted
+	CompletionTokens   int // tokens sampled
+}
+
+// Timings are measured from Submit.
+type Timings struct {
+	Queued     time.Duration // until first scheduled
+	FirstToken time.Duration // until the first token was sampled (0: none was)
+	Total      time.Duration // until the final event
+}

@@ -1,0 +1,38 @@
+package engine
+
+import "kiln/kvcache"
+
+// Stats is a snapshot of the engine, taken after each step.
+type Stats struct {
+	Running, Waiting int           // requests with blocks; queued (including preempted)
+	KV               kvcache.Stats // pool: blocks, free, prefix queries and hits, evictions
+	KVUsage          float64       // fraction of blocks held by running requests
+	Counters
+}
+
+// Counters only grow.
+type Counters struct {
+	Steps           int64 // forwards run
+	Preemptions     int64 // requests that gave up their blocks to be recomputed
+	ComputedTokens  int64 // tokens run through the forward: prompt chunks, recomputation, decodes
+	GeneratedTokens int64 // tokens sampled
+	Finished        int64 // requests ended by stop or length
+	Aborted         int64 // requests ended by cancellation, a slow reader, an error or Close
+}
+
+// Stats returns the latest snapshot.
+func (e *Engine) Stats() Stats {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.stats
+}
+
+// publish copies the loop's view into the snapshot.
+func (e *Engine) publish() {
+	kv := e.pool.Stats()
+	s := Stats{Running: e.sched.NumRunning(), Waiting: e.sched.NumWaiting(), KV: kv, KVUsage: kv.Usage(), Counters: e.ctr}
+	e.mu.Lock()
+	s.Waiting += len(e.inbox)
+	e.stats = s
+	e.mu.Unlock()
+}
