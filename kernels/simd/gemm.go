@@ -256,6 +256,7 @@ type gemmKind struct {
 	pack     func(nb int, w *byte, wStride int, panel *byte)
 	kernels  [4]func(nb int, panel *byte, x *byte, xStride int, out *float32, outStride int)
 	gemv     func(nb int, w *byte, wStride int, x *byte, out *float32) // 8 rows, m = 1
+	gemvV    func(nb int, w *byte, wStride int, x *byte, out *float32) // gemv on the avx512vnni set, same bits
 	generic  func(nb int, w, a []byte) float32
 	single   func(nb int, w, a []byte) float32 // m = 1 without gemv: the fast single-row dot
 }
@@ -281,6 +282,7 @@ var gemmQ4_K = gemmKind{
 	pack:    gemmPackQ4_K,
 	kernels: [4]func(int, *byte, *byte, int, *float32, int){gemmQ4_KQ8_Kx1, gemmQ4_KQ8_Kx2, gemmQ4_KQ8_Kx3, gemmQ4_KQ8_Kx4},
 	gemv:    gemvQ4_KQ8_K,
+	gemvV:   gemvQ4_KQ8_KV,
 	generic: dotQ4_KQ8_KGeneric,
 }
 
@@ -445,9 +447,13 @@ func (g *gemmKind) run(nb int, w []byte, wStride, rows int, a []byte, aStride, m
 	}
 	if m == 1 && g.gemv != nil {
 		// Decode: no repacking; 8 rows at a time straight from the weights.
+		gemv := g.gemv
+		if g.gemvV != nil && vnni.Load() {
+			gemv = g.gemvV
+		}
 		r0 := 0
 		for ; r0+8 <= rows; r0 += 8 {
-			g.gemv(nb, &w[r0*wStride], wStride, &a[0], &out[r0])
+			gemv(nb, &w[r0*wStride], wStride, &a[0], &out[r0])
 		}
 		if r0 < rows {
 			rb := nb * g.wB
@@ -455,7 +461,7 @@ func (g *gemmKind) run(nb int, w []byte, wStride, rows int, a []byte, aStride, m
 			for i := r0; i < rows; i++ {
 				copy(pad[(i-r0)*rb:(i-r0+1)*rb], w[i*wStride:i*wStride+rb])
 			}
-			g.gemv(nb, &pad[0], rb, &a[0], &tile[0])
+			gemv(nb, &pad[0], rb, &a[0], &tile[0])
 			copy(out[r0:rows], tile)
 		}
 		return

@@ -47,6 +47,7 @@ func GenerateVNNI() []byte {
 	vnniQ4_KKernels(a)
 	vnniQ6_KKernels(a)
 	dotRows16F16(a)
+	vnniDecKernels(a)
 	return a.b.Bytes()
 }
 

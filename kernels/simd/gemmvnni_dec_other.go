@@ -1,0 +1,8 @@
+//go:build !amd64 || purego
+
+package simd
+
+// No AVX-512 decode kernels on this build (see gemmvnni_other.go).
+
+func gemvQ4_KQ8_KV(int, *byte, int, *byte, *float32)  { vnniUnavailable() }
+func gemvQ4_KQ8_KIV(int, *byte, int, *byte, *float32) { vnniUnavailable() }
