@@ -301,7 +301,7 @@ var gemmQ6_K = gemmKind{
 	pack:    gemmPackQ6_K,
 	kernels: [4]func(int, *byte, *byte, int, *float32, int){gemmQ6_KQ8_Kx1, gemmQ6_KQ8_Kx2, gemmQ6_KQ8_Kx3, gemmQ6_KQ8_Kx4},
 	generic: dotQ6_KQ8_KGeneric,
-	single:  dotQ6_KQ8_KAVX2,
+	single:  dotQ6_KQ8_KFast,
 }
 
 // GemmQ6_KQ8_K is GemmQ4_KQ8_K for Q6_K weights: out[j*outStride+i] =
@@ -371,7 +371,7 @@ func gemmQ6_KDots(nb int, w []byte, wStride, rows int, a []byte, aStride, m int,
 		default:
 			for ; j < m; j++ {
 				for i := r0; i < r1; i++ {
-					out[j*outStride+i] = dotQ6_KQ8_KAVX2(nb, w[i*wStride:], a[j*aStride:])
+					out[j*outStride+i] = dotQ6_KQ8_KFast(nb, w[i*wStride:], a[j*aStride:])
 				}
 			}
 		}

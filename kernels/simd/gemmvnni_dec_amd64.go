@@ -17,3 +17,8 @@ func gemvQ4_KQ8_KV(nb int, w *byte, wStride int, x *byte, out *float32)
 //
 //go:noescape
 func gemvQ4_KQ8_KIV(nb int, w *byte, wStride int, x *byte, out *float32)
+
+// dotQ6_KQ8_KV is dotQ6_KQ8_KAVX2 (DotQ6_KQ8_K's order).
+//
+//go:noescape
+func dotQ6_KQ8_KV(nb int, w, x []byte) float32

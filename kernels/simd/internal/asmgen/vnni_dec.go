@@ -246,4 +246,117 @@ func vnniDecKernels(a *asm) {
 	vnniDecConsts(a)
 	gemvQ4_KV(a, "gemvQ4_KQ8_KV", 144, "LEAQ (SI)(R8*8), R12")
 	gemvQ4_KV(a, "gemvQ4_KQ8_KIV", 8*144, fmt.Sprintf("LEAQ %d(SI), R12", q4kPrefetch))
+	dotQ6_KVConsts(a)
+	dotQ6_KV(a)
+}
+
+// dotQ6_KVConsts emits dotQ6_KV's tables.
+func dotQ6_KVConsts(a *asm) {
+	var dw [16]uint32
+	for i := range dw {
+		dw[i] = 0x00040004 // word shifts: 4 (chunk 0), 2 (chunk 1)
+		if i >= 8 {
+			dw[i] = 0x00020002
+		}
+	}
+	data64(a, "dq6kShL", dw)
+	for i := range dw {
+		dw[i] = 0 // 0 (chunk 2), 2 (chunk 3)
+		if i >= 8 {
+			dw[i] = 0x00020002
+		}
+	}
+	data64(a, "dq6kShR", dw)
+	data64(a, "dq6kM30", lanes4(0x30303030, 0x30303030, 0x30303030, 0x30303030))
+	// Scale words: lane l of chunk pair k of half h takes sc[8h+4k+l].
+	for j := 0; j < 4; j++ {
+		for i := range dw {
+			v := uint32(4*j + i/4)
+			dw[i] = v | v<<16
+		}
+		data64(a, fmt.Sprintf("dq6kSc%d", j), dw)
+	}
+	a.p("")
+}
+
+// dotQ6_KV: dotQ6_KQ8_KAVX2 (quant_amd64.s) on AVX-512, one Q6_K row
+// against one Q8_K row, the same float operations in the same order (8
+// float32 lanes, fma per super-block, hsum8); only the exact int32 lanes
+// are summed differently. Per 128-element half h, two chunks per ZMM
+// (256-bit halves):
+//
+//	Q01 = [chunk 0 | chunk 1] = (ql[64h..+63] & 15) | (VPSLLVW(qh, [4|2]) & 0x30)
+//	Q23 = [chunk 2 | chunk 3] = (ql >> 4 & 15) | (VPSRLVW(qh, [0|2]) & 0x30)
+//	T  += VPMADDWD(VPMADDUBSW(Q, q8 (64 bytes)), sc[e/16] words)
+//
+// where the scale words come from VPERMW of the sign-extended scales.
+// lane[m] = T[m] + T[8+m] - 32*(sc[2m]*bsums[2m] + sc[2m+1]*bsums[2m+1]).
+//
+//	Y0 acc; Z1..Z6 temporaries; Z8..Z11 scale words; Y12 scales; Y13
+//	offset; Z20 0x0f; Z21 0x30; Z22/Z23 shifts; Z24..Z27 VPERMW indexes.
+func dotQ6_KV(a *asm) {
+	a.p("// func dotQ6_KQ8_KV(nb int, w, x []byte) float32")
+	a.p("TEXT ·dotQ6_KQ8_KV(SB), NOSPLIT, $0-60")
+	a.i("MOVQ nb+0(FP), CX")
+	a.i("MOVQ w_base+8(FP), SI")
+	a.i("MOVQ x_base+32(FP), DI")
+	a.i("VXORPS Y0, Y0, Y0")
+	a.i("VMOVDQU64 dq4kNib<>(SB), Z20")
+	a.i("VMOVDQU64 dq6kM30<>(SB), Z21")
+	a.i("VMOVDQU64 dq6kShL<>(SB), Z22")
+	a.i("VMOVDQU64 dq6kShR<>(SB), Z23")
+	for j := 0; j < 4; j++ {
+		a.i("VMOVDQU64 dq6kSc%d<>(SB), Z%d", j, 24+j)
+	}
+	a.p("dotq6kq8kv:")
+	a.i("VPMOVSXBW 192(SI), Y12")
+	a.i("VPMADDWD 260(DI), Y12, Y13")
+	a.i("VPSLLD $5, Y13, Y13") // 32*(sc*bsums pairs)
+	for j := 0; j < 4; j++ {
+		a.i("VPERMW Z12, Z%d, Z%d", 24+j, 8+j)
+	}
+	for h := 0; h < 2; h++ {
+		a.i("VMOVDQU64 %d(SI), Z1", 64*h)
+		a.i("VBROADCASTI64X4 %d(SI), Z2", 128+32*h)
+		a.i("VPSLLVW Z22, Z2, Z3")
+		a.i("VPANDD Z21, Z3, Z3")
+		a.i("VPTERNLOGD $0xf8, Z20, Z1, Z3") // Z3 |= Z1 & 0x0f: [chunk 0 | chunk 1]
+		a.i("VPSRLVW Z23, Z2, Z2")
+		a.i("VPANDD Z21, Z2, Z2")
+		a.i("VPSRLW $4, Z1, Z1")
+		a.i("VPTERNLOGD $0xf8, Z20, Z1, Z2") // [chunk 2 | chunk 3]
+		a.i("VPMADDUBSW %d(DI), Z3, Z3", 4+128*h)
+		a.i("VPMADDUBSW %d(DI), Z2, Z2", 68+128*h)
+		if h == 0 {
+			a.i("VPMADDWD Z8, Z3, Z5")
+		} else {
+			a.i("VPDPWSSD Z10, Z3, Z5")
+		}
+		a.i("VPDPWSSD Z%d, Z2, Z5", 9+2*h)
+	}
+	a.i("VEXTRACTI64X4 $1, Z5, Y6")
+	a.i("VPADDD Y6, Y5, Y5")
+	a.i("VPSUBD Y13, Y5, Y5")
+	a.i("VCVTDQ2PS Y5, Y5")
+	a.i("MOVWLZX 208(SI), AX")
+	a.i("VMOVD AX, X6")
+	a.i("VCVTPH2PS X6, X6")
+	a.i("VMULSS (DI), X6, X6") // dw*dx
+	a.i("VBROADCASTSS X6, Y6")
+	a.i("VFMADD231PS Y5, Y6, Y0")
+	a.i("ADDQ $210, SI")
+	a.i("ADDQ $292, DI")
+	a.i("DECQ CX")
+	a.i("JNZ dotq6kq8kv")
+	// hsum8 as Q6_HSUM8: ((l0+l4)+(l2+l6)) + ((l1+l5)+(l3+l7))
+	a.i("VEXTRACTF128 $1, Y0, X1")
+	a.i("VADDPS X1, X0, X0")
+	a.i("VMOVHLPS X0, X0, X1")
+	a.i("VADDPS X1, X0, X0")
+	a.i("VMOVSHDUP X0, X1")
+	a.i("VADDSS X1, X0, X0")
+	a.i("VMOVSS X0, ret+56(FP)")
+	a.i("VZEROUPPER")
+	a.i("RET")
+	a.p("")
 }
