@@ -22,3 +22,8 @@ func gemvQ4_KQ8_KIV(nb int, w *byte, wStride int, x *byte, out *float32)
 //
 //go:noescape
 func dotQ6_KQ8_KV(nb int, w, x []byte) float32
+
+// dotQ8_0Q8_0V is dotQ8_0Q8_0AVX2 (DotQ8_0Q8_0's order).
+//
+//go:noescape
+func dotQ8_0Q8_0V(nb int, w, x []byte) float32

@@ -7,3 +7,4 @@ package simd
 func gemvQ4_KQ8_KV(int, *byte, int, *byte, *float32)  { vnniUnavailable() }
 func gemvQ4_KQ8_KIV(int, *byte, int, *byte, *float32) { vnniUnavailable() }
 func dotQ6_KQ8_KV(int, []byte, []byte) float32        { vnniUnavailable(); return 0 }
+func dotQ8_0Q8_0V(int, []byte, []byte) float32        { vnniUnavailable(); return 0 }

@@ -248,6 +248,9 @@ func vnniDecKernels(a *asm) {
 	gemvQ4_KV(a, "gemvQ4_KQ8_KIV", 8*144, fmt.Sprintf("LEAQ %d(SI), R12", q4kPrefetch))
 	dotQ6_KVConsts(a)
 	dotQ6_KV(a)
+	a.p("DATA dq8B80<>+0(SB)/4, $0x80808080")
+	a.p("GLOBL dq8B80<>(SB), RODATA|NOPTR, $4")
+	dotQ8_0V(a)
 }
 
 // dotQ6_KVConsts emits dotQ6_KV's tables.
@@ -349,6 +352,90 @@ func dotQ6_KV(a *asm) {
 	a.i("DECQ CX")
 	a.i("JNZ dotq6kq8kv")
 	// hsum8 as Q6_HSUM8: ((l0+l4)+(l2+l6)) + ((l1+l5)+(l3+l7))
+	a.i("VEXTRACTF128 $1, Y0, X1")
+	a.i("VADDPS X1, X0, X0")
+	a.i("VMOVHLPS X0, X0, X1")
+	a.i("VADDPS X1, X0, X0")
+	a.i("VMOVSHDUP X0, X1")
+	a.i("VADDSS X1, X0, X0")
+	a.i("VMOVSS X0, ret+56(FP)")
+	a.i("VZEROUPPER")
+	a.i("RET")
+	a.p("")
+}
+
+// dotQ8_0V: dotQ8_0Q8_0AVX2 (quant_amd64.s) on AVX-512, two blocks per
+// ZMM (256-bit halves), the same float operations in the same order:
+// per block s = dw*dx and lanes = fma(s, float(I_j), lanes), block by
+// block, then hsum8. I_j (the exact sum of the 4 products of elements
+// 4j..4j+3) is VPDPBUSD(w^0x80, x) - VPDPBUSD(0x80, x). An odd last block
+// runs the same steps on YMM.
+//
+//	Y0 lanes; Z1 weights, Z2 activations, Z3/Z4 sums, Z5/Z6 scales,
+//	Z30 0x80.
+func dotQ8_0V(a *asm) {
+	a.p("// func dotQ8_0Q8_0V(nb int, w, x []byte) float32")
+	a.p("TEXT ·dotQ8_0Q8_0V(SB), NOSPLIT, $0-60")
+	a.i("MOVQ nb+0(FP), CX")
+	a.i("MOVQ w_base+8(FP), SI")
+	a.i("MOVQ x_base+32(FP), DI")
+	a.i("VXORPS Y0, Y0, Y0")
+	a.i("VPBROADCASTD dq8B80<>(SB), Z30")
+	a.i("MOVQ CX, DX")
+	a.i("SHRQ $1, CX")
+	a.i("JZ dotq80v1")
+	blk := func(zmm bool) {
+		r := "Z"
+		if !zmm {
+			r = "Y"
+		}
+		a.i("VMOVDQU 2(SI), Y1")
+		a.i("VMOVDQU 2(DI), Y2")
+		if zmm {
+			a.i("VINSERTI64X4 $1, 36(SI), Z1, Z1")
+			a.i("VINSERTI64X4 $1, 36(DI), Z2, Z2")
+		}
+		a.i("VPXORD %s30, %s1, %s1", r, r, r) // w+128, unsigned
+		a.i("VPXORD %s3, %s3, %s3", r, r, r)
+		a.i("VPDPBUSD %s2, %s1, %s3", r, r, r)
+		a.i("VPXORD %s4, %s4, %s4", r, r, r)
+		a.i("VPDPBUSD %s2, %s30, %s4", r, r, r)
+		a.i("VPSUBD %s4, %s3, %s3", r, r, r) // I_j
+		a.i("VCVTDQ2PS %s3, %s3", r, r)
+		a.i("VPBROADCASTW (SI), X5")
+		a.i("VPBROADCASTW (DI), X6")
+		if zmm {
+			a.i("VPBROADCASTW 34(SI), X7")
+			a.i("VINSERTI128 $1, X7, Y5, Y5")
+			a.i("VPBROADCASTW 34(DI), X7")
+			a.i("VINSERTI128 $1, X7, Y6, Y6")
+		}
+		if zmm {
+			a.i("VCVTPH2PS Y5, Z5") // dw
+			a.i("VCVTPH2PS Y6, Z6") // dx
+		} else {
+			a.i("VCVTPH2PS X5, Y5")
+			a.i("VCVTPH2PS X6, Y6")
+		}
+		a.i("VMULPS %s6, %s5, %s5", r, r, r) // dw*dx
+		a.i("VFMADD231PS Y5, Y3, Y0")
+		if zmm {
+			a.i("VEXTRACTF64X4 $1, Z3, Y3")
+			a.i("VEXTRACTF64X4 $1, Z5, Y5")
+			a.i("VFMADD231PS Y5, Y3, Y0")
+		}
+	}
+	a.p("dotq80v2:")
+	blk(true)
+	a.i("ADDQ $68, SI")
+	a.i("ADDQ $68, DI")
+	a.i("DECQ CX")
+	a.i("JNZ dotq80v2")
+	a.p("dotq80v1:")
+	a.i("TESTQ $1, DX")
+	a.i("JZ dotq80vdone")
+	blk(false)
+	a.p("dotq80vdone:")
 	a.i("VEXTRACTF128 $1, Y0, X1")
 	a.i("VADDPS X1, X0, X0")
 	a.i("VMOVHLPS X0, X0, X1")
