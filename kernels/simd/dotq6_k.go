@@ -21,9 +21,18 @@ import (
 func DotQ6_KQ8_K(n int, w, x []byte) float32 {
 	nb := checkBlocks("DotQ6_KQ8_K", n, qkK, w, bytesQ6_K, x, bytesQ8_K)
 	if fast.Load() && nb > 0 {
-		return dotQ6_KQ8_KAVX2(nb, w, x)
+		return dotQ6_KQ8_KFast(nb, w, x)
 	}
 	return dotQ6_KQ8_KGeneric(nb, w, x)
+}
+
+// dotQ6_KQ8_KFast is the fast set's single-row dot (nb > 0): the
+// avx512vnni kernel or the AVX2 one, the same bits.
+func dotQ6_KQ8_KFast(nb int, w, x []byte) float32 {
+	if vnni.Load() {
+		return dotQ6_KQ8_KV(nb, w, x)
+	}
+	return dotQ6_KQ8_KAVX2(nb, w, x)
 }
 
 // dotQ6_KQ8_KGeneric is DotQ6_KQ8_K's reference: the 8 integer lanes per

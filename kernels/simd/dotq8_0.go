@@ -13,6 +13,9 @@ package simd
 // Every quant byte (-128 included) gives the exact integer sums.
 func DotQ8_0Q8_0(n int, w, x []byte) float32 {
 	nb := checkBlocks("DotQ8_0Q8_0", n, qk, w, bytesQ8_0, x, bytesQ8_0)
+	if vnni.Load() && nb > 0 {
+		return dotQ8_0Q8_0V(nb, w, x) // the AVX2 kernel's bits
+	}
 	if fast.Load() && nb > 0 {
 		return dotQ8_0Q8_0AVX2(nb, w, x)
 	}

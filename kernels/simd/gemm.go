@@ -272,6 +272,7 @@ type gemmKind struct {
 	// vex: the avxvnni set's kernels, or nil (then kernels run there).
 	vex     [4]func(nb int, panel *byte, x *byte, xStride int, out *float32, outStride int)
 	gemv    func(nb int, w *byte, wStride int, x *byte, out *float32) // 8 rows, m = 1
+	gemvV   func(nb int, w *byte, wStride int, x *byte, out *float32) // gemv on the avx512vnni set, same bits
 	generic func(nb int, w, a []byte) float32
 	single  func(nb int, w, a []byte) float32 // m = 1 without gemv: the fast single-row dot
 }
@@ -298,6 +299,7 @@ var gemmQ4_K = gemmKind{
 	kernels: [4]func(int, *byte, *byte, int, *float32, int){gemmQ4_KQ8_Kx1, gemmQ4_KQ8_Kx2, gemmQ4_KQ8_Kx3, gemmQ4_KQ8_Kx4},
 	vex:     [4]func(int, *byte, *byte, int, *float32, int){gemmQ4_KXQ8_Kx1, gemmQ4_KXQ8_Kx2, gemmQ4_KXQ8_Kx3, gemmQ4_KXQ8_Kx4},
 	gemv:    gemvQ4_KQ8_K,
+	gemvV:   gemvQ4_KQ8_KV,
 	generic: dotQ4_KQ8_KGeneric,
 }
 
@@ -317,7 +319,7 @@ var gemmQ6_K = gemmKind{
 	kernels: [4]func(int, *byte, *byte, int, *float32, int){gemmQ6_KQ8_Kx1, gemmQ6_KQ8_Kx2, gemmQ6_KQ8_Kx3, gemmQ6_KQ8_Kx4},
 	vex:     [4]func(int, *byte, *byte, int, *float32, int){gemmQ6_KXQ8_Kx1, gemmQ6_KXQ8_Kx2, gemmQ6_KXQ8_Kx3, gemmQ6_KXQ8_Kx4},
 	generic: dotQ6_KQ8_KGeneric,
-	single:  dotQ6_KQ8_KAVX2,
+	single:  dotQ6_KQ8_KFast,
 }
 
 // GemmQ6_KQ8_K is GemmQ4_KQ8_K for Q6_K weights: out[j*outStride+i] =
@@ -387,7 +389,7 @@ func gemmQ6_KDots(nb int, w []byte, wStride, rows int, a []byte, aStride, m int,
 		default:
 			for ; j < m; j++ {
 				for i := r0; i < r1; i++ {
-					out[j*outStride+i] = dotQ6_KQ8_KAVX2(nb, w[i*wStride:], a[j*aStride:])
+					out[j*outStride+i] = dotQ6_KQ8_KFast(nb, w[i*wStride:], a[j*aStride:])
 				}
 			}
 		}
@@ -472,9 +474,13 @@ func (g *gemmKind) run(nb int, w []byte, wStride, rows int, a []byte, aStride, m
 	}
 	if m == 1 && g.gemv != nil {
 		// Decode: no repacking; 8 rows at a time straight from the weights.
+		gemv := g.gemv
+		if g.gemvV != nil && vnni.Load() {
+			gemv = g.gemvV
+		}
 		r0 := 0
 		for ; r0+8 <= rows; r0 += 8 {
-			g.gemv(nb, &w[r0*wStride], wStride, &a[0], &out[r0])
+			gemv(nb, &w[r0*wStride], wStride, &a[0], &out[r0])
 		}
 		if r0 < rows {
 			rb := nb * g.wB
@@ -482,7 +488,7 @@ func (g *gemmKind) run(nb int, w []byte, wStride, rows int, a []byte, aStride, m
 			for i := r0; i < rows; i++ {
 				copy(pad[(i-r0)*rb:(i-r0+1)*rb], w[i*wStride:i*wStride+rb])
 			}
-			g.gemv(nb, &pad[0], rb, &a[0], &tile[0])
+			gemv(nb, &pad[0], rb, &a[0], &tile[0])
 			copy(out[r0:rows], tile)
 		}
 		return

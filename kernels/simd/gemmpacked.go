@@ -368,7 +368,11 @@ func GemmQ4_KPacked(n int, panels []byte, rows int, a []byte, aStride, m int, ou
 	for r0 := 0; r0 < rows; r0 += 8 {
 		panel := &panels[r0/8*pb]
 		if m == 1 {
-			gemvQ4_KQ8_KI(nb, panel, bytesQ4_K, &a[0], &out[r0])
+			if vnni.Load() {
+				gemvQ4_KQ8_KIV(nb, panel, bytesQ4_K, &a[0], &out[r0])
+			} else {
+				gemvQ4_KQ8_KI(nb, panel, bytesQ4_K, &a[0], &out[r0])
+			}
 			continue
 		}
 		gemmPackQ4_KI(nb, panel, bytesQ4_K, &buf[0])

@@ -48,6 +48,7 @@ func GenerateVNNI() []byte {
 	vnniQ6_KKernels(a)
 	dotRows16F16(a)
 	flt512(a)
+	vnniDecKernels(a)
 	return a.b.Bytes()
 }
 
