@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"io"
 
 	"kiln/gguf"
 	"kiln/kernels"
@@ -29,6 +30,7 @@ type Model struct {
 	Weights *Weights
 
 	pool    *kernels.Pool
+	files   io.Closer // the safetensors mapping LoadHF opened; nil for Load
 	rope    kernels.RoPE
 	scratch scratch
 }
@@ -48,6 +50,13 @@ func Load(f *gguf.File, opts Options) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
+	return newModel(cfg, w, opts, f.Evict)
+}
+
+// newModel sets up RoPE and the worker pool for loaded weights and repacks
+// the matrices that have a load-time layout, calling evict on the source
+// bytes of each one repacked (its pages are not read again).
+func newModel(cfg Config, w *Weights, opts Options, evict func([]byte)) (*Model, error) {
 	m := &Model{Config: cfg, Weights: w}
 	m.rope = kernels.RoPE{
 		HeadDim:     cfg.HeadDim,
@@ -74,7 +83,7 @@ func Load(f *gguf.File, opts Options) (*Model, error) {
 				return nil, fmt.Errorf("model: %w (Options.NoRepack loads without repacking)", err)
 			}
 			if w.Repacked() && !(cfg.Tied && w == &m.Weights.Output) {
-				f.Evict(w.Data)
+				evict(w.Data)
 			}
 		}
 	}
@@ -98,6 +107,10 @@ func (m *Model) matrices() []*kernels.Matrix {
 func (m *Model) Close() {
 	m.pool.Close()
 	kernels.Unpack(m.matrices()...)
+	if m.files != nil {
+		m.files.Close()
+		m.files = nil
+	}
 }
 
 // Threads is the number of worker threads Forward uses.

@@ -33,9 +33,16 @@ type Weights struct {
 	RopeFreqs []float32      // rope_freqs.weight: [HeadDim/2] divisors of each frequency (llama3 scaling); nil = none
 }
 
+// tensorSource is what loadWeights reads: a GGUF file, or a Hugging Face
+// folder seen under GGUF tensor names and layouts (hf.go).
+type tensorSource interface {
+	Tensor(name string) (*gguf.TensorInfo, bool)
+	Data(t *gguf.TensorInfo) []byte
+}
+
 // loader resolves tensors by name and checks their shapes.
 type loader struct {
-	f   *gguf.File
+	f   tensorSource
 	err error
 }
 
@@ -100,7 +107,7 @@ func (l *loader) vector(name string, n int) []float32 {
 }
 
 // loadWeights maps every tensor c needs from f.
-func loadWeights(f *gguf.File, c *Config) (*Weights, error) {
+func loadWeights(f tensorSource, c *Config) (*Weights, error) {
 	l := &loader{f: f}
 	w := &Weights{}
 	emb, ok := f.Tensor("token_embd.weight")

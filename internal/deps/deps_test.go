@@ -10,6 +10,7 @@ import (
 // transitively (BLUEPRINT.md, "Packages").
 var forbidden = map[string][]string{
 	"kiln/gguf":         {"kiln/"},
+	"kiln/safetensors":  {"kiln/"},
 	"kiln/quant":        {"kiln/kernels", "kiln/model", "kiln/tokenizer", "kiln/sample", "kiln/chat", "kiln/synth", "kiln/convert"},
 	"kiln/kernels/simd": {"kiln/kernels", "kiln/model", "kiln/gguf"},
 	"kiln/kernels":      {"kiln/model", "kiln/kvcache", "kiln/sched", "kiln/engine", "kiln/tokenizer"},

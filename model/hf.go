@@ -1,0 +1,410 @@
+package model
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"unsafe"
+
+	"kiln/gguf"
+	"kiln/safetensors"
+)
+
+// Hugging Face folders: config.json plus model.safetensors (or shards named
+// by model.safetensors.index.json). LoadHF maps them onto the same Config
+// and Weights that Load builds from a GGUF file, so everything downstream
+// runs unchanged.
+//
+// The tensor names map as llama.cpp's convert_hf_to_gguf.py maps them
+// (hfTensors). Matrices keep their bytes: HF stores a Linear weight as
+// [out][in] row-major, which is GGUF's shape [in, out].
+//
+// RoPE: HF's Llama and Mistral rotate (i, i+HeadDim/2) pairs (rotate_half)
+// while GGUF's llama layout, and so kiln's llama path, rotates adjacent
+// (2i, 2i+1) pairs; llama.cpp's converter permutes the rows of q_proj and
+// k_proj within each head to bridge the two. LoadHF does the same
+// permutation at load (permuteHeads: copies of Q and K on the heap), so an
+// HF folder and its GGUF conversion compute bit-identical logits. Qwen2
+// and Qwen3 use the NeoX rotation in both worlds: no permutation.
+
+// HFArchitectures maps the config.json architectures kiln loads to kiln's
+// architecture names.
+var HFArchitectures = map[string]string{
+	"LlamaForCausalLM":   "llama",
+	"MistralForCausalLM": "llama",
+	"Qwen2ForCausalLM":   "qwen2",
+	"Qwen3ForCausalLM":   "qwen3",
+}
+
+// hfPermute turns the llama q/k row permutation off, only for the test
+// that shows it matters.
+var hfPermute = true
+
+// HFConfig is config.json as far as kiln reads it.
+type HFConfig struct {
+	Architectures         []string        `json:"architectures"`
+	HiddenSize            *int            `json:"hidden_size"`
+	NumHiddenLayers       *int            `json:"num_hidden_layers"`
+	NumAttentionHeads     *int            `json:"num_attention_heads"`
+	NumKeyValueHeads      *int            `json:"num_key_value_heads"`
+	HeadDim               *int            `json:"head_dim"`
+	IntermediateSize      *int            `json:"intermediate_size"`
+	VocabSize             *int            `json:"vocab_size"`
+	MaxPositionEmbeddings *int            `json:"max_position_embeddings"`
+	RMSNormEps            *float64        `json:"rms_norm_eps"`
+	RopeTheta             *float64        `json:"rope_theta"`
+	RopeScaling           json.RawMessage `json:"rope_scaling"`
+	TieWordEmbeddings     *bool           `json:"tie_word_embeddings"`
+	AttentionBias         *bool           `json:"attention_bias"`
+	MLPBias               *bool           `json:"mlp_bias"`
+	HiddenAct             *string         `json:"hidden_act"`
+	SlidingWindow         *int            `json:"sliding_window"`
+	UseSlidingWindow      *bool           `json:"use_sliding_window"`
+}
+
+// hfRopeScaling is config.json's rope_scaling object.
+type hfRopeScaling struct {
+	Type                          string   `json:"type"`
+	RopeType                      string   `json:"rope_type"`
+	Factor                        *float64 `json:"factor"`
+	LowFreqFactor                 *float64 `json:"low_freq_factor"`
+	HighFreqFactor                *float64 `json:"high_freq_factor"`
+	OriginalMaxPositionEmbeddings *float64 `json:"original_max_position_embeddings"`
+}
+
+// ConfigFromHF reads dir/config.json. The Config's Vocab is vocab_size
+// (checked against the embedding at load) and Tied is tie_word_embeddings.
+// ropeFreqs is the llama3 rope_scaling as per-frequency divisors, nil
+// without it.
+func ConfigFromHF(dir string) (c Config, hc HFConfig, ropeFreqs []float32, err error) {
+	path := filepath.Join(dir, "config.json")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return c, hc, nil, fmt.Errorf("model: %w", err)
+	}
+	fail := func(format string, args ...any) (Config, HFConfig, []float32, error) {
+		return c, hc, nil, fmt.Errorf("model: %s: %s", path, fmt.Sprintf(format, args...))
+	}
+	if err := json.Unmarshal(b, &hc); err != nil {
+		return fail("%v", err)
+	}
+	if len(hc.Architectures) != 1 {
+		return fail("architectures = %q, want one entry", hc.Architectures)
+	}
+	arch, ok := HFArchitectures[hc.Architectures[0]]
+	if !ok {
+		return fail("architectures[0] %q is not supported (kiln loads LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM)", hc.Architectures[0])
+	}
+	c.Arch = arch
+	tr := architectures[arch]
+	c.RopeNeox, c.QKVBias, c.QKNorm = tr.neox, tr.qkvBias, tr.qkNorm
+	need := func(field string, v *int) (int, error) {
+		if v == nil {
+			return 0, fmt.Errorf("model: %s: %s is missing", path, field)
+		}
+		if *v <= 0 || *v > 1<<24 {
+			return 0, fmt.Errorf("model: %s: %s = %d is out of range", path, field, *v)
+		}
+		return *v, nil
+	}
+	for _, f := range []struct {
+		name string
+		v    *int
+		dst  *int
+	}{
+		{"hidden_size", hc.HiddenSize, &c.Dim},
+		{"num_hidden_layers", hc.NumHiddenLayers, &c.Layers},
+		{"num_attention_heads", hc.NumAttentionHeads, &c.Heads},
+		{"intermediate_size", hc.IntermediateSize, &c.FFN},
+		{"vocab_size", hc.VocabSize, &c.Vocab},
+	} {
+		if *f.dst, err = need(f.name, f.v); err != nil {
+			return c, hc, nil, err
+		}
+	}
+	c.KVHeads = c.Heads
+	if hc.NumKeyValueHeads != nil {
+		if c.KVHeads, err = need("num_key_value_heads", hc.NumKeyValueHeads); err != nil {
+			return c, hc, nil, err
+		}
+	}
+	c.HeadDim = c.Dim / c.Heads
+	if hc.HeadDim != nil {
+		if c.HeadDim, err = need("head_dim", hc.HeadDim); err != nil {
+			return c, hc, nil, err
+		}
+	}
+	c.Context = 4096
+	if hc.MaxPositionEmbeddings != nil && *hc.MaxPositionEmbeddings > 0 {
+		c.Context = *hc.MaxPositionEmbeddings
+	}
+	if hc.UseSlidingWindow != nil && *hc.UseSlidingWindow {
+		return fail("use_sliding_window = true is not supported")
+	}
+	if arch == "llama" && hc.SlidingWindow != nil && *hc.SlidingWindow > 0 && *hc.SlidingWindow < c.Context {
+		// Mistral: attention is exact while the context fits the window.
+		c.Context = *hc.SlidingWindow
+	}
+	c.NormEps = 1e-6 // transformers' default for these architectures
+	if hc.RMSNormEps != nil {
+		c.NormEps = float32(*hc.RMSNormEps)
+	}
+	c.RopeBase = 10000
+	if hc.RopeTheta != nil {
+		c.RopeBase = float32(*hc.RopeTheta)
+	}
+	c.RopeFreqScale = 1
+	c.Tied = hc.TieWordEmbeddings != nil && *hc.TieWordEmbeddings
+	if hc.HiddenAct != nil && *hc.HiddenAct != "silu" {
+		return fail("hidden_act %q is not supported (kiln runs silu)", *hc.HiddenAct)
+	}
+	if hc.MLPBias != nil && *hc.MLPBias {
+		return fail("mlp_bias = true is not supported")
+	}
+	if hc.AttentionBias != nil && *hc.AttentionBias && arch != "qwen2" {
+		return fail("attention_bias = true is not supported for %s", hc.Architectures[0])
+	}
+	if len(hc.RopeScaling) > 0 && string(hc.RopeScaling) != "null" {
+		var rs hfRopeScaling
+		if err := json.Unmarshal(hc.RopeScaling, &rs); err != nil {
+			return fail("rope_scaling: %v", err)
+		}
+		typ := rs.RopeType
+		if typ == "" {
+			typ = rs.Type
+		}
+		switch typ {
+		case "default", "":
+		case "linear":
+			if rs.Factor == nil || !(*rs.Factor > 0) {
+				return fail("rope_scaling.factor must be positive for linear scaling")
+			}
+			c.RopeFreqScale = float32(1 / *rs.Factor)
+		case "llama3":
+			if ropeFreqs, err = llama3Factors(&c, &rs); err != nil {
+				return fail("rope_scaling: %v", err)
+			}
+		default:
+			return fail("rope_scaling.rope_type %q is not supported (kiln supports default, linear, llama3)", typ)
+		}
+	}
+	if err := c.Validate(); err != nil {
+		return fail("%v", err)
+	}
+	return c, hc, ropeFreqs, nil
+}
+
+// llama3Factors computes rope_freqs as convert_hf_to_gguf.py does for
+// rope_type llama3: per frequency, the divisor of its angle.
+func llama3Factors(c *Config, rs *hfRopeScaling) ([]float32, error) {
+	get := func(p *float64, def float64) float64 {
+		if p == nil {
+			return def
+		}
+		return *p
+	}
+	factor := get(rs.Factor, 8)
+	low, high := get(rs.LowFreqFactor, 1), get(rs.HighFreqFactor, 4)
+	old := get(rs.OriginalMaxPositionEmbeddings, 8192)
+	if !(factor > 0) || !(low > 0) || !(high > low) || !(old > 0) {
+		return nil, fmt.Errorf("llama3 scaling needs factor > 0 and high_freq_factor > low_freq_factor > 0 and original_max_position_embeddings > 0")
+	}
+	lowWave, highWave := old/low, old/high
+	out := make([]float32, c.HeadDim/2)
+	for i := range out {
+		// torch: 1 / base ** (arange(0, dim, 2, float32) / dim), in float32.
+		freq := float32(1 / float32(math.Pow(float64(c.RopeBase), float64(float32(2*i)/float32(c.HeadDim)))))
+		wave := 2 * math.Pi / float64(freq)
+		switch {
+		case wave < highWave:
+			out[i] = 1
+		case wave > lowWave:
+			out[i] = float32(factor)
+		default:
+			smooth := (old/wave - low) / (high - low)
+			out[i] = float32(1 / ((1-smooth)/factor + smooth))
+		}
+	}
+	return out, nil
+}
+
+// hfTensor is one HF tensor seen as a GGUF tensor.
+type hfTensor struct {
+	info gguf.TensorInfo
+	data []byte
+}
+
+// hfSource serves loadWeights from a safetensors set.
+type hfSource map[string]*hfTensor
+
+func (s hfSource) Tensor(name string) (*gguf.TensorInfo, bool) {
+	t, ok := s[name]
+	if !ok {
+		return nil, false
+	}
+	return &t.info, true
+}
+
+func (s hfSource) Data(t *gguf.TensorInfo) []byte {
+	if h, ok := s[t.Name]; ok && &h.info == t {
+		return h.data
+	}
+	return nil
+}
+
+// hfName pairs an HF tensor name with its GGUF name and row-major shape;
+// permute > 0 means permute its rows in heads of that many (llama q/k).
+type hfName struct {
+	hf, gguf string
+	shape    []int
+	permute  int
+}
+
+// hfTensors lists the tensors c needs, as convert_hf_to_gguf.py names them.
+func hfTensors(c *Config) []hfName {
+	qh, kh := 0, 0
+	if c.Arch == "llama" && hfPermute {
+		qh, kh = c.Heads, c.KVHeads
+	}
+	ns := []hfName{
+		{"model.embed_tokens.weight", "token_embd.weight", []int{c.Vocab, c.Dim}, 0},
+		{"model.norm.weight", "output_norm.weight", []int{c.Dim}, 0},
+	}
+	if !c.Tied {
+		ns = append(ns, hfName{"lm_head.weight", "output.weight", []int{c.Vocab, c.Dim}, 0})
+	}
+	for i := 0; i < c.Layers; i++ {
+		p, g := fmt.Sprintf("model.layers.%d.", i), fmt.Sprintf("blk.%d.", i)
+		ns = append(ns,
+			hfName{p + "input_layernorm.weight", g + "attn_norm.weight", []int{c.Dim}, 0},
+			hfName{p + "self_attn.q_proj.weight", g + "attn_q.weight", []int{c.QDim(), c.Dim}, qh},
+			hfName{p + "self_attn.k_proj.weight", g + "attn_k.weight", []int{c.KVDim(), c.Dim}, kh},
+			hfName{p + "self_attn.v_proj.weight", g + "attn_v.weight", []int{c.KVDim(), c.Dim}, 0},
+			hfName{p + "self_attn.o_proj.weight", g + "attn_output.weight", []int{c.Dim, c.QDim()}, 0},
+			hfName{p + "post_attention_layernorm.weight", g + "ffn_norm.weight", []int{c.Dim}, 0},
+			hfName{p + "mlp.gate_proj.weight", g + "ffn_gate.weight", []int{c.FFN, c.Dim}, 0},
+			hfName{p + "mlp.up_proj.weight", g + "ffn_up.weight", []int{c.FFN, c.Dim}, 0},
+			hfName{p + "mlp.down_proj.weight", g + "ffn_down.weight", []int{c.Dim, c.FFN}, 0},
+		)
+		if c.QKVBias {
+			ns = append(ns,
+				hfName{p + "self_attn.q_proj.bias", g + "attn_q.bias", []int{c.QDim()}, 0},
+				hfName{p + "self_attn.k_proj.bias", g + "attn_k.bias", []int{c.KVDim()}, 0},
+				hfName{p + "self_attn.v_proj.bias", g + "attn_v.bias", []int{c.KVDim()}, 0},
+			)
+		}
+		if c.QKNorm {
+			ns = append(ns,
+				hfName{p + "self_attn.q_norm.weight", g + "attn_q_norm.weight", []int{c.HeadDim}, 0},
+				hfName{p + "self_attn.k_norm.weight", g + "attn_k_norm.weight", []int{c.HeadDim}, 0},
+			)
+		}
+	}
+	return ns
+}
+
+var hfTypes = map[safetensors.DType]gguf.Type{"F32": gguf.TypeF32, "F16": gguf.TypeF16, "BF16": gguf.TypeBF16}
+
+// permuteHeads reorders the rows of a [heads*hd][cols] matrix from HF's
+// rotate_half layout to GGUF's interleaved one, as convert_hf_to_gguf.py's
+// permute: reshape(heads, 2, hd/2, cols).swapaxes(1, 2). GGUF row
+// h*hd + 2j + s is HF row h*hd + s*hd/2 + j.
+func permuteHeads(data []byte, heads, rowBytes int) []byte {
+	out := make([]byte, len(data))
+	hd := len(data) / rowBytes / heads
+	for h := 0; h < heads; h++ {
+		for j := 0; j < hd/2; j++ {
+			for s := 0; s < 2; s++ {
+				dst, src := h*hd+2*j+s, h*hd+s*hd/2+j
+				copy(out[dst*rowBytes:(dst+1)*rowBytes], data[src*rowBytes:(src+1)*rowBytes])
+			}
+		}
+	}
+	return out
+}
+
+// hfSourceFor resolves every tensor c needs in set, checking dtype and
+// shape, and names the file and tensor in any error.
+func hfSourceFor(set *safetensors.Set, c *Config, ropeFreqs []float32) (hfSource, error) {
+	src := hfSource{}
+	for _, n := range hfTensors(c) {
+		t, f, ok := set.Tensor(n.hf)
+		if !ok && n.gguf == "token_embd.weight" && c.Tied {
+			// A tied checkpoint may store only the output side.
+			t, f, ok = set.Tensor("lm_head.weight")
+		}
+		if !ok {
+			return nil, fmt.Errorf("model: %s: tensor %s is missing from the safetensors files", set.Dir, n.hf)
+		}
+		typ, ok := hfTypes[t.DType]
+		if !ok {
+			return nil, fmt.Errorf("model: %s: tensor %s has dtype %s; kiln loads F32, F16 and BF16", f.Path, t.Name, t.DType)
+		}
+		good := len(t.Shape) == len(n.shape)
+		for i := 0; good && i < len(n.shape); i++ {
+			good = t.Shape[i] == uint64(n.shape[i])
+		}
+		if !good {
+			return nil, fmt.Errorf("model: %s: tensor %s has shape %v, want %v from config.json", f.Path, t.Name, t.Shape, n.shape)
+		}
+		data := f.Data(t)
+		esz := int(t.DType.Size())
+		if uintptr(unsafe.Pointer(unsafe.SliceData(data)))%uintptr(esz) != 0 {
+			data = append([]byte(nil), data...) // misaligned elements: read a copy
+		}
+		if n.permute > 0 {
+			if n.shape[0]%n.permute != 0 || (n.shape[0]/n.permute)%2 != 0 {
+				return nil, fmt.Errorf("model: %s: tensor %s: %d rows do not split into %d heads of even size", f.Path, t.Name, n.shape[0], n.permute)
+			}
+			data = permuteHeads(data, n.permute, n.shape[len(n.shape)-1]*esz)
+		}
+		shape := make([]uint64, len(n.shape))
+		for i, d := range n.shape {
+			shape[len(shape)-1-i] = uint64(d) // GGUF order: contiguous dimension first
+		}
+		src[n.gguf] = &hfTensor{info: gguf.TensorInfo{Name: n.gguf, Shape: shape, Type: typ, Size: uint64(len(data))}, data: data}
+	}
+	if ropeFreqs != nil {
+		b := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(ropeFreqs))), 4*len(ropeFreqs))
+		src["rope_freqs.weight"] = &hfTensor{info: gguf.TensorInfo{Name: "rope_freqs.weight", Shape: []uint64{uint64(len(ropeFreqs))}, Type: gguf.TypeF32, Size: uint64(len(b))}, data: b}
+	}
+	return src, nil
+}
+
+// LoadHF loads a Hugging Face folder: config.json and its safetensors
+// weights (mapped read-only; Model.Close unmaps them). Weights stay in their
+// stored type (F32, F16 or BF16).
+func LoadHF(dir string, opts Options) (*Model, error) {
+	cfg, _, ropeFreqs, err := ConfigFromHF(dir)
+	if err != nil {
+		return nil, err
+	}
+	set, err := safetensors.OpenDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("model: %w", err)
+	}
+	vocab, tied := cfg.Vocab, cfg.Tied
+	src, err := hfSourceFor(set, &cfg, ropeFreqs)
+	if err != nil {
+		set.Close()
+		return nil, err
+	}
+	w, err := loadWeights(src, &cfg)
+	if err != nil {
+		set.Close()
+		return nil, fmt.Errorf("%w (loading %s)", err, dir)
+	}
+	if cfg.Vocab != vocab || cfg.Tied != tied {
+		set.Close()
+		return nil, fmt.Errorf("model: %s: loaded vocab %d tied %v, config.json says vocab_size %d tie_word_embeddings %v", dir, cfg.Vocab, cfg.Tied, vocab, tied)
+	}
+	m, err := newModel(cfg, w, opts, func([]byte) {})
+	if err != nil {
+		set.Close()
+		return nil, err
+	}
+	m.files = set
+	return m, nil
+}
