@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"unsafe"
 
 	"kiln/gguf"
@@ -151,10 +152,11 @@ func ConfigFromHF(dir string) (c Config, hc HFConfig, ropeFreqs []float32, err e
 	if hc.RMSNormEps != nil {
 		c.NormEps = float32(*hc.RMSNormEps)
 	}
-	c.RopeBase = 10000
+	theta := 10000.0
 	if hc.RopeTheta != nil {
-		c.RopeBase = float32(*hc.RopeTheta)
+		theta = *hc.RopeTheta
 	}
+	c.RopeBase = float32(theta)
 	c.RopeFreqScale = 1
 	c.Tied = hc.TieWordEmbeddings != nil && *hc.TieWordEmbeddings
 	if hc.HiddenAct != nil && *hc.HiddenAct != "silu" {
@@ -183,7 +185,7 @@ func ConfigFromHF(dir string) (c Config, hc HFConfig, ropeFreqs []float32, err e
 			}
 			c.RopeFreqScale = float32(1 / *rs.Factor)
 		case "llama3":
-			if ropeFreqs, err = llama3Factors(&c, &rs); err != nil {
+			if ropeFreqs, err = llama3Factors(&c, theta, &rs); err != nil {
 				return fail("rope_scaling: %v", err)
 			}
 		default:
@@ -191,14 +193,14 @@ func ConfigFromHF(dir string) (c Config, hc HFConfig, ropeFreqs []float32, err e
 		}
 	}
 	if err := c.Validate(); err != nil {
-		return fail("%v", err)
+		return fail("%s", strings.TrimPrefix(err.Error(), "model: "))
 	}
 	return c, hc, ropeFreqs, nil
 }
 
 // llama3Factors computes rope_freqs as convert_hf_to_gguf.py does for
 // rope_type llama3: per frequency, the divisor of its angle.
-func llama3Factors(c *Config, rs *hfRopeScaling) ([]float32, error) {
+func llama3Factors(c *Config, theta float64, rs *hfRopeScaling) ([]float32, error) {
 	get := func(p *float64, def float64) float64 {
 		if p == nil {
 			return def
@@ -211,20 +213,23 @@ func llama3Factors(c *Config, rs *hfRopeScaling) ([]float32, error) {
 	if !(factor > 0) || !(low > 0) || !(high > low) || !(old > 0) {
 		return nil, fmt.Errorf("llama3 scaling needs factor > 0 and high_freq_factor > low_freq_factor > 0 and original_max_position_embeddings > 0")
 	}
-	lowWave, highWave := old/low, old/high
+	lowWave, highWave := old/low, old/high // Python floats (float64)
 	out := make([]float32, c.HeadDim/2)
 	for i := range out {
-		// torch: 1 / base ** (arange(0, dim, 2, float32) / dim), in float32.
-		freq := float32(1 / float32(math.Pow(float64(c.RopeBase), float64(float32(2*i)/float32(c.HeadDim)))))
-		wave := 2 * math.Pi / float64(freq)
+		// The script's float32 torch arithmetic, as synth's llama3RopeFactors
+		// writes it out: arange(0, dim, 2, float32) / dim, base ** that,
+		// 1 / that; a scalar / tensor is reciprocal(tensor) * scalar.
+		exp := float32(2*i) / float32(c.HeadDim)
+		freq := (1 / float32(math.Pow(theta, float64(exp)))) * 1
+		wave := (1 / freq) * float32(2*math.Pi)
 		switch {
-		case wave < highWave:
+		case float64(wave) < highWave:
 			out[i] = 1
-		case wave > lowWave:
+		case float64(wave) > lowWave:
 			out[i] = float32(factor)
 		default:
-			smooth := (old/wave - low) / (high - low)
-			out[i] = float32(1 / ((1-smooth)/factor + smooth))
+			smooth := ((1/wave)*float32(old) - float32(low)) / float32(high-low)
+			out[i] = (1 / ((1-smooth)/float32(factor) + smooth)) * 1
 		}
 	}
 	return out, nil
