@@ -46,6 +46,9 @@ func runInspect(args []string, stdout, stderr io.Writer) error {
 	if len(pos) != 1 {
 		return usageErrorf("want one MODEL argument, got %d", len(pos))
 	}
+	if isDir(pos[0]) {
+		return inspectHF(pos[0], *tensors, stdout)
+	}
 	f, err := openGGUF(pos[0], stderr)
 	if err != nil {
 		return err
