@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+	"unicode/utf8"
 
 	"kiln/internal/testutil"
 )
@@ -98,6 +99,61 @@ func TestHFTinyStoriesConfig(t *testing.T) {
 	}
 	for _, c := range readHFGolden(t, "tinystories-656k.json").Cases {
 		if got := tok.Decode(c.IDs); got != c.Decoded {
+			t.Errorf("Decode(%v) = %q, want %q", c.IDs, got, c.Decoded)
+		}
+	}
+}
+
+// TestHFQwen2 loads a byte-level tokenizer.json (Qwen2's layout, built by
+// the golden script from the shared vocab.json and merges.txt): it maps onto
+// the gpt2 model with Pre "qwen2", and must match the library's ids.
+func TestHFQwen2(t *testing.T) {
+	g := readHFGolden(t, "qwen2.json")
+	dir := filepath.Join(testutil.SharedModels(t), "tokenizers")
+	vocabJSON, err := os.ReadFile(filepath.Join(dir, "qwen2-vocab.json"))
+	if err != nil {
+		t.Skip(err)
+	}
+	mergesTXT, err := os.ReadFile(filepath.Join(dir, "qwen2-merges.txt"))
+	if err != nil {
+		t.Skip(err)
+	}
+	merges, err := parseMerges(mergesTXT)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var file, model map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(g.TokenizerJSON), &file); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(file["model"], &model); err != nil {
+		t.Fatal(err)
+	}
+	model["vocab"] = vocabJSON
+	if model["merges"], err = json.Marshal(merges); err != nil {
+		t.Fatal(err)
+	}
+	if file["model"], err = json.Marshal(model); err != nil {
+		t.Fatal(err)
+	}
+	tj, err := json.Marshal(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := ParseHFTokenizer(tj, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Model != ModelBPE || v.Pre != "qwen2" || v.AddBOS || v.Size() != 151646 {
+		t.Fatalf("model %q pre %q AddBOS %v size %d; want gpt2 qwen2 false 151646", v.Model, v.Pre, v.AddBOS, v.Size())
+	}
+	tok, err := New(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkHFGolden(t, tok, g)
+	for _, c := range g.Cases {
+		if got := tok.Decode(c.IDs); got != c.Decoded && utf8.ValidString(got) {
 			t.Errorf("Decode(%v) = %q, want %q", c.IDs, got, c.Decoded)
 		}
 	}
