@@ -246,14 +246,24 @@ func (m *hfModel) encodeWord(out []int32, word string, s *hfScratch) []int32 {
 			syms[len(syms)-2].next = int32(len(syms)) - 1
 		}
 	}
-	unkOpen := false // the last symbol is an UNK that later unknowns may fuse into
+	// An unknown character becomes a pending UNK, added when a character
+	// with a token comes, or at the end; with FuseUnk, later unknown
+	// characters join it. Byte-fallback tokens do not flush it (so "xé"
+	// is <0xC3> <0xA9> <unk>), as in the library.
+	pendingUnk, pendingLen := false, int32(0)
+	flush := func() {
+		if pendingUnk {
+			push(m.unk, pendingLen)
+			pendingUnk = false
+		}
+	}
 	for i := 0; i < len(word); {
 		_, size := utf8.DecodeRuneInString(word[i:])
 		ch := word[i : i+size]
 		i += size
 		if id, ok := m.ids[ch]; ok {
+			flush()
 			push(id, int32(size))
-			unkOpen = false
 			continue
 		}
 		if m.opts.ByteFallback {
@@ -265,20 +275,20 @@ func (m *hfModel) encodeWord(out []int32, word string, s *hfScratch) []int32 {
 				for j := 0; j < len(ch); j++ {
 					push(m.byteID[ch[j]], 1)
 				}
-				unkOpen = false
 				continue
 			}
 		}
 		if m.unk < 0 {
 			continue // no unknown token: the character is dropped
 		}
-		if unkOpen && m.opts.FuseUnk {
-			syms[len(syms)-1].n += int32(size)
+		if pendingUnk && m.opts.FuseUnk {
+			pendingLen += int32(size)
 			continue
 		}
-		push(m.unk, int32(size))
-		unkOpen = true
+		flush()
+		pendingUnk, pendingLen = true, int32(size)
 	}
+	flush()
 
 	q := s.queue[:0]
 	for i := int32(1); i < int32(len(syms)); i++ {
