@@ -185,11 +185,13 @@ func ParseHFTokenizer(tokenizerJSON, tokenizerConfig, generationConfig []byte) (
 			v.Types[id] = TypeUnknown
 		}
 	}
-	if m.IgnoreMerges {
-		if v.Model == ModelBPE {
-			return nil, fmt.Errorf("tokenizer: tokenizer.json: model.ignore_merges with pre_tokenizer %q not supported", pre)
+	if v.Model == ModelBPE {
+		// llama.cpp ties ignore_merges to the pre-tokenizer (Llama 3 has it).
+		if p, err := lookupPre(pre); err != nil || p.ignoreMerges != m.IgnoreMerges {
+			return nil, fmt.Errorf("tokenizer: tokenizer.json: model.ignore_merges %v with pre_tokenizer %q not supported", m.IgnoreMerges, pre)
 		}
-		v.HF.IgnoreMerges = true
+	} else {
+		v.HF.IgnoreMerges = m.IgnoreMerges
 	}
 	v.Merges = merges
 	if err := hfPostProcessor(f.PostProcessor, v); err != nil {
