@@ -7,6 +7,7 @@ type session struct {
 	present       []int32
 	spm           spmScratch
 	bpe           bpeScratch
+	hf            hfScratch
 }
 
 // Encode tokenizes text without adding BOS/EOS, as llama.cpp's
@@ -33,11 +34,20 @@ func (t *Tokenizer) AppendEncode(dst []int32, text string, parseSpecial bool) []
 func (t *Tokenizer) encode(out []int32, text string, addSpecial, parseSpecial bool) []int32 {
 	s := t.scratch.Get().(*session)
 	defer t.scratch.Put(s)
-	frags := t.partition(text, parseSpecial, s)
 	v := t.v
 	if addSpecial && v.AddBOS && v.BOS >= 0 {
 		out = append(out, v.BOS)
 	}
+	if t.hf != nil {
+		// The tokenizers library finds added tokens its own way (in
+		// normalized text too), so it does not use partition.
+		out = t.hf.encode(out, text, parseSpecial, &s.hf)
+		if addSpecial && v.AddEOS && v.EOS >= 0 {
+			out = append(out, v.EOS)
+		}
+		return out
+	}
+	frags := t.partition(text, parseSpecial, s)
 	switch {
 	case t.spm != nil:
 		// A text fragment at the start, or right after a special token, gets

@@ -23,6 +23,7 @@ type Tokenizer struct {
 	cleanSpaces bool        // Decode tidies " ," " 's" ... (llama.cpp's clean_spaces)
 	spm         *spmModel   // non-nil for SentencePiece vocabs
 	bpe         *bpeModel   // non-nil for byte-level BPE vocabs
+	hf          *hfModel    // non-nil for Hugging Face character BPE vocabs
 	scratch     sync.Pool   // *session: per-call buffers, reused
 }
 
@@ -75,6 +76,10 @@ func New(v *Vocab) (*Tokenizer, error) {
 			return nil, err
 		}
 		t.cleanSpaces = t.bpe.pre.cleanSpaces
+	case ModelHFBPE:
+		if t.hf, err = newHF(v, ids); err != nil {
+			return nil, err
+		}
 	}
 	t.buildPieces()
 	applyNameQuirks(v, ids, t.attrs, t.specials)
@@ -174,11 +179,18 @@ func (t *Tokenizer) buildPieces() {
 func (t *Tokenizer) appendPieceUncached(dst []byte, id int32) []byte {
 	text := t.v.Tokens[id]
 	a := t.attrs[id]
+	if t.hf != nil {
+		// The tokenizers library decodes a normalized added token as its
+		// normalized text ("<unk>" → "▁<unk>" → " <unk>").
+		if p, ok := t.hf.pieces[id]; ok {
+			return appendUnescaped(dst, p)
+		}
+	}
 	switch {
 	case a&attrSpecial != 0:
 		return append(dst, text...)
 	case a&attrNormal != 0:
-		if t.spm != nil {
+		if t.spm != nil || t.hf != nil {
 			return appendUnescaped(dst, text)
 		}
 		return byteDecodeToken(dst, text)

@@ -41,7 +41,32 @@ func (t TokenType) String() string {
 const (
 	ModelSPM = "llama" // SentencePiece: score-ordered merges over characters, byte fallback
 	ModelBPE = "gpt2"  // byte-level BPE: pre-tokenizer split, rank-ordered merges
+
+	// ModelHFBPE is the Hugging Face tokenizers library's BPE over
+	// characters (tokenizer.json with normalizers instead of a byte-level
+	// pre-tokenizer: Llama 2, Mistral, TinyStories): normalize (Vocab.HF),
+	// rank-ordered merges, byte fallback <0xNN>, else the unknown token.
+	// llama.cpp has no such model (its converter turns these files into
+	// "llama" with made-up scores, which merges in a different order); kiln
+	// reads it from tokenizer.json only, and Metadata writes it as is.
+	ModelHFBPE = "hf-bpe"
 )
+
+// NormStep is one normalizer of a ModelHFBPE vocab: Prepend (when set) puts
+// its text in front of a non-empty piece; otherwise every Old becomes New.
+type NormStep struct {
+	Prepend  string
+	Old, New string
+}
+
+// HFSettings holds what a ModelHFBPE vocab needs beyond GGUF's fields.
+type HFSettings struct {
+	Normalizer      []NormStep // applied in order to each piece of text between non-normalized added tokens
+	NormalizedAdded []int32    // added tokens matched in normalized text (as their normalized text), increasing
+	ByteFallback    bool       // a character that is not a token becomes its <0xNN> byte tokens (when all exist)
+	FuseUnk         bool       // consecutive unknown characters become one UNK
+	IgnoreMerges    bool       // a word that is a token is taken whole
+}
 
 // Vocab is a tokenizer's vocabulary and settings, as the tokenizer.ggml.*
 // keys of a GGUF file hold them. Token ids index Tokens, Scores and Types.
@@ -68,6 +93,8 @@ type Vocab struct {
 	AddSpacePrefix bool // SPM: a text fragment at the start or after a special token gets a leading space
 
 	ChatTemplate string // tokenizer.chat_template, carried along (kiln synth writes it back)
+
+	HF *HFSettings // ModelHFBPE only: normalizers and BPE options from tokenizer.json
 }
 
 // NewVocab returns an empty Vocab of the given model with every special id
@@ -144,8 +171,11 @@ func (v *Vocab) Validate() error {
 // validateShape is Validate without the duplicate check (New does that while
 // building its text index).
 func (v *Vocab) validateShape() error {
-	if v.Model != ModelSPM && v.Model != ModelBPE {
-		return fmt.Errorf("tokenizer: unsupported tokenizer model %q (want %q or %q)", v.Model, ModelSPM, ModelBPE)
+	if v.Model != ModelSPM && v.Model != ModelBPE && v.Model != ModelHFBPE {
+		return fmt.Errorf("tokenizer: unsupported tokenizer model %q (want %q, %q or %q)", v.Model, ModelSPM, ModelBPE, ModelHFBPE)
+	}
+	if v.Model == ModelHFBPE && v.HF == nil {
+		return fmt.Errorf("tokenizer: %q vocab without HF settings", ModelHFBPE)
 	}
 	n := len(v.Tokens)
 	if n == 0 {
@@ -204,5 +234,11 @@ func (v *Vocab) Clone() *Vocab {
 		c.Types = append([]TokenType(nil), v.Types...)
 	}
 	c.Merges = append([]string(nil), v.Merges...)
+	if v.HF != nil {
+		h := *v.HF
+		h.Normalizer = append([]NormStep(nil), h.Normalizer...)
+		h.NormalizedAdded = append([]int32(nil), h.NormalizedAdded...)
+		c.HF = &h
+	}
 	return &c
 }
