@@ -97,7 +97,7 @@ func newEngine(m *model.Model, cfg Config) (*Engine, error) {
 	if err := cfg.fill(m); err != nil {
 		return nil, err
 	}
-	kv, err := m.NewKVCache(model.KVCacheOptions{NumBlocks: cfg.NumBlocks, BlockSize: cfg.BlockSize, F32: cfg.F32KV})
+	kv, err := m.NewKVStore(model.KVStoreOptions{NumBlocks: cfg.NumBlocks, BlockSize: cfg.BlockSize, F32: cfg.F32KV})
 	if err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
 	}
