@@ -93,9 +93,25 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	if err := checkParallel(*parallel); err != nil {
 		return err
 	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	only := func(names ...string) error { // flags that the other workload does not read
+		for _, n := range names {
+			if set[n] {
+				return usageErrorf("--%s does not apply to --workload %s", n, *workload)
+			}
+		}
+		return nil
+	}
 	switch *workload {
 	case "throughput":
+		if err := only("prefix-len", "suffix-len", "requests"); err != nil {
+			return err
+		}
 	case "prefix":
+		if err := only("prompt", "parallel"); err != nil {
+			return err
+		}
 		if *prefixLen < 1 || *suffixLen < 1 {
 			return usageErrorf("--prefix-len and --suffix-len must be positive")
 		}

@@ -85,11 +85,13 @@ func TestBenchBadFlags(t *testing.T) {
 		{[]string{"--workload", "bogus"}, `--workload "bogus": want throughput or prefix`},
 		{[]string{"--workload", "prefix", "--prefix-len", "0"}, "--prefix-len and --suffix-len must be positive"},
 		{[]string{"--workload", "prefix", "--requests", "0"}, "--requests 0: want 1 up to 1024"},
+		{[]string{"--workload", "prefix", "--parallel", "4"}, "--parallel does not apply to --workload prefix"},
+		{[]string{"--prefix-len", "64"}, "--prefix-len does not apply to --workload throughput"},
 		{[]string{"--block-size", "0"}, "--block-size 0: want 1 up to 1024"},
 		{[]string{"--kv-cache-memory", "big"}, `--kv-cache-memory "big"`},
 		{[]string{"--kv-cache-memory", "1KiB"}, "this run needs at least"},
 	} {
-		args := append([]string{"bench", m, "--prompt", "8", "--gen", "2"}, tc.args...)
+		args := append([]string{"bench", m, "--gen", "2"}, tc.args...)
 		_, stderr, code := kiln(t, args...)
 		if code != 2 || !strings.Contains(stderr, tc.msg) {
 			t.Errorf("kiln %v: exit %d, stderr %q; want exit 2 mentioning %q", tc.args, code, stderr, tc.msg)
