@@ -22,6 +22,7 @@ type Config struct {
 	NumBlocks        int                  // KV blocks (kvcache.BlocksForBudget sizes it from memory)
 	BlockSize        int                  // token slots per block; 0 means 16
 	F32KV            bool                 // store the KV in F32 instead of F16
+	NoPrefixCache    bool                 // every prompt is computed whole (kvcache.Pool.DisablePrefixCache)
 	MaxBatchedTokens int                  // new tokens per step; 0 means 512
 	MaxSeqs          int                  // running requests at most; 0 means 64
 	MaxModelLen      int                  // context per request; 0 (or more than the model's) means the model's
@@ -96,13 +97,16 @@ func newEngine(m *model.Model, cfg Config) (*Engine, error) {
 	if err := cfg.fill(m); err != nil {
 		return nil, err
 	}
-	kv, err := m.NewKVCache(model.KVCacheOptions{NumBlocks: cfg.NumBlocks, BlockSize: cfg.BlockSize, F32: cfg.F32KV})
+	kv, err := m.NewKVStore(model.KVStoreOptions{NumBlocks: cfg.NumBlocks, BlockSize: cfg.BlockSize, F32: cfg.F32KV})
 	if err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
 	}
 	pool, err := kvcache.New(cfg.NumBlocks, cfg.BlockSize)
 	if err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
+	}
+	if cfg.NoPrefixCache {
+		pool.DisablePrefixCache()
 	}
 	s, err := sched.New(sched.Config{MaxBatchedTokens: cfg.MaxBatchedTokens, MaxSeqs: cfg.MaxSeqs, MaxModelLen: cfg.MaxModelLen}, pool)
 	if err != nil {

@@ -198,6 +198,15 @@ func TestPrefixHit(t *testing.T) {
 	if st := e.Stats(); st.KV.PrefixHits != 64 {
 		t.Errorf("stats: %d prefix hit tokens, want 64", st.KV.PrefixHits)
 	}
+
+	// With the cache off the second run computes its whole prompt, with
+	// the same result.
+	off := newEngine(t, m, engine.Config{NumBlocks: 32, NoPrefixCache: true})
+	run(t, off, req)
+	again := run(t, off, req)
+	if again.final.Usage.CachedPromptTokens != 0 || !slices.Equal(again.tokens, cold.tokens) || off.Stats().KV.PrefixHits != 0 {
+		t.Fatalf("NoPrefixCache: %d cached tokens, %d hits, tokens %v; want 0, 0 and the cold run's", again.final.Usage.CachedPromptTokens, off.Stats().KV.PrefixHits, again.tokens)
+	}
 }
 
 // TestCancel: cancelling a request's context ends its stream with Abort

@@ -46,6 +46,7 @@ type Pool struct {
 	index     map[uint64]int32 // chain hash -> block id; full blocks only
 	seqs      map[string]*seq
 	stats     Stats
+	noPrefix  bool // DisablePrefixCache: lookups find nothing
 }
 
 // New returns a pool of numBlocks blocks of blockSize token slots, all free.
@@ -65,6 +66,11 @@ func New(numBlocks, blockSize int) (*Pool, error) {
 	}
 	return p, nil
 }
+
+// DisablePrefixCache makes every lookup miss: new sequences compute their
+// whole prompt (for measuring what the cache saves, as a --no-prefix-cache
+// flag does). Forks still share blocks.
+func (p *Pool) DisablePrefixCache() { p.noPrefix = true }
 
 // BlockSize is the number of token slots per block.
 func (p *Pool) BlockSize() int { return p.blockSize }
@@ -109,6 +115,9 @@ func (p *Pool) CachedPrefix(tokens []int32) int {
 // match finds the cached blocks of tokens' longest cached prefix, leaving
 // at least one token to compute, and their chain hashes.
 func (p *Pool) match(tokens []int32) (hits []int32, hashes []uint64) {
+	if p.noPrefix {
+		return nil, nil
+	}
 	bs := p.blockSize
 	parent := rootHash
 	for j := 0; (j+1)*bs <= len(tokens)-1; j++ {

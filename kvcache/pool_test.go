@@ -236,3 +236,19 @@ func TestAllocateRefusalChangesNothing(t *testing.T) {
 		t.Fatal("negative n accepted")
 	}
 }
+
+func TestDisablePrefixCache(t *testing.T) {
+	p := mustPool(t, 8, 4)
+	p.DisablePrefixCache()
+	tokens := []int32{1, 2, 3, 4, 5, 6, 7, 8, 9}
+	prefill(t, p, "a", tokens)
+	if got := p.CachedPrefix(tokens); got != 0 {
+		t.Fatalf("CachedPrefix = %d with the cache off, want 0", got)
+	}
+	if a := prefill(t, p, "b", tokens); a.Cached != 0 {
+		t.Fatalf("Alloc.Cached = %d with the cache off, want 0", a.Cached)
+	}
+	if s := p.Stats(); s.PrefixHits != 0 || p.NumFree() != 2 {
+		t.Fatalf("stats %+v, %d free; want no hits and 3+3 blocks held", s, p.NumFree())
+	}
+}

@@ -18,7 +18,7 @@ func (b *Batch) NumSeqs() int { return len(b.SeqStarts) - 1 }
 
 // Validate checks the batch against the model and cache so that Forward
 // never indexes out of range.
-func (b *Batch) Validate(c *Config, kv *KVCache) error {
+func (b *Batch) Validate(c *Config, kv *KVStore) error {
 	n := len(b.Tokens)
 	switch {
 	case n == 0:

@@ -1,7 +1,8 @@
 // Package model holds a transformer's configuration read from GGUF
 // metadata, its weights (views into the mapped file, never copies) and
 // Forward, which runs one ragged batch of several sequences' new tokens over
-// a paged KV cache.
+// a paged KV store (model.KVStore; package kvcache decides which blocks a
+// sequence uses).
 //
 // Supported architectures: llama (Llama 2/3/3.1/3.2, TinyLlama, SmolLM,
 // Mistral), qwen2 (QKV biases) and qwen3 (per-head Q/K RMSNorm). MHA, GQA and

@@ -61,7 +61,7 @@ func TestForwardRefusesNonFiniteLogits(t *testing.T) {
 	norm := append([]float32(nil), m.Weights.OutNorm...)
 	norm[3] = float32(math.Inf(1))
 	m.Weights.OutNorm = norm
-	kv, err := m.NewKVCache(KVCacheOptions{NumBlocks: 1, BlockSize: 16})
+	kv, err := m.NewKVStore(KVStoreOptions{NumBlocks: 1, BlockSize: 16})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -55,7 +55,7 @@ func (s *scratch) ensure(c *Config, t, r int) {
 // Forward runs one batch: it writes every new token's keys and values into
 // the pages its block table names and returns the logits of b.LogitRows as
 // [len(LogitRows)][Vocab]. The returned slice is reused by the next call.
-func (m *Model) Forward(b *Batch, kv *KVCache) ([]float32, error) {
+func (m *Model) Forward(b *Batch, kv *KVStore) ([]float32, error) {
 	c := &m.Config
 	if err := b.Validate(c, kv); err != nil {
 		return nil, err

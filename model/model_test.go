@@ -19,7 +19,7 @@ import (
 type runner struct {
 	t     testing.TB
 	m     *model.Model
-	kv    *model.KVCache
+	kv    *model.KVStore
 	table []int32
 	pos   int
 }
@@ -31,7 +31,7 @@ func newRunner(t testing.TB, m *model.Model, maxTokens int, f32 bool) *runner {
 func newRunnerBlocks(t testing.TB, m *model.Model, maxTokens, blockSize int, f32 bool) *runner {
 	t.Helper()
 	n := (maxTokens + blockSize - 1) / blockSize
-	kv, err := m.NewKVCache(model.KVCacheOptions{NumBlocks: n, BlockSize: blockSize, F32: f32})
+	kv, err := m.NewKVStore(model.KVStoreOptions{NumBlocks: n, BlockSize: blockSize, F32: f32})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,7 +203,7 @@ func TestBatchInvariance(t *testing.T) {
 		alone = append(alone, r.feed(s...))
 	}
 	// Together: one cache, block tables interleaved and reversed.
-	kv, err := m.NewKVCache(model.KVCacheOptions{NumBlocks: 16, BlockSize: bs})
+	kv, err := m.NewKVStore(model.KVStoreOptions{NumBlocks: 16, BlockSize: bs})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -239,7 +239,7 @@ func TestBatchInvariance(t *testing.T) {
 
 func TestForwardRejectsBadBatches(t *testing.T) {
 	_, m := openStories(t)
-	kv, err := m.NewKVCache(model.KVCacheOptions{NumBlocks: 2, BlockSize: 4})
+	kv, err := m.NewKVStore(model.KVStoreOptions{NumBlocks: 2, BlockSize: 4})
 	if err != nil {
 		t.Fatal(err)
 	}

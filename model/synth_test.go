@@ -89,7 +89,7 @@ func TestArchitecturesMatchReference(t *testing.T) {
 // has grown (BLUEPRINT habit 5).
 func TestForwardDecodeAllocs(t *testing.T) {
 	_, m := synthModel(t, smallSpecs[3], "Q8_0")
-	kv, err := m.NewKVCache(model.KVCacheOptions{NumBlocks: 8, BlockSize: 16})
+	kv, err := m.NewKVStore(model.KVStoreOptions{NumBlocks: 8, BlockSize: 16})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,7 @@ import (
 // Runner runs scheduler plans on a model over one KV store.
 type Runner struct {
 	m  *model.Model
-	kv *model.KVCache
+	kv *model.KVStore
 
 	seqs  map[string]*seq
 	batch model.Batch
@@ -38,7 +38,7 @@ type Output struct {
 }
 
 // New returns a runner of m over kv.
-func New(m *model.Model, kv *model.KVCache) *Runner {
+func New(m *model.Model, kv *model.KVStore) *Runner {
 	return &Runner{m: m, kv: kv, seqs: map[string]*seq{}}
 }
 

@@ -70,7 +70,7 @@ type result struct {
 // results and the number of preemptions.
 func drive(t *testing.T, m *model.Model, jobs []job, numBlocks, maxBatched int) (map[string]*result, int, kvcache.Stats) {
 	t.Helper()
-	kv, err := m.NewKVCache(model.KVCacheOptions{NumBlocks: numBlocks, BlockSize: 16})
+	kv, err := m.NewKVStore(model.KVStoreOptions{NumBlocks: numBlocks, BlockSize: 16})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,7 +209,7 @@ func TestPrefixHit(t *testing.T) {
 func TestDecodeAllocs(t *testing.T) {
 	m := tinyModel(t)
 	jobs := mixedJobs()
-	kv, err := m.NewKVCache(model.KVCacheOptions{NumBlocks: 64, BlockSize: 16})
+	kv, err := m.NewKVStore(model.KVStoreOptions{NumBlocks: 64, BlockSize: 16})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,14 +1,18 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"runtime/pprof"
+	"slices"
+	"sync"
 	"time"
 
+	"kiln/engine"
 	"kiln/kernels/simd"
 	"kiln/model"
 )
@@ -35,18 +39,42 @@ type benchResult struct {
 	Kernels string `json:"kernels"`
 }
 
+// prefixResult is the shared-prefix workload's report.
+type prefixResult struct {
+	Engine      string  `json:"engine"`
+	Workload    string  `json:"workload"`
+	Threads     int     `json:"threads"`
+	Requests    int     `json:"requests"`
+	PrefixLen   int     `json:"prefix_len"`
+	SuffixLen   int     `json:"suffix_len"`
+	GenTokens   int     `json:"gen_tokens"`
+	PrefixCache bool    `json:"prefix_cache"`
+	TTFTMedian  float64 `json:"ttft_median_ms"` // Submit to first token, median over requests
+	TTFTMax     float64 `json:"ttft_max_ms"`
+	TotalS      float64 `json:"total_s"`       // first Submit to last final event
+	CachedTok   int     `json:"cached_tokens"` // prompt tokens served from the prefix cache, all requests
+	Kernels     string  `json:"kernels"`
+}
+
 func runBench(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	threads := fs.Int("threads", 0, "worker threads (0: one per core)")
 	prompt := fs.Int("prompt", 128, "prompt tokens to prefill (per sequence)")
-	gen := fs.Int("gen", 64, "tokens to decode (per sequence)")
-	parallel := fs.Int("parallel", 1, "sequences decoded together in one batch")
+	gen := fs.Int("gen", 64, "tokens to generate (per sequence)")
+	parallel := fs.Int("parallel", 1, "requests submitted together (the engine batches them)")
+	workload := fs.String("workload", "throughput", "throughput (prefill and decode tok/s) or prefix (requests sharing a prompt prefix: time to first token)")
+	prefixLen := fs.Int("prefix-len", 1024, "prefix workload: tokens of the prompt prefix all requests share")
+	suffixLen := fs.Int("suffix-len", 32, "prefix workload: tokens of each request's own prompt suffix")
+	requests := fs.Int("requests", 16, "prefix workload: requests, submitted at once")
+	noPrefixCache := fs.Bool("no-prefix-cache", false, "turn the engine's prefix cache off (every prompt is computed whole)")
 	asJSON := fs.Bool("json", false, "print JSON instead of a table")
 	noRepack := fs.Bool("no-repack", false, "keep weights in the file's layout (no load-time repacking)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the timed part to this file (go tool pprof)")
+	kvf := addKVPoolFlags(fs)
 	fs.Usage = func() {
-		io.WriteString(stderr, "usage: kiln bench MODEL [--threads N] [--prompt 128] [--gen 64] [--parallel N] [--json] [--no-repack]\n")
+		io.WriteString(stderr, "usage: kiln bench MODEL [--threads N] [--prompt 128] [--gen 64] [--parallel N] [--json] [--no-repack]\n"+
+			"       kiln bench MODEL --workload prefix [--prefix-len 1024] [--suffix-len 32] [--requests 16] [--gen 64] [--no-prefix-cache]\n")
 		fs.PrintDefaults()
 	}
 	pos, err := interspersed(fs, args)
@@ -65,6 +93,37 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	if err := checkParallel(*parallel); err != nil {
 		return err
 	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	only := func(names ...string) error { // flags that the other workload does not read
+		for _, n := range names {
+			if set[n] {
+				return usageErrorf("--%s does not apply to --workload %s", n, *workload)
+			}
+		}
+		return nil
+	}
+	switch *workload {
+	case "throughput":
+		if err := only("prefix-len", "suffix-len", "requests"); err != nil {
+			return err
+		}
+	case "prefix":
+		if err := only("prompt", "parallel"); err != nil {
+			return err
+		}
+		if *prefixLen < 1 || *suffixLen < 1 {
+			return usageErrorf("--prefix-len and --suffix-len must be positive")
+		}
+		if err := checkParallel(*requests); err != nil {
+			return usageErrorf("--requests %d: want 1 up to %d", *requests, maxParallel)
+		}
+	default:
+		return usageErrorf("--workload %q: want throughput or prefix", *workload)
+	}
+	if err := kvf.check(); err != nil {
+		return err
+	}
 	f, err := openGGUF(pos[0], stderr)
 	if err != nil {
 		return err
@@ -76,24 +135,45 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	}
 	defer m.Close()
 	c := &m.Config
-	total := *prompt + *gen
-	if total > c.Context {
-		return fmt.Errorf("--prompt %d + --gen %d exceeds the model's context of %d", *prompt, *gen, c.Context)
+
+	// The requests: deterministic pseudo-text token ids (speed does not
+	// depend on them), every prompt distinct except for a shared prefix.
+	tok := func(i int) int32 { return int32((i*7919 + 13) % c.Vocab) }
+	var prompts [][]int32
+	if *workload == "prefix" {
+		for r := range *requests {
+			p := make([]int32, 0, *prefixLen+*suffixLen)
+			for i := range *prefixLen {
+				p = append(p, tok(i))
+			}
+			for i := range *suffixLen {
+				p = append(p, tok(*prefixLen+(r+1)**suffixLen+i))
+			}
+			prompts = append(prompts, p)
+		}
+	} else {
+		for s := range *parallel {
+			p := make([]int32, *prompt)
+			for i := range p {
+				p[i] = tok(s**prompt + i)
+			}
+			prompts = append(prompts, p)
+		}
 	}
-	const bs = 16
-	per := (total + bs - 1) / bs
-	kv, err := m.NewKVCache(model.KVCacheOptions{NumBlocks: per * *parallel, BlockSize: bs})
+	perSeq := len(prompts[0]) + *gen
+	if perSeq > c.Context {
+		return fmt.Errorf("a prompt of %d tokens + --gen %d exceeds the model's context of %d", len(prompts[0]), *gen, c.Context)
+	}
+	numBlocks, blockSize, err := kvf.pool(c, false, perSeq, len(prompts))
 	if err != nil {
 		return err
 	}
-	tables := make([][]int32, *parallel)
-	for s := range tables {
-		for i := 0; i < per; i++ {
-			tables[s] = append(tables[s], int32(s*per+i))
-		}
+	e, err := engine.New(m, engine.Config{NumBlocks: numBlocks, BlockSize: blockSize, MaxSeqs: len(prompts),
+		MaxBatchedTokens: max(512, *prompt), NoPrefixCache: *noPrefixCache})
+	if err != nil {
+		return err
 	}
-	// Deterministic pseudo-text token ids (speed does not depend on them).
-	tok := func(i int) int32 { return int32((i*7919 + 13) % c.Vocab) }
+	defer e.Close()
 
 	if *cpuProfile != "" {
 		pf, err := os.Create(*cpuProfile)
@@ -106,43 +186,34 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		}
 		defer pprof.StopCPUProfile()
 	}
+	runs, err := submitAll(e, prompts, *gen)
+	if err != nil {
+		return err
+	}
 
-	// Prefill: each sequence's prompt in one batch, as llama.cpp's bench does
-	// with a 512-token ubatch.
-	start := time.Now()
-	for s := 0; s < *parallel; s++ {
-		b := &model.Batch{SeqStarts: []int32{0, int32(*prompt)}, BlockTables: [][]int32{tables[s]},
-			ContextLens: []int32{int32(*prompt)}, LogitRows: []int32{int32(*prompt - 1)}}
-		for i := 0; i < *prompt; i++ {
-			b.Tokens = append(b.Tokens, tok(i))
-			b.Positions = append(b.Positions, int32(i))
-		}
-		if _, err := m.Forward(b, kv); err != nil {
-			return err
+	if *workload == "prefix" {
+		return reportPrefix(stdout, *asJSON, prefixResult{
+			Engine: "kiln", Workload: "prefix", Threads: m.Threads(), Requests: *requests, PrefixLen: *prefixLen,
+			SuffixLen: *suffixLen, GenTokens: *gen, PrefixCache: !*noPrefixCache, Kernels: simd.Impl(),
+		}, runs)
+	}
+
+	// Prefill ends when every request has its first token (that sample
+	// closes its prompt's forward); decode is every token after that.
+	start, prefillEnd, end := runs[0].start, runs[0].start, runs[0].start
+	for _, r := range runs {
+		prefillEnd = later(prefillEnd, r.times[0])
+		end = later(end, r.times[len(r.times)-1])
+	}
+	decoded := 0
+	for _, r := range runs {
+		for _, t := range r.times {
+			if t.After(prefillEnd) {
+				decoded++
+			}
 		}
 	}
-	prefill := time.Since(start)
-
-	// Decode: all sequences advance one token per step in one batch.
-	b := &model.Batch{BlockTables: tables}
-	start = time.Now()
-	for step := 0; step < *gen; step++ {
-		b.Tokens, b.Positions, b.SeqStarts, b.ContextLens, b.LogitRows = b.Tokens[:0], b.Positions[:0], b.SeqStarts[:0], b.ContextLens[:0], b.LogitRows[:0]
-		b.SeqStarts = append(b.SeqStarts, 0)
-		for s := 0; s < *parallel; s++ {
-			p := *prompt + step
-			b.Tokens = append(b.Tokens, tok(p+s))
-			b.Positions = append(b.Positions, int32(p))
-			b.SeqStarts = append(b.SeqStarts, int32(s+1))
-			b.ContextLens = append(b.ContextLens, int32(p+1))
-			b.LogitRows = append(b.LogitRows, int32(s))
-		}
-		if _, err := m.Forward(b, kv); err != nil {
-			return err
-		}
-	}
-	decode := time.Since(start)
-
+	prefill, decode := prefillEnd.Sub(start), end.Sub(prefillEnd)
 	var bytes uint64
 	for i := range f.Tensors {
 		bytes += f.Tensors[i].Size
@@ -150,11 +221,15 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	r := benchResult{
 		Engine: "kiln", Threads: m.Threads(), Parallel: *parallel, PromptTokens: *prompt, GenTokens: *gen,
 		PrefillTokS: round2(float64(*prompt**parallel) / prefill.Seconds()),
-		DecodeTokS:  round2(float64(*gen**parallel) / decode.Seconds()),
 		ModelBytes:  bytes,
 		Kernels:     simd.Impl(),
 	}
-	r.DecodeGBs = round2(float64(bytes) * float64(*gen) / decode.Seconds() / 1e9)
+	if decoded > 0 {
+		r.DecodeTokS = round2(float64(decoded) / decode.Seconds())
+		// One pass over the weights per step: each step decodes one token of
+		// every sequence.
+		r.DecodeGBs = round2(float64(bytes) * float64(decoded) / float64(*parallel) / decode.Seconds() / 1e9)
+	}
 	if *asJSON {
 		return json.NewEncoder(stdout).Encode(r)
 	}
@@ -163,6 +238,97 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, "prefill   %8.2f tok/s  (%d tokens x %d sequences)\n", r.PrefillTokS, *prompt, *parallel)
 	fmt.Fprintf(stdout, "decode    %8.2f tok/s  (%d tokens x %d sequences; %.1f GB/s of weights)\n", r.DecodeTokS, *gen, *parallel, r.DecodeGBs)
 	return nil
+}
+
+// benchRun is one request's timeline as its reader saw it.
+type benchRun struct {
+	start time.Time   // Submit
+	times []time.Time // one per token event
+	final engine.Event
+}
+
+// submitAll submits one greedy request of gen tokens per prompt, all at
+// once, and reads every stream to its end. The engine has no tokenizer, so
+// no end-of-generation token cuts a request short.
+func submitAll(e *engine.Engine, prompts [][]int32, gen int) ([]*benchRun, error) {
+	runs := make([]*benchRun, len(prompts))
+	chans := make([]<-chan engine.Event, len(prompts))
+	for i, p := range prompts {
+		runs[i] = &benchRun{start: time.Now(), times: make([]time.Time, 0, gen)}
+		ch, err := e.Submit(context.Background(), engine.Request{Prompt: p, Params: greedyParams(gen)})
+		if err != nil {
+			return nil, err
+		}
+		chans[i] = ch
+	}
+	var wg sync.WaitGroup
+	for i, ch := range chans {
+		wg.Add(1)
+		go func(r *benchRun) {
+			defer wg.Done()
+			for ev := range ch {
+				if ev.Token >= 0 {
+					r.times = append(r.times, time.Now())
+				}
+				if ev.Done {
+					r.final = ev
+				}
+			}
+		}(runs[i])
+	}
+	wg.Wait()
+	for _, r := range runs {
+		if r.final.Reason == engine.Abort {
+			return nil, fmt.Errorf("bench request aborted: %v", r.final.Err)
+		}
+		if len(r.times) != gen {
+			return nil, fmt.Errorf("bench request ended (%s) after %d of %d tokens", r.final.Reason, len(r.times), gen)
+		}
+	}
+	return runs, nil
+}
+
+func reportPrefix(stdout io.Writer, asJSON bool, r prefixResult, runs []*benchRun) error {
+	var ttft []float64
+	start, end := runs[0].start, runs[0].start
+	for _, run := range runs {
+		ttft = append(ttft, float64(run.final.Timings.FirstToken.Microseconds())/1000)
+		r.CachedTok += run.final.Usage.CachedPromptTokens
+		end = later(end, run.times[len(run.times)-1])
+	}
+	slices.Sort(ttft)
+	r.TTFTMedian = round2(median(ttft))
+	r.TTFTMax = round2(ttft[len(ttft)-1])
+	r.TotalS = round2(end.Sub(start).Seconds())
+	if asJSON {
+		return json.NewEncoder(stdout).Encode(r)
+	}
+	cache := "on"
+	if !r.PrefixCache {
+		cache = "off"
+	}
+	fmt.Fprintf(stdout, "workload  prefix: %d requests, %d shared + %d own prompt tokens, %d generated (%d threads, %s)\n",
+		r.Requests, r.PrefixLen, r.SuffixLen, r.GenTokens, r.Threads, r.Kernels)
+	fmt.Fprintf(stdout, "cache     %s: %d prompt tokens served from it\n", cache, r.CachedTok)
+	fmt.Fprintf(stdout, "ttft      median %.2f ms, max %.2f ms\n", r.TTFTMedian, r.TTFTMax)
+	fmt.Fprintf(stdout, "total     %.2f s\n", r.TotalS)
+	return nil
+}
+
+// median of sorted xs (not empty).
+func median(xs []float64) float64 {
+	n := len(xs)
+	if n%2 == 1 {
+		return xs[n/2]
+	}
+	return (xs[n/2-1] + xs[n/2]) / 2
+}
+
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
 
 func round2(x float64) float64 { return float64(int64(x*100+0.5)) / 100 }

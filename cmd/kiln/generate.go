@@ -1,10 +1,14 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
+
+	"kiln/engine"
+	"kiln/sample"
 )
 
 func init() {
@@ -25,8 +29,9 @@ func runGenerate(args []string, stdout, stderr io.Writer) error {
 	asJSON := fs.Bool("json", false, "print {\"prompt\",\"tokens\",\"text\"} instead of the text")
 	threads := fs.Int("threads", 0, "worker threads (0: one per core)")
 	kvF32 := kvTypeFlag(fs)
+	kvf := addKVPoolFlags(fs)
 	fs.Usage = func() {
-		io.WriteString(stderr, "usage: kiln generate MODEL TEXT -n N --temperature 0 [--json]\n  TEXT may be ids:1,2,3 (taken as is, no BOS); a TEXT that begins with - goes after --\n")
+		io.WriteString(stderr, "usage: kiln generate MODEL TEXT -n N --temperature 0 [--json] [--kv-cache-memory SIZE] [--block-size 16]\n  TEXT may be ids:1,2,3 (taken as is, no BOS); a TEXT that begins with - goes after --\n")
 		fs.PrintDefaults()
 	}
 	pos, err := interspersed(fs, args)
@@ -49,6 +54,9 @@ func runGenerate(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if err := kvf.check(); err != nil {
+		return err
+	}
 	l, err := openModel(pos[0], *threads)
 	if err != nil {
 		return err
@@ -65,22 +73,13 @@ func runGenerate(args []string, stdout, stderr io.Writer) error {
 	if total > l.model.Config.Context {
 		return fmt.Errorf("prompt (%d tokens) plus -n %d exceeds the model's context of %d tokens: shorten the prompt or lower -n", len(prompt), *n, l.model.Config.Context)
 	}
-	seq, err := newSequence(l.model, total, f32)
+	numBlocks, blockSize, err := kvf.pool(&l.model.Config, f32, total, 1)
 	if err != nil {
 		return err
 	}
 	out := generateOutput{Prompt: prompt, Tokens: []int32{}}
-	logits, err := seq.feed(prompt, false)
-	if err != nil {
-		return err
-	}
-	for len(out.Tokens) < *n {
-		next := argmax(logits)
-		out.Tokens = append(out.Tokens, next)
-		if l.tok.IsEOG(next) || len(out.Tokens) == *n {
-			break
-		}
-		if logits, err = seq.feed([]int32{next}, false); err != nil {
+	if *n > 0 {
+		if out.Tokens, err = engineGreedy(l, prompt, *n, engine.Config{NumBlocks: numBlocks, BlockSize: blockSize, F32KV: f32, MaxSeqs: 1}); err != nil {
 			return err
 		}
 	}
@@ -92,13 +91,34 @@ func runGenerate(args []string, stdout, stderr io.Writer) error {
 	return err
 }
 
-// argmax is greedy decoding: the highest logit, ties to the lowest id.
-func argmax(logits []float32) int32 {
-	best := 0
-	for i, v := range logits {
-		if v > logits[best] {
-			best = i
+// engineGreedy runs one greedy request of at most n tokens through an
+// engine over l's model and returns its tokens, an end-of-generation token
+// included.
+func engineGreedy(l *loaded, prompt []int32, n int, cfg engine.Config) ([]int32, error) {
+	cfg.Tokenizer = l.tok
+	e, err := engine.New(l.model, cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer e.Close()
+	ch, err := e.Submit(context.Background(), engine.Request{Prompt: prompt, Params: greedyParams(n)})
+	if err != nil {
+		return nil, err
+	}
+	tokens := []int32{}
+	for ev := range ch {
+		if ev.Token >= 0 {
+			tokens = append(tokens, ev.Token)
+		}
+		if ev.Done && ev.Reason == engine.Abort {
+			return nil, fmt.Errorf("generation aborted: %v", ev.Err)
 		}
 	}
-	return int32(best)
+	return tokens, nil
+}
+
+// greedyParams asks for the argmax, at most n tokens (0: until the context
+// or the pool is full).
+func greedyParams(n int) sample.Params {
+	return sample.Params{Temperature: 0, TopP: 1, RepetitionPenalty: 1, MaxTokens: n}
 }

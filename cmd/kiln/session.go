@@ -95,7 +95,7 @@ func parseIDs(s string, vocab int) ([]int32, error) {
 // blocks are laid out in order (block i holds positions i*16 .. i*16+15).
 type sequence struct {
 	m     *model.Model
-	kv    *model.KVCache
+	kv    *model.KVStore
 	table []int32 // [numBlocks] identity block table
 	pos   int     // tokens already in the cache
 	limit int     // most tokens the sequence may hold (<= len(table)*BlockSize)
@@ -109,7 +109,7 @@ func newSequence(m *model.Model, maxTokens int, kvF32 bool) (*sequence, error) {
 	}
 	const blockSize = 16
 	n := (maxTokens + blockSize - 1) / blockSize
-	kv, err := m.NewKVCache(model.KVCacheOptions{NumBlocks: n, BlockSize: blockSize, F32: kvF32})
+	kv, err := m.NewKVStore(model.KVStoreOptions{NumBlocks: n, BlockSize: blockSize, F32: kvF32})
 	if err != nil {
 		return nil, err
 	}

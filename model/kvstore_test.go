@@ -9,8 +9,8 @@ import (
 )
 
 // newTestKV builds a cache of layers pages directly (no model needed).
-func newTestKV(layers, numBlocks, blockSize, kvHeads, headDim int, f16 bool) *model.KVCache {
-	kv := &model.KVCache{BlockSize: blockSize, NumBlocks: numBlocks, F16: f16}
+func newTestKV(layers, numBlocks, blockSize, kvHeads, headDim int, f16 bool) *model.KVStore {
+	kv := &model.KVStore{BlockSize: blockSize, NumBlocks: numBlocks, F16: f16}
 	for i := 0; i < layers; i++ {
 		kv.Layers = append(kv.Layers, kernels.NewPagedKV(numBlocks, blockSize, kvHeads, headDim, f16))
 	}
@@ -18,7 +18,7 @@ func newTestKV(layers, numBlocks, blockSize, kvHeads, headDim int, f16 bool) *mo
 }
 
 // fill stores distinct values into every slot of block blk of every layer.
-func fill(t *testing.T, kv *model.KVCache, blk int, base float32) {
+func fill(t *testing.T, kv *model.KVStore, blk int, base float32) {
 	t.Helper()
 	for li, l := range kv.Layers {
 		w := l.KVHeads * l.HeadDim
@@ -77,7 +77,7 @@ func TestCopyBlock(t *testing.T) {
 }
 
 // snapshot returns each layer's blocks as strings of their K and V elements.
-func snapshot(kv *model.KVCache) [][]string {
+func snapshot(kv *model.KVStore) [][]string {
 	var out [][]string
 	for _, l := range kv.Layers {
 		n := l.BlockSize * l.KVHeads * l.HeadDim

@@ -6,33 +6,33 @@ import (
 	"kiln/kernels"
 )
 
-// KVCache is the paged key/value storage of every layer: NumBlocks pages of
-// BlockSize token slots each. Which sequence owns which block is decided
-// outside the model (package kvcache); the model only reads and writes the
-// pages a Batch's block tables name.
-type KVCache struct {
+// KVStore is the paged key/value storage of every layer: NumBlocks pages of
+// BlockSize token slots each. It is storage only: which sequence holds which
+// block is bookkeeping, decided outside the model (package kvcache); the
+// model only reads and writes the pages a Batch's block tables name.
+type KVStore struct {
 	BlockSize, NumBlocks int
 	F16                  bool               // element type: F16 (the default, as llama.cpp) or F32
 	Layers               []*kernels.PagedKV // [Layers]
 }
 
-// KVCacheOptions size a cache. Zero values: 16-token blocks, F16 storage.
-type KVCacheOptions struct {
+// KVStoreOptions size a store. Zero values: 16-token blocks, F16 storage.
+type KVStoreOptions struct {
 	NumBlocks int  // required: total pages
 	BlockSize int  // token slots per page; 0 means 16
 	F32       bool // store F32 instead of F16
 }
 
-// NewKVCache allocates a cache for m.
-func (m *Model) NewKVCache(o KVCacheOptions) (*KVCache, error) {
+// NewKVStore allocates a store for m.
+func (m *Model) NewKVStore(o KVStoreOptions) (*KVStore, error) {
 	if o.BlockSize == 0 {
 		o.BlockSize = 16
 	}
 	if o.NumBlocks <= 0 || o.BlockSize <= 0 {
-		return nil, fmt.Errorf("model: KV cache needs a positive block count and size (got %d blocks of %d)", o.NumBlocks, o.BlockSize)
+		return nil, fmt.Errorf("model: KV store needs a positive block count and size (got %d blocks of %d)", o.NumBlocks, o.BlockSize)
 	}
 	c := &m.Config
-	kv := &KVCache{BlockSize: o.BlockSize, NumBlocks: o.NumBlocks, F16: !o.F32}
+	kv := &KVStore{BlockSize: o.BlockSize, NumBlocks: o.NumBlocks, F16: !o.F32}
 	for i := 0; i < c.Layers; i++ {
 		kv.Layers = append(kv.Layers, kernels.NewPagedKV(o.NumBlocks, o.BlockSize, c.KVHeads, c.HeadDim, !o.F32))
 	}
@@ -57,7 +57,7 @@ func (c *Config) KVBytesPerBlock(blockSize int, f16 bool) int {
 
 // BytesPerBlock is the memory one block id takes in kv, over every layer's
 // keys and values.
-func (kv *KVCache) BytesPerBlock() int {
+func (kv *KVStore) BytesPerBlock() int {
 	elem := 4
 	if kv.F16 {
 		elem = 2
@@ -73,7 +73,7 @@ func (kv *KVCache) BytesPerBlock() int {
 // (the copy in copy-on-write: the block manager hands the caller (src, dst)
 // pairs to apply before the step's forward). It writes nothing and returns
 // an error if either id is outside [0, NumBlocks).
-func (kv *KVCache) CopyBlock(src, dst int) error {
+func (kv *KVStore) CopyBlock(src, dst int) error {
 	if src < 0 || src >= kv.NumBlocks || dst < 0 || dst >= kv.NumBlocks {
 		return fmt.Errorf("model: CopyBlock(%d, %d) outside the cache's %d blocks", src, dst, kv.NumBlocks)
 	}

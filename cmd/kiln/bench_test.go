@@ -1,0 +1,100 @@
+package main
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// synthModel writes a tiny synthetic llama into dir.
+func synthModel(t *testing.T, dir string) string {
+	t.Helper()
+	path := filepath.Join(dir, "tiny.gguf")
+	if _, stderr, code := kiln(t, "synth", path, "--arch", "llama", "--dim", "64", "--layers", "2", "--heads", "4",
+		"--kv-heads", "2", "--ffn", "128", "--vocab-size", "300", "--type", "Q8_0", "--seed", "3"); code != 0 {
+		t.Fatalf("synth: exit %d: %s", code, stderr)
+	}
+	return path
+}
+
+// TestBenchParallel: `kiln bench --parallel N` submits N requests to the
+// engine and reports the same JSON fields as before.
+func TestBenchParallel(t *testing.T) {
+	m := synthModel(t, t.TempDir())
+	for _, extra := range [][]string{nil, {"--block-size", "4"}, {"--kv-cache-memory", "64KiB"}} {
+		args := append([]string{"bench", m, "--prompt", "20", "--gen", "6", "--parallel", "5", "--threads", "1", "--json"}, extra...)
+		out, stderr, code := kiln(t, args...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", extra, code, stderr)
+		}
+		var raw map[string]any
+		if err := json.Unmarshal([]byte(out), &raw); err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range []string{"engine", "threads", "parallel", "prompt_tokens", "gen_tokens", "prefill_tok_s", "decode_tok_s", "model_bytes", "decode_weight_gb_s", "kernels"} {
+			if _, ok := raw[k]; !ok {
+				t.Errorf("%v: no %q in %s", extra, k, out)
+			}
+		}
+		var r benchResult
+		json.Unmarshal([]byte(out), &r)
+		if r.Parallel != 5 || r.PromptTokens != 20 || r.GenTokens != 6 || r.PrefillTokS <= 0 || r.DecodeTokS <= 0 {
+			t.Errorf("%v: %s", extra, out)
+		}
+	}
+}
+
+// TestBenchPrefixWorkload: with the prefix cache on, requests after the
+// first step find the shared prefix cached; with --no-prefix-cache none do.
+func TestBenchPrefixWorkload(t *testing.T) {
+	m := synthModel(t, t.TempDir())
+	run := func(extra ...string) prefixResult {
+		args := append([]string{"bench", m, "--workload", "prefix", "--prefix-len", "96", "--suffix-len", "8", "--requests", "8", "--gen", "3", "--threads", "1", "--json"}, extra...)
+		out, stderr, code := kiln(t, args...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", extra, code, stderr)
+		}
+		var r prefixResult
+		if err := json.Unmarshal([]byte(out), &r); err != nil {
+			t.Fatal(err)
+		}
+		if r.Workload != "prefix" || r.Requests != 8 || r.PrefixLen != 96 || r.TTFTMedian <= 0 || r.TTFTMax < r.TTFTMedian {
+			t.Fatalf("%v: %s", extra, out)
+		}
+		return r
+	}
+	// 104-token prompts: at most five requests share the first 512-token
+	// step, so the later ones hit the cache.
+	on := run()
+	if !on.PrefixCache || on.CachedTok == 0 || on.CachedTok%16 != 0 {
+		t.Errorf("cache on: %+v; want some whole blocks served from the cache", on)
+	}
+	off := run("--no-prefix-cache")
+	if off.PrefixCache || off.CachedTok != 0 {
+		t.Errorf("cache off: %+v; want nothing served from the cache", off)
+	}
+}
+
+func TestBenchBadFlags(t *testing.T) {
+	m := synthModel(t, t.TempDir())
+	for _, tc := range []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"--workload", "bogus"}, `--workload "bogus": want throughput or prefix`},
+		{[]string{"--workload", "prefix", "--prefix-len", "0"}, "--prefix-len and --suffix-len must be positive"},
+		{[]string{"--workload", "prefix", "--requests", "0"}, "--requests 0: want 1 up to 1024"},
+		{[]string{"--workload", "prefix", "--parallel", "4"}, "--parallel does not apply to --workload prefix"},
+		{[]string{"--prefix-len", "64"}, "--prefix-len does not apply to --workload throughput"},
+		{[]string{"--block-size", "0"}, "--block-size 0: want 1 up to 1024"},
+		{[]string{"--kv-cache-memory", "big"}, `--kv-cache-memory "big"`},
+		{[]string{"--kv-cache-memory", "1KiB"}, "this run needs at least"},
+	} {
+		args := append([]string{"bench", m, "--gen", "2"}, tc.args...)
+		_, stderr, code := kiln(t, args...)
+		if code != 2 || !strings.Contains(stderr, tc.msg) {
+			t.Errorf("kiln %v: exit %d, stderr %q; want exit 2 mentioning %q", tc.args, code, stderr, tc.msg)
+		}
+	}
+}

@@ -1,0 +1,93 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+
+	"kiln/kvcache"
+	"kiln/model"
+)
+
+// maxBlockSize bounds --block-size: larger blocks only waste the tail of
+// each sequence's last block and make prefix hits coarser.
+const maxBlockSize = 1024
+
+// fallbackKVBudget is the KV budget when /proc/meminfo cannot be read.
+const fallbackKVBudget = 2 << 30
+
+// kvPoolFlags are the KV pool's flags: --kv-cache-memory and --block-size.
+type kvPoolFlags struct {
+	memory    *string
+	blockSize *int
+	budget    int64 // parsed by check; 0: the default
+}
+
+func addKVPoolFlags(fs *flag.FlagSet) *kvPoolFlags {
+	return &kvPoolFlags{
+		memory: fs.String("kv-cache-memory", "", fmt.Sprintf("KV cache budget, e.g. 2GiB or 512MB (default: %.0f%% of available memory, at most what this run can use)",
+			100*kvcache.DefaultShare)),
+		blockSize: fs.Int("block-size", 16, "token slots per KV block"),
+	}
+}
+
+// check refuses malformed values (usage errors, exit status 2) before
+// anything is loaded.
+func (k *kvPoolFlags) check() error {
+	if bs := *k.blockSize; bs < 1 || bs > maxBlockSize {
+		return usageErrorf("--block-size %d: want 1 up to %d token slots", bs, maxBlockSize)
+	}
+	if *k.memory == "" {
+		return nil
+	}
+	b, err := kvcache.ParseBytes(*k.memory)
+	if err != nil {
+		return usageErrorf("--kv-cache-memory %q: want a size such as 2GiB, 512MiB or 1.5GB", *k.memory)
+	}
+	if b <= 0 {
+		return usageErrorf("--kv-cache-memory %q: want a positive size", *k.memory)
+	}
+	k.budget = b
+	return nil
+}
+
+// pool sizes the KV pool for a model: the budget over the bytes one block
+// takes, capped at seqs sequences of perSeq tokens (what the run can use
+// at most: no point in allocating more). A budget that does not hold one
+// such sequence is refused, a usage error. Call check first.
+func (k *kvPoolFlags) pool(c *model.Config, f32 bool, perSeq, seqs int) (numBlocks, blockSize int, err error) {
+	if err := k.check(); err != nil {
+		return 0, 0, err
+	}
+	bs, budget := *k.blockSize, k.budget
+	if budget == 0 {
+		budget = fallbackKVBudget
+		if mi, err := os.Open("/proc/meminfo"); err == nil {
+			if avail, err := kvcache.MemAvailable(mi); err == nil {
+				budget = kvcache.DefaultBudget(avail)
+			}
+			mi.Close()
+		}
+	}
+	per := c.KVBytesPerBlock(bs, !f32)
+	blocksFor := func(tokens int) int { return (tokens + bs - 1) / bs }
+	n := kvcache.BlocksForBudget(budget, per)
+	if n < blocksFor(perSeq) {
+		return 0, 0, usageErrorf("--kv-cache-memory %s holds %d tokens of this model's KV (%d-token blocks of %d bytes); this run needs at least %d",
+			fmtBytes(budget), n*bs, bs, per, perSeq)
+	}
+	return min(n, seqs*blocksFor(perSeq)), bs, nil
+}
+
+// fmtBytes writes a byte count in binary units.
+func fmtBytes(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1fGiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1fMiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1fKiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%dB", n)
+}
