@@ -124,16 +124,11 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	if err := kvf.check(); err != nil {
 		return err
 	}
-	f, err := openGGUF(pos[0], stderr)
+	m, bytes, closeModel, err := loadWeights(pos[0], model.Options{Threads: *threads, NoRepack: *noRepack}, stderr)
 	if err != nil {
 		return err
 	}
-	defer f.Close()
-	m, err := model.Load(f, model.Options{Threads: *threads, NoRepack: *noRepack})
-	if err != nil {
-		return err
-	}
-	defer m.Close()
+	defer closeModel()
 	c := &m.Config
 
 	// The requests: deterministic pseudo-text token ids (speed does not
@@ -214,10 +209,6 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	prefill, decode := prefillEnd.Sub(start), end.Sub(prefillEnd)
-	var bytes uint64
-	for i := range f.Tensors {
-		bytes += f.Tensors[i].Size
-	}
 	r := benchResult{
 		Engine: "kiln", Threads: m.Threads(), Parallel: *parallel, PromptTokens: *prompt, GenTokens: *gen,
 		PrefillTokS: round2(float64(*prompt**parallel) / prefill.Seconds()),

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -21,8 +22,22 @@ type loaded struct {
 	tok   *tokenizer.Tokenizer
 }
 
-// openModel maps a GGUF file and loads its weights and tokenizer.
+// openModel loads a MODEL argument's weights and tokenizer: a GGUF file
+// (or an hf: reference), or a Hugging Face folder (config.json,
+// *.safetensors, tokenizer.json).
 func openModel(path string, threads int) (*loaded, error) {
+	if isHFDir(path) {
+		m, err := model.LoadHF(path, model.Options{Threads: threads})
+		if err != nil {
+			return nil, err
+		}
+		tok, err := hfTokenizer(path)
+		if err != nil {
+			m.Close()
+			return nil, err
+		}
+		return &loaded{model: m, tok: tok}, nil
+	}
 	f, err := openGGUF(path, os.Stderr)
 	if err != nil {
 		return nil, err
@@ -43,7 +58,59 @@ func openModel(path string, threads int) (*loaded, error) {
 
 func (l *loaded) Close() {
 	l.model.Close()
-	l.file.Close()
+	if l.file != nil {
+		l.file.Close()
+	}
+}
+
+// isHFDir reports whether path is a folder holding a config.json: a
+// Hugging Face model folder (model.LoadHF says what else it lacks).
+func isHFDir(path string) bool {
+	st, err := os.Stat(filepath.Join(path, "config.json"))
+	return err == nil && st.Mode().IsRegular()
+}
+
+// hfTokenizer reads a Hugging Face folder's tokenizer.json (with
+// tokenizer_config.json and generation_config.json).
+func hfTokenizer(dir string) (*tokenizer.Tokenizer, error) {
+	v, err := tokenizer.LoadHFTokenizer(dir)
+	if err != nil {
+		return nil, err
+	}
+	return tokenizer.New(v)
+}
+
+// loadWeights loads a MODEL argument's weights alone (bench): a GGUF file
+// or hf: reference, or a Hugging Face folder. bytes is the weights' size
+// (the GGUF's tensor data; a folder's *.safetensors files), close releases
+// the model and its mapping.
+func loadWeights(arg string, opts model.Options, stderr io.Writer) (m *model.Model, bytes uint64, close func(), err error) {
+	if isHFDir(arg) {
+		files, _ := filepath.Glob(filepath.Join(arg, "*.safetensors"))
+		for _, name := range files {
+			if st, err := os.Stat(name); err == nil {
+				bytes += uint64(st.Size())
+			}
+		}
+		m, err := model.LoadHF(arg, opts)
+		if err != nil {
+			return nil, 0, nil, err
+		}
+		return m, bytes, m.Close, nil
+	}
+	f, err := openGGUF(arg, stderr)
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	m, err = model.Load(f, opts)
+	if err != nil {
+		f.Close()
+		return nil, 0, nil, err
+	}
+	for i := range f.Tensors {
+		bytes += f.Tensors[i].Size
+	}
+	return m, bytes, func() { m.Close(); f.Close() }, nil
 }
 
 // openGGUF maps a MODEL argument: a local path, or an hf: reference that

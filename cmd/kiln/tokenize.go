@@ -5,6 +5,7 @@ import (
 	"flag"
 	"io"
 
+	"kiln/gguf"
 	"kiln/tokenizer"
 )
 
@@ -27,12 +28,17 @@ func runTokenize(args []string, stdout, stderr io.Writer) error {
 	if len(pos) != 2 {
 		return usageErrorf("want MODEL and TEXT, got %d arguments", len(pos))
 	}
-	f, err := openGGUF(pos[0], stderr)
-	if err != nil {
-		return err
+	var tok *tokenizer.Tokenizer
+	if isHFDir(pos[0]) {
+		tok, err = hfTokenizer(pos[0])
+	} else {
+		var f *gguf.File
+		if f, err = openGGUF(pos[0], stderr); err != nil {
+			return err
+		}
+		defer f.Close()
+		tok, err = tokenizer.FromGGUF(f)
 	}
-	defer f.Close()
-	tok, err := tokenizer.FromGGUF(f)
 	if err != nil {
 		return err
 	}
