@@ -29,6 +29,12 @@
 //   - Sampling is per request (runner): a seeded request gives the same
 //     tokens alone, batched or preempted.
 //
-// Out of scope for now: n > 1 (forks), beam search, stop strings (the
-// caller can match Event.Text with sample.StopMatcher and cancel).
+// Stop strings (Params.Stop, which need a tokenizer) are matched on the
+// loop against the decoded text, as OpenAI and vLLM do: the text deltas
+// stop right before the stop string, which is never emitted, and text
+// that might be the start of a stop is held back only until the next
+// piece rules it out (sample.StopMatcher). The token that completed the
+// stop is the last token event; the request ends with Reason Stop.
+//
+// Out of scope for now: n > 1 (forks), beam search.
 package engine

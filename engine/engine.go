@@ -148,6 +148,9 @@ func (e *Engine) Submit(ctx context.Context, req Request) (<-chan Event, error) 
 			return nil, fmt.Errorf("engine: prompt token %d outside the vocabulary [0, %d)", t, e.runner.Vocab())
 		}
 	}
+	if len(req.Params.Stop) > 0 && e.cfg.Tokenizer == nil {
+		return nil, fmt.Errorf("engine: stop strings need Config.Tokenizer")
+	}
 	sm, err := sample.New(req.Params, e.runner.Vocab())
 	if err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
@@ -163,6 +166,9 @@ func (e *Engine) Submit(ctx context.Context, req Request) (<-chan Event, error) 
 	if e.cfg.Tokenizer != nil {
 		st.dec = e.cfg.Tokenizer.NewDecoder()
 		st.dec.Prime(prompt)
+		if len(req.Params.Stop) > 0 {
+			st.stops = sample.NewStopMatcher(req.Params.Stop)
+		}
 	}
 
 	// The watch is registered before the stream is visible to the loop, so

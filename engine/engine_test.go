@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -359,5 +360,64 @@ func TestSubmitErrors(t *testing.T) {
 		if _, err := e.Submit(context.Background(), req); err == nil {
 			t.Errorf("Submit(%v) succeeded", fmt.Sprint(req.Prompt, req.Text))
 		}
+	}
+}
+
+// TestStopStrings: a stop string ends a request with Stop, and the text
+// stops right before it (the stop itself is never emitted); a stop whose
+// beginning appears but whose end never does holds that text back only
+// until the match fails, so the text is whole. Stop strings are derived
+// from a first greedy run.
+func TestStopStrings(t *testing.T) {
+	m, tok := tiny(t)
+	e := newEngine(t, m, engine.Config{NumBlocks: 64, Tokenizer: tok})
+	p := sample.Params{TopP: 1, RepetitionPenalty: 1, MaxTokens: 40}
+	base := run(t, e, engine.Request{Text: "once upon", Params: p})
+	text := base.text // bytes: the tiny model's text is not valid UTF-8
+	if base.final.Reason != engine.Length || len(text) < 20 {
+		t.Fatalf("base run: %q (%s)", base.text, base.final.Reason)
+	}
+	t.Logf("base text %q", base.text)
+
+	// A stop from the middle of the text: three characters at a third.
+	stop := text[len(text)/3 : len(text)/3+3]
+	want := base.text[:strings.Index(base.text, stop)]
+	p.Stop = []string{"\x01never", stop}
+	r := run(t, e, engine.Request{Text: "once upon", Params: p})
+	if r.text != want || r.final.Reason != engine.Stop {
+		t.Fatalf("stop %q: text %q (%s), want %q (stop)", stop, r.text, r.final.Reason, want)
+	}
+	if len(r.tokens) >= len(base.tokens) || !slices.Equal(r.tokens, base.tokens[:len(r.tokens)]) {
+		t.Fatalf("stop %q: tokens %v are not a proper prefix of %v", stop, r.tokens, base.tokens)
+	}
+	if st := e.Stats(); st.KV.Sequences != 0 {
+		t.Fatalf("blocks held after a stop string: %+v", st)
+	}
+
+	// A stop that begins like the text at several places but never
+	// matches: every held piece is released, the text is whole.
+	p.Stop = []string{text[len(text)/2:len(text)/2+2] + "\u2603", text[0:1] + "\u2603"}
+	if strings.Contains(text, "\u2603") {
+		t.Fatal("the text contains the character that was to rule the stops out")
+	}
+	r = run(t, e, engine.Request{Text: "once upon", Params: p})
+	if r.text != base.text || r.final.Reason != engine.Length || !slices.Equal(r.tokens, base.tokens) {
+		t.Fatalf("partial stops %q: text %q (%s), want %q (length)", p.Stop, r.text, r.final.Reason, base.text)
+	}
+
+	// A stop token id ends the request the same way (it is the last
+	// token event; its text is not emitted).
+	p.Stop = nil
+	p.StopTokens = []int32{base.tokens[5]}
+	r = run(t, e, engine.Request{Text: "once upon", Params: p})
+	at := slices.Index(base.tokens, base.tokens[5])
+	if r.final.Reason != engine.Stop || !slices.Equal(r.tokens, base.tokens[:at+1]) {
+		t.Fatalf("stop token %d: tokens %v (%s), want %v", base.tokens[5], r.tokens, r.final.Reason, base.tokens[:at+1])
+	}
+
+	// Stop strings without a tokenizer are refused.
+	bare := newEngine(t, m, engine.Config{NumBlocks: 16})
+	if _, err := bare.Submit(context.Background(), engine.Request{Prompt: []int32{1}, Params: sample.Params{TopP: 1, RepetitionPenalty: 1, Stop: []string{"x"}}}); err == nil {
+		t.Fatal("stop strings without a tokenizer were accepted")
 	}
 }

@@ -129,7 +129,10 @@ func (e *Engine) step() {
 			e.end(st, Abort, ErrSlowReader)
 			continue
 		}
-		if ev.Done {
+		switch {
+		case st.stopped():
+			e.end(st, Stop, nil) // a stop string, whatever the scheduler decided
+		case ev.Done:
 			reason := Length
 			if ev.Reason == sched.Stop {
 				reason = Stop

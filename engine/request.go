@@ -15,7 +15,8 @@ type Request struct {
 	Text   string
 	// Params are the sampling parameters, resolved (sample.Defaults for an
 	// absent field). MaxTokens 0 means until the context or the pool is
-	// full; StopTokens add to the tokenizer's end-of-generation ids.
+	// full; StopTokens add to the tokenizer's end-of-generation ids; Stop
+	// strings need Config.Tokenizer (see the package comment).
 	Params sample.Params
 	// Priority: lower runs first and is preempted last (sched.Request).
 	Priority int
@@ -25,7 +26,7 @@ type Request struct {
 type FinishReason string
 
 const (
-	Stop   FinishReason = "stop"   // a stop or end-of-generation token (it is the last token event)
+	Stop   FinishReason = "stop"   // a stop string, a stop or end-of-generation token (the last token event)
 	Length FinishReason = "length" // MaxTokens, the context, or the pool's capacity
 	Abort  FinishReason = "abort"  // cancelled, a slow reader, Close, or an error (Event.Err)
 )
