@@ -24,8 +24,9 @@
 //     mutex-guarded inbox and a wake-up channel.
 //   - A cancelled context aborts its request at the start of the next step
 //     (its blocks are freed before that step is scheduled).
-//   - Every request gets exactly one final event (Done), then its channel
-//     closes, whatever ends it: stop, length, abort, error or Close.
+//   - Every completion gets exactly one final event (Done), and the
+//     channel closes after the request's last, whatever ends them: stop,
+//     length, abort, error or Close.
 //   - Sampling is per request (runner): a seeded request gives the same
 //     tokens alone, batched or preempted.
 //
@@ -36,5 +37,12 @@
 // piece rules it out (sample.StopMatcher). The token that completed the
 // stop is the last token event; the request ends with Reason Stop.
 //
-// Out of scope for now: n > 1 (forks), beam search.
+// n > 1 (Request.N): the completions share one channel, each event saying
+// which (Event.Index), and the prompt: it is computed once, then the
+// scheduler forks the completions onto its KV blocks (sched.Request.Forks).
+// Each completion has its own sampler (seeded Seed+i, as vLLM does), its
+// own stop matching and its own final event; the channel closes after the
+// last. Cancellation, a slow reader and a failed step end them all.
+//
+// Out of scope: beam search.
 package engine

@@ -421,3 +421,123 @@ func TestStopStrings(t *testing.T) {
 		t.Fatal("stop strings without a tokenizer were accepted")
 	}
 }
+
+// collectN reads a stream of n completions to its end, by Event.Index.
+func collectN(t *testing.T, ch <-chan engine.Event, n int) []*result {
+	t.Helper()
+	rs := make([]*result, n)
+	for i := range rs {
+		rs[i] = &result{}
+	}
+	for ev := range ch {
+		if ev.Index < 0 || ev.Index >= n {
+			t.Fatalf("event index %d of %d completions", ev.Index, n)
+		}
+		r := rs[ev.Index]
+		if r.final.Done {
+			t.Fatalf("completion %d: event after its final one: %+v", ev.Index, ev)
+		}
+		if ev.Token >= 0 {
+			r.tokens = append(r.tokens, ev.Token)
+			r.logprobs = append(r.logprobs, ev.Logprob)
+		}
+		r.text += ev.Text
+		if ev.Done {
+			r.final = ev
+		}
+	}
+	for i, r := range rs {
+		if !r.final.Done {
+			t.Fatalf("completion %d has no final event", i)
+		}
+	}
+	return rs
+}
+
+// TestN: n completions of one prompt compute the prompt once and share
+// its blocks (the pool holds n copies of the output blocks only: no
+// preemption in a pool too small for n whole copies); greedy completions
+// equal the n = 1 run; seeded sampled completion i equals an n = 1 run
+// seeded Seed+i, and so replays.
+func TestN(t *testing.T) {
+	m, _ := tiny(t)
+	prompt := make([]int32, 40)
+	for i := range prompt {
+		prompt[i] = int32(i*13%300 + 1)
+	}
+	const maxTokens = 8
+	greedy := sample.Params{TopP: 1, RepetitionPenalty: 1, MaxTokens: maxTokens, Logprobs: true}
+	// 40+8 tokens are 3 blocks of 16: 4 unshared copies would need 12.
+	cfg := engine.Config{NumBlocks: 8}
+
+	one := newEngine(t, m, cfg)
+	want := run(t, one, engine.Request{Prompt: prompt, Params: greedy})
+	if got := one.Stats().ComputedTokens; got != int64(len(prompt)+maxTokens-1) {
+		t.Fatalf("n = 1 computed %d tokens", got)
+	}
+
+	e := newEngine(t, m, cfg)
+	ch, err := e.Submit(context.Background(), engine.Request{Prompt: prompt, Params: greedy, N: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs := collectN(t, ch, 4)
+	for i, r := range rs {
+		if !slices.Equal(r.tokens, want.tokens) || !slices.Equal(r.logprobs, want.logprobs) || r.final.Reason != engine.Length {
+			t.Errorf("greedy completion %d: %v (%s), n = 1 gave %v", i, r.tokens, r.final.Reason, want.tokens)
+		}
+		if u := r.final.Usage; u.PromptTokens != len(prompt) || u.CompletionTokens != maxTokens {
+			t.Errorf("completion %d usage %+v", i, u)
+		}
+	}
+	st := e.Stats()
+	if want := int64(len(prompt) + 4*(maxTokens-1)); st.ComputedTokens != want || st.Preemptions != 0 {
+		t.Errorf("n = 4: %d tokens computed, %d preemptions; want %d (the prompt once) and 0", st.ComputedTokens, st.Preemptions, want)
+	}
+	if st.Finished != 4 || st.KV.Sequences != 0 || st.Running != 0 {
+		t.Errorf("after n = 4: %+v", st)
+	}
+
+	// Seeded sampling: completion i is the n = 1 run with seed 7+i.
+	seed := uint64(7)
+	sampled := sample.Params{Temperature: 1, TopP: 1, RepetitionPenalty: 1, MaxTokens: 12, Seed: &seed}
+	big := newEngine(t, m, engine.Config{NumBlocks: 64})
+	ch, err = big.Submit(context.Background(), engine.Request{Prompt: prompt, Params: sampled, N: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs = collectN(t, ch, 3)
+	for i, r := range rs {
+		s := seed + uint64(i)
+		p := sampled
+		p.Seed = &s
+		alone := run(t, big, engine.Request{Prompt: prompt, Params: p})
+		if !slices.Equal(r.tokens, alone.tokens) {
+			t.Errorf("seeded completion %d: %v, alone with seed %d: %v", i, r.tokens, s, alone.tokens)
+		}
+	}
+	if slices.Equal(rs[0].tokens, rs[1].tokens) && slices.Equal(rs[1].tokens, rs[2].tokens) {
+		t.Errorf("three sampled completions are identical: %v", rs[0].tokens)
+	}
+
+	// Cancelling ends every completion.
+	ctx, cancel := context.WithCancel(context.Background())
+	ch, err = big.Submit(ctx, engine.Request{Prompt: prompt, Params: sample.Params{TopP: 1, RepetitionPenalty: 1}, N: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-ch
+	cancel()
+	for ev := range ch {
+		if ev.Done && ev.Reason != engine.Abort {
+			t.Errorf("cancelled completion %d: %+v", ev.Index, ev)
+		}
+	}
+	if st := big.Stats(); st.KV.Sequences != 0 {
+		t.Errorf("after the cancel: %+v", st)
+	}
+
+	if _, err := big.Submit(context.Background(), engine.Request{Prompt: prompt, Params: greedy, N: 65}); err == nil {
+		t.Error("n = 65 > MaxSeqs was accepted")
+	}
+}

@@ -16,8 +16,8 @@ type Counters struct {
 	Preemptions     int64 // requests that gave up their blocks to be recomputed
 	ComputedTokens  int64 // tokens run through the forward: prompt chunks, recomputation, decodes
 	GeneratedTokens int64 // tokens sampled
-	Finished        int64 // requests ended by stop or length
-	Aborted         int64 // requests ended by cancellation, a slow reader, an error or Close
+	Finished        int64 // completions ended by stop or length
+	Aborted         int64 // completions ended by cancellation, a slow reader, an error or Close
 }
 
 // Stats returns the latest snapshot.
