@@ -103,6 +103,7 @@ func (e *Engine) endGroup(g *group, reason FinishReason, err error) {
 
 // step runs one scheduler plan: the whole loop body.
 func (e *Engine) step() {
+	start := time.Now()
 	plan := e.sched.Schedule()
 	if len(plan.Seqs) == 0 {
 		e.stalled = true // nothing fits now (not expected): sleep until something changes
@@ -124,6 +125,8 @@ func (e *Engine) step() {
 		e.fail(plan.Seqs, err)
 		return
 	}
+	e.ctr.ForwardTime += out.Forward
+	e.ctr.SampleTime += out.Sample
 	events, err := e.sched.Update(plan, out.Tokens)
 	if err != nil {
 		e.fail(plan.Seqs, err)
@@ -152,6 +155,7 @@ func (e *Engine) step() {
 			e.end(st, reason, nil)
 		}
 	}
+	e.ctr.StepTime += time.Since(start)
 	e.publish()
 }
 

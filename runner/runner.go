@@ -2,6 +2,7 @@ package runner
 
 import (
 	"fmt"
+	"time"
 
 	"kiln/model"
 	"kiln/sample"
@@ -37,6 +38,9 @@ type Output struct {
 	// Samples[i] is the full sample (log-probabilities when asked for) of
 	// Tokens[i]; its Top is the sampler's scratch, valid until the next Run.
 	Samples []sample.Token
+	// Forward and Sample are the step's wall time in model.Forward and in
+	// the samplers: the rest of a step is the engine's overhead.
+	Forward, Sample time.Duration
 }
 
 // New returns a runner of m over kv.
@@ -85,10 +89,13 @@ func (r *Runner) Run(plan *sched.Plan) (Output, error) {
 	if err := r.build(plan); err != nil {
 		return Output{}, err
 	}
+	t0 := time.Now()
 	logits, err := r.m.Forward(&r.batch, r.kv)
 	if err != nil {
 		return Output{}, fmt.Errorf("runner: step %d: %w", plan.Step, err)
 	}
+	t1 := time.Now()
+	r.out.Forward = t1.Sub(t0)
 	vocab := r.m.Config.Vocab
 	k := 0 // index into LogitRows
 	for i, q := range plan.Seqs {
@@ -112,6 +119,7 @@ func (r *Runner) Run(plan *sched.Plan) (Output, error) {
 			return Output{}, err
 		}
 	}
+	r.out.Sample = time.Since(t1)
 	return r.out, nil
 }
 
