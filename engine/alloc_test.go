@@ -14,10 +14,12 @@ import (
 
 // TestDecodeStepAllocs measures the loop's steady-state decode step (16
 // requests, one token each, stepped by hand without the loop goroutine)
-// and bounds it. What allocates is the scheduler's plan (a fresh Plan with
-// per-sequence token and block-table copies, an index map) and its events,
-// and the Event values sent; the runner, forward and samplers allocate
-// nothing (runner.TestDecodeAllocs).
+// and bounds it. The scheduler reuses its plan and event buffers and hands
+// out views of the requests' tokens and the pool's block tables, the
+// runner, forward and samplers allocate nothing (runner.TestDecodeAllocs),
+// and Event values go by value: what is left is amortized growth (a
+// request's token list, a block appended to a table, a full block's hash
+// committed), about 4 allocations a step where it was 75.
 func TestDecodeStepAllocs(t *testing.T) {
 	e, chs := decoding(t, 16)
 	got := testing.AllocsPerRun(50, func() {
@@ -28,8 +30,8 @@ func TestDecodeStepAllocs(t *testing.T) {
 		t.Fatalf("stats: %+v", e.Stats())
 	}
 	t.Logf("steady-state decode step, 16 requests: %v allocations", got)
-	if got > 100 {
-		t.Errorf("a decode step of 16 requests allocates %v times, want <= 100", got)
+	if got > 16 {
+		t.Errorf("a decode step of 16 requests allocates %v times, want <= 16", got)
 	}
 }
 

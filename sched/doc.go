@@ -14,6 +14,9 @@
 //	apply plan.Copies to the KV store; run the forward over plan.Seqs; sample
 //	events, err := s.Update(plan, sampled)
 //
+// A plan and the events are the scheduler's reused scratch (valid until
+// the next Schedule and Update): a steady decode step allocates nothing.
+//
 // There are no prefill and decode phases: a prompt chunk, a decode token
 // and a cached prefix are just token counts, so a long prompt is split
 // across steps (chunked prefill) and never stalls decoding requests.

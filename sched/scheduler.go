@@ -27,6 +27,14 @@ type Scheduler struct {
 	forkOf  map[string]*request // a completion not yet forked -> its parent
 	arrived int64
 	step    int
+
+	// Scratch reused by every Schedule and Update (see Schedule).
+	plan   Plan
+	seqs   []Seq            // candidate entries; Tokens nil where a preemption undid one
+	copies [][]kvcache.Copy // block copies of each candidate entry
+	runs   []*request       // the running queue as the step began
+	entry  map[*request]int // index in seqs of a running request's entry
+	events []Event
 }
 
 // New returns a scheduler that places requests' KV in pool.
@@ -34,7 +42,7 @@ func New(cfg Config, pool *kvcache.Pool) (*Scheduler, error) {
 	if cfg.MaxBatchedTokens <= 0 || cfg.MaxSeqs <= 0 || cfg.MaxModelLen <= 0 {
 		return nil, fmt.Errorf("sched: MaxBatchedTokens, MaxSeqs and MaxModelLen must be positive (got %+v)", cfg)
 	}
-	return &Scheduler{cfg: cfg, pool: pool, byID: map[string]*request{}, forkOf: map[string]*request{}}, nil
+	return &Scheduler{cfg: cfg, pool: pool, byID: map[string]*request{}, forkOf: map[string]*request{}, entry: map[*request]int{}}, nil
 }
 
 // Add queues a request. It refuses, with an error, a request that could
@@ -137,26 +145,31 @@ func (s *Scheduler) forksPending() int {
 // priority, newest running request is preempted (its blocks freed, itself
 // back in the waiting queue to be recomputed) until it can; no waiting
 // request is admitted in a step that preempted.
+//
+// The plan's slices (and the block tables in it, views of the pool's) are
+// the scheduler's scratch: they are valid until the next Schedule, so a
+// plan must be run and passed to Update before the next is made. A
+// steady decode step allocates nothing here.
 func (s *Scheduler) Schedule() Plan {
 	s.step++
-	plan := Plan{Step: s.step}
+	plan := Plan{Step: s.step, Seqs: s.plan.Seqs[:0], Copies: s.plan.Copies[:0], Preempted: s.plan.Preempted[:0], Forks: s.plan.Forks[:0]}
 	budget := s.cfg.MaxBatchedTokens
-	var seqs []*Seq // nil where a preempted request's entry was undone
-	var copies [][]kvcache.Copy
-	entry := map[*request]int{}
+	seqs, copies := s.seqs[:0], s.copies[:0]
+	clear(s.entry)
 
 	schedule := func(r *request, n int, a kvcache.Alloc) {
-		entry[r] = len(seqs)
-		seqs = append(seqs, &Seq{ID: r.ID, Start: r.computed, Tokens: slices.Clone(r.tokens[r.computed : r.computed+n]),
-			Table: s.pool.Table(r.ID), Sample: r.computed+n == len(r.tokens)})
+		s.entry[r] = len(seqs)
+		end := r.computed + n
+		seqs = append(seqs, Seq{ID: r.ID, Start: r.computed, Tokens: r.tokens[r.computed:end:end],
+			Table: s.pool.TableView(r.ID), Sample: end == len(r.tokens)})
 		copies = append(copies, a.Copies)
 		budget -= n
 	}
 	preempt := func(v *request) {
-		if i, ok := entry[v]; ok {
+		if i, ok := s.entry[v]; ok {
 			budget += len(seqs[i].Tokens)
-			seqs[i], copies[i] = nil, nil
-			delete(entry, v)
+			seqs[i], copies[i] = Seq{}, nil
+			delete(s.entry, v)
 		}
 		s.running = slices.DeleteFunc(s.running, func(x *request) bool { return x == v })
 		s.pool.Free(v.ID)
@@ -165,8 +178,9 @@ func (s *Scheduler) Schedule() Plan {
 		plan.Preempted = append(plan.Preempted, v.ID)
 	}
 
-	for _, decodes := range []bool{true, false} {
-		for _, r := range slices.Clone(s.running) {
+	s.runs = append(s.runs[:0], s.running...)
+	for _, decodes := range [2]bool{true, false} {
+		for _, r := range s.runs {
 			if !r.running || r.decoding() != decodes || budget == 0 {
 				continue
 			}
@@ -183,6 +197,7 @@ func (s *Scheduler) Schedule() Plan {
 			}
 		}
 	}
+	clear(s.runs)
 	pending := s.forksPending()
 	for len(plan.Preempted) == 0 && len(s.waiting) > 0 && budget > 0 {
 		r := s.waiting[0]
@@ -202,17 +217,20 @@ func (s *Scheduler) Schedule() Plan {
 	}
 
 	for i, q := range seqs {
-		if q != nil {
-			if r := s.byID[q.ID]; q.Sample && r.output() == 0 {
-				for _, f := range r.Forks {
-					plan.Forks = append(plan.Forks, Fork{ID: f, Seq: len(plan.Seqs)})
-				}
-			}
-			plan.Seqs = append(plan.Seqs, *q)
-			plan.Copies = append(plan.Copies, copies[i]...)
-			plan.NumTokens += len(q.Tokens)
+		if q.Tokens == nil { // undone by a preemption
+			continue
 		}
+		if r := s.byID[q.ID]; q.Sample && r.output() == 0 {
+			for _, f := range r.Forks {
+				plan.Forks = append(plan.Forks, Fork{ID: f, Seq: len(plan.Seqs)})
+			}
+		}
+		plan.Seqs = append(plan.Seqs, q)
+		plan.Copies = append(plan.Copies, copies[i]...)
+		plan.NumTokens += len(q.Tokens)
 	}
+	clear(copies)
+	s.seqs, s.copies, s.plan = seqs, copies, plan
 	return plan
 }
 
@@ -233,12 +251,14 @@ func (s *Scheduler) victim() *request {
 // is plan.Forks[j]'s. It forks those completions, commits the computed
 // tokens' KV, appends sampled tokens, and finishes requests on a stop
 // token or their length limit, freeing their blocks. Entries of requests
-// aborted since Schedule are skipped.
+// aborted since Schedule are skipped. The events are valid until the next
+// Update.
 func (s *Scheduler) Update(plan Plan, sampled []int32) ([]Event, error) {
 	if len(sampled) != len(plan.Seqs)+len(plan.Forks) {
 		return nil, fmt.Errorf("sched: step %d planned %d sequences and %d forks but got %d samples", plan.Step, len(plan.Seqs), len(plan.Forks), len(sampled))
 	}
-	var events []Event
+	events := s.events[:0]
+	defer func() { s.events = events[:0] }()
 	for i, q := range plan.Seqs {
 		r := s.byID[q.ID]
 		if r == nil || !r.running || r.computed != q.Start {
