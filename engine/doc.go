@@ -24,11 +24,25 @@
 //     mutex-guarded inbox and a wake-up channel.
 //   - A cancelled context aborts its request at the start of the next step
 //     (its blocks are freed before that step is scheduled).
-//   - Every request gets exactly one final event (Done), then its channel
-//     closes, whatever ends it: stop, length, abort, error or Close.
+//   - Every completion gets exactly one final event (Done), and the
+//     channel closes after the request's last, whatever ends them: stop,
+//     length, abort, error or Close.
 //   - Sampling is per request (runner): a seeded request gives the same
 //     tokens alone, batched or preempted.
 //
-// Out of scope for now: n > 1 (forks), beam search, stop strings (the
-// caller can match Event.Text with sample.StopMatcher and cancel).
+// Stop strings (Params.Stop, which need a tokenizer) are matched on the
+// loop against the decoded text, as OpenAI and vLLM do: the text deltas
+// stop right before the stop string, which is never emitted, and text
+// that might be the start of a stop is held back only until the next
+// piece rules it out (sample.StopMatcher). The token that completed the
+// stop is the last token event; the request ends with Reason Stop.
+//
+// n > 1 (Request.N): the completions share one channel, each event saying
+// which (Event.Index), and the prompt: it is computed once, then the
+// scheduler forks the completions onto its KV blocks (sched.Request.Forks).
+// Each completion has its own sampler (seeded Seed+i, as vLLM does), its
+// own stop matching and its own final event; the channel closes after the
+// last. Cancellation, a slow reader and a failed step end them all.
+//
+// Out of scope: beam search.
 package engine

@@ -66,13 +66,13 @@ type Engine struct {
 	sched   *sched.Scheduler
 	runner  *runner.Runner
 	live    map[string]*stream
-	spare   []*stream // the inbox's other buffer
-	stalled bool      // the last plan was empty: wait for a wake-up
+	spare   []*group // the inbox's other buffer
+	stalled bool     // the last plan was empty: wait for a wake-up
 	ctr     Counters
 
 	mu      sync.Mutex // guards the fields below
-	inbox   []*stream
-	cancels []*stream // whose ctx is done
+	inbox   []*group
+	cancels []*group // whose ctx is done
 	closed  bool
 	nextID  int64
 	stats   Stats
@@ -148,30 +148,49 @@ func (e *Engine) Submit(ctx context.Context, req Request) (<-chan Event, error) 
 			return nil, fmt.Errorf("engine: prompt token %d outside the vocabulary [0, %d)", t, e.runner.Vocab())
 		}
 	}
-	sm, err := sample.New(req.Params, e.runner.Vocab())
-	if err != nil {
-		return nil, fmt.Errorf("engine: %w", err)
+	if len(req.Params.Stop) > 0 && e.cfg.Tokenizer == nil {
+		return nil, fmt.Errorf("engine: stop strings need Config.Tokenizer")
 	}
-	st := &stream{
+	n := max(req.N, 1)
+	if req.N < 0 || n > e.cfg.MaxSeqs {
+		return nil, fmt.Errorf("engine: n = %d completions; at most Config.MaxSeqs = %d", req.N, e.cfg.MaxSeqs)
+	}
+	g := &group{
 		req:       sched.Request{Prompt: prompt, MaxTokens: req.Params.MaxTokens, Priority: req.Priority, Stop: slices.Concat(req.Params.StopTokens, e.eog)},
-		sampler:   sm,
 		ctx:       ctx,
-		ch:        make(chan Event, e.cfg.StreamBuffer+1),
+		ch:        make(chan Event, e.cfg.StreamBuffer+n),
+		open:      n,
 		submitted: time.Now(),
 	}
-	st.usage.PromptTokens = len(prompt)
-	if e.cfg.Tokenizer != nil {
-		st.dec = e.cfg.Tokenizer.NewDecoder()
-		st.dec.Prime(prompt)
+	for i := range n {
+		p := req.Params
+		if p.Seed != nil {
+			seed := *p.Seed + uint64(i) // vLLM's convention for parallel sampling
+			p.Seed = &seed
+		}
+		sm, err := sample.New(p, e.runner.Vocab())
+		if err != nil {
+			return nil, fmt.Errorf("engine: %w", err)
+		}
+		st := &stream{g: g, index: i, sampler: sm}
+		st.usage.PromptTokens = len(prompt)
+		if e.cfg.Tokenizer != nil {
+			st.dec = e.cfg.Tokenizer.NewDecoder()
+			st.dec.Prime(prompt)
+			if len(req.Params.Stop) > 0 {
+				st.stops = sample.NewStopMatcher(req.Params.Stop)
+			}
+		}
+		g.members = append(g.members, st)
 	}
 
 	// The watch is registered before the stream is visible to the loop, so
 	// the loop never races with this assignment. It may fire at once (ctx
 	// already done): admit checks ctx too, whichever intake sees it first.
-	st.stopWatch = context.AfterFunc(ctx, func() {
+	g.stopWatch = context.AfterFunc(ctx, func() {
 		e.mu.Lock()
 		if !e.closed {
-			e.cancels = append(e.cancels, st)
+			e.cancels = append(e.cancels, g)
 		}
 		e.mu.Unlock()
 		e.poke()
@@ -179,16 +198,23 @@ func (e *Engine) Submit(ctx context.Context, req Request) (<-chan Event, error) 
 	e.mu.Lock()
 	if e.closed {
 		e.mu.Unlock()
-		st.stopWatch()
+		g.stopWatch()
 		return nil, ErrClosed
 	}
 	e.nextID++
-	st.req.ID = "r" + strconv.FormatInt(e.nextID, 10)
-	e.inbox = append(e.inbox, st)
+	g.req.ID = "r" + strconv.FormatInt(e.nextID, 10)
+	for i, st := range g.members {
+		st.id = g.req.ID
+		if i > 0 {
+			st.id += "/" + strconv.Itoa(i)
+			g.req.Forks = append(g.req.Forks, st.id)
+		}
+	}
+	e.inbox = append(e.inbox, g)
 	e.stats.Waiting++ // until the loop publishes
 	e.mu.Unlock()
 	e.poke()
-	return st.ch, nil
+	return g.ch, nil
 }
 
 // poke wakes the loop if it sleeps.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -359,5 +360,184 @@ func TestSubmitErrors(t *testing.T) {
 		if _, err := e.Submit(context.Background(), req); err == nil {
 			t.Errorf("Submit(%v) succeeded", fmt.Sprint(req.Prompt, req.Text))
 		}
+	}
+}
+
+// TestStopStrings: a stop string ends a request with Stop, and the text
+// stops right before it (the stop itself is never emitted); a stop whose
+// beginning appears but whose end never does holds that text back only
+// until the match fails, so the text is whole. Stop strings are derived
+// from a first greedy run.
+func TestStopStrings(t *testing.T) {
+	m, tok := tiny(t)
+	e := newEngine(t, m, engine.Config{NumBlocks: 64, Tokenizer: tok})
+	p := sample.Params{TopP: 1, RepetitionPenalty: 1, MaxTokens: 40}
+	base := run(t, e, engine.Request{Text: "once upon", Params: p})
+	text := base.text // bytes: the tiny model's text is not valid UTF-8
+	if base.final.Reason != engine.Length || len(text) < 20 {
+		t.Fatalf("base run: %q (%s)", base.text, base.final.Reason)
+	}
+	t.Logf("base text %q", base.text)
+
+	// A stop from the middle of the text: three characters at a third.
+	stop := text[len(text)/3 : len(text)/3+3]
+	want := base.text[:strings.Index(base.text, stop)]
+	p.Stop = []string{"\x01never", stop}
+	r := run(t, e, engine.Request{Text: "once upon", Params: p})
+	if r.text != want || r.final.Reason != engine.Stop {
+		t.Fatalf("stop %q: text %q (%s), want %q (stop)", stop, r.text, r.final.Reason, want)
+	}
+	if len(r.tokens) >= len(base.tokens) || !slices.Equal(r.tokens, base.tokens[:len(r.tokens)]) {
+		t.Fatalf("stop %q: tokens %v are not a proper prefix of %v", stop, r.tokens, base.tokens)
+	}
+	if st := e.Stats(); st.KV.Sequences != 0 {
+		t.Fatalf("blocks held after a stop string: %+v", st)
+	}
+
+	// A stop that begins like the text at several places but never
+	// matches: every held piece is released, the text is whole.
+	p.Stop = []string{text[len(text)/2:len(text)/2+2] + "\u2603", text[0:1] + "\u2603"}
+	if strings.Contains(text, "\u2603") {
+		t.Fatal("the text contains the character that was to rule the stops out")
+	}
+	r = run(t, e, engine.Request{Text: "once upon", Params: p})
+	if r.text != base.text || r.final.Reason != engine.Length || !slices.Equal(r.tokens, base.tokens) {
+		t.Fatalf("partial stops %q: text %q (%s), want %q (length)", p.Stop, r.text, r.final.Reason, base.text)
+	}
+
+	// A stop token id ends the request the same way (it is the last
+	// token event; its text is not emitted).
+	p.Stop = nil
+	p.StopTokens = []int32{base.tokens[5]}
+	r = run(t, e, engine.Request{Text: "once upon", Params: p})
+	at := slices.Index(base.tokens, base.tokens[5])
+	if r.final.Reason != engine.Stop || !slices.Equal(r.tokens, base.tokens[:at+1]) {
+		t.Fatalf("stop token %d: tokens %v (%s), want %v", base.tokens[5], r.tokens, r.final.Reason, base.tokens[:at+1])
+	}
+
+	// Stop strings without a tokenizer are refused.
+	bare := newEngine(t, m, engine.Config{NumBlocks: 16})
+	if _, err := bare.Submit(context.Background(), engine.Request{Prompt: []int32{1}, Params: sample.Params{TopP: 1, RepetitionPenalty: 1, Stop: []string{"x"}}}); err == nil {
+		t.Fatal("stop strings without a tokenizer were accepted")
+	}
+}
+
+// collectN reads a stream of n completions to its end, by Event.Index.
+func collectN(t *testing.T, ch <-chan engine.Event, n int) []*result {
+	t.Helper()
+	rs := make([]*result, n)
+	for i := range rs {
+		rs[i] = &result{}
+	}
+	for ev := range ch {
+		if ev.Index < 0 || ev.Index >= n {
+			t.Fatalf("event index %d of %d completions", ev.Index, n)
+		}
+		r := rs[ev.Index]
+		if r.final.Done {
+			t.Fatalf("completion %d: event after its final one: %+v", ev.Index, ev)
+		}
+		if ev.Token >= 0 {
+			r.tokens = append(r.tokens, ev.Token)
+			r.logprobs = append(r.logprobs, ev.Logprob)
+		}
+		r.text += ev.Text
+		if ev.Done {
+			r.final = ev
+		}
+	}
+	for i, r := range rs {
+		if !r.final.Done {
+			t.Fatalf("completion %d has no final event", i)
+		}
+	}
+	return rs
+}
+
+// TestN: n completions of one prompt compute the prompt once and share
+// its blocks (the pool holds n copies of the output blocks only: no
+// preemption in a pool too small for n whole copies); greedy completions
+// equal the n = 1 run; seeded sampled completion i equals an n = 1 run
+// seeded Seed+i, and so replays.
+func TestN(t *testing.T) {
+	m, _ := tiny(t)
+	prompt := make([]int32, 40)
+	for i := range prompt {
+		prompt[i] = int32(i*13%300 + 1)
+	}
+	const maxTokens = 8
+	greedy := sample.Params{TopP: 1, RepetitionPenalty: 1, MaxTokens: maxTokens, Logprobs: true}
+	// 40+8 tokens are 3 blocks of 16: 4 unshared copies would need 12.
+	cfg := engine.Config{NumBlocks: 8}
+
+	one := newEngine(t, m, cfg)
+	want := run(t, one, engine.Request{Prompt: prompt, Params: greedy})
+	if got := one.Stats().ComputedTokens; got != int64(len(prompt)+maxTokens-1) {
+		t.Fatalf("n = 1 computed %d tokens", got)
+	}
+
+	e := newEngine(t, m, cfg)
+	ch, err := e.Submit(context.Background(), engine.Request{Prompt: prompt, Params: greedy, N: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs := collectN(t, ch, 4)
+	for i, r := range rs {
+		if !slices.Equal(r.tokens, want.tokens) || !slices.Equal(r.logprobs, want.logprobs) || r.final.Reason != engine.Length {
+			t.Errorf("greedy completion %d: %v (%s), n = 1 gave %v", i, r.tokens, r.final.Reason, want.tokens)
+		}
+		if u := r.final.Usage; u.PromptTokens != len(prompt) || u.CompletionTokens != maxTokens {
+			t.Errorf("completion %d usage %+v", i, u)
+		}
+	}
+	st := e.Stats()
+	if want := int64(len(prompt) + 4*(maxTokens-1)); st.ComputedTokens != want || st.Preemptions != 0 {
+		t.Errorf("n = 4: %d tokens computed, %d preemptions; want %d (the prompt once) and 0", st.ComputedTokens, st.Preemptions, want)
+	}
+	if st.Finished != 4 || st.KV.Sequences != 0 || st.Running != 0 {
+		t.Errorf("after n = 4: %+v", st)
+	}
+
+	// Seeded sampling: completion i is the n = 1 run with seed 7+i.
+	seed := uint64(7)
+	sampled := sample.Params{Temperature: 1, TopP: 1, RepetitionPenalty: 1, MaxTokens: 12, Seed: &seed}
+	big := newEngine(t, m, engine.Config{NumBlocks: 64})
+	ch, err = big.Submit(context.Background(), engine.Request{Prompt: prompt, Params: sampled, N: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs = collectN(t, ch, 3)
+	for i, r := range rs {
+		s := seed + uint64(i)
+		p := sampled
+		p.Seed = &s
+		alone := run(t, big, engine.Request{Prompt: prompt, Params: p})
+		if !slices.Equal(r.tokens, alone.tokens) {
+			t.Errorf("seeded completion %d: %v, alone with seed %d: %v", i, r.tokens, s, alone.tokens)
+		}
+	}
+	if slices.Equal(rs[0].tokens, rs[1].tokens) && slices.Equal(rs[1].tokens, rs[2].tokens) {
+		t.Errorf("three sampled completions are identical: %v", rs[0].tokens)
+	}
+
+	// Cancelling ends every completion.
+	ctx, cancel := context.WithCancel(context.Background())
+	ch, err = big.Submit(ctx, engine.Request{Prompt: prompt, Params: sample.Params{TopP: 1, RepetitionPenalty: 1}, N: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-ch
+	cancel()
+	for ev := range ch {
+		if ev.Done && ev.Reason != engine.Abort {
+			t.Errorf("cancelled completion %d: %+v", ev.Index, ev)
+		}
+	}
+	if st := big.Stats(); st.KV.Sequences != 0 {
+		t.Errorf("after the cancel: %+v", st)
+	}
+
+	if _, err := big.Submit(context.Background(), engine.Request{Prompt: prompt, Params: greedy, N: 65}); err == nil {
+		t.Error("n = 65 > MaxSeqs was accepted")
 	}
 }

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"time"
 
 	"kiln/sched"
 )
@@ -23,15 +24,13 @@ func (e *Engine) intake() bool {
 		subs, cancels, closed := e.inbox, e.cancels, e.closed
 		e.inbox, e.cancels = e.spare[:0], nil
 		e.mu.Unlock()
-		for _, st := range subs {
-			e.admit(st)
+		for _, g := range subs {
+			e.admit(g)
 		}
 		clear(subs)
 		e.spare = subs[:0]
-		for _, st := range cancels {
-			if e.live[st.req.ID] == st {
-				e.end(st, Abort, st.ctx.Err())
-			}
+		for _, g := range cancels {
+			e.endGroup(g, Abort, g.ctx.Err())
 		}
 		if closed {
 			return false
@@ -48,32 +47,42 @@ func (e *Engine) intake() bool {
 }
 
 // admit hands a submission to the scheduler and the runner.
-func (e *Engine) admit(st *stream) {
-	if err := st.ctx.Err(); err != nil {
-		st.finish(Abort, err)
-		e.ctr.Aborted++
+func (e *Engine) admit(g *group) {
+	abort := func(err error) {
+		for _, st := range g.members {
+			st.finish(Abort, err)
+			e.ctr.Aborted++
+		}
+	}
+	if err := g.ctx.Err(); err != nil {
+		abort(err)
 		return
 	}
-	if err := e.sched.Add(st.req); err != nil {
-		st.finish(Abort, fmt.Errorf("engine: %w", err))
-		e.ctr.Aborted++
+	if err := e.sched.Add(g.req); err != nil {
+		abort(fmt.Errorf("engine: %w", err))
 		return
 	}
-	if err := e.runner.Add(st.req.ID, st.req.Prompt, st.sampler); err != nil {
-		e.sched.Abort(st.req.ID)
-		st.finish(Abort, fmt.Errorf("engine: %w", err))
-		e.ctr.Aborted++
-		return
+	for i, st := range g.members {
+		if err := e.runner.Add(st.id, g.req.Prompt, st.sampler); err != nil {
+			e.sched.Abort(g.req.ID)
+			for _, prev := range g.members[:i] {
+				e.runner.Remove(prev.id)
+			}
+			abort(fmt.Errorf("engine: %w", err))
+			return
+		}
 	}
-	e.live[st.req.ID] = st
+	for _, st := range g.members {
+		e.live[st.id] = st
+	}
 }
 
-// end drops a live request from the scheduler (freeing its blocks) and the
-// runner, and sends its final event.
+// end drops a live completion from the scheduler (freeing its blocks) and
+// the runner, and sends its final event.
 func (e *Engine) end(st *stream, reason FinishReason, err error) {
-	e.sched.Abort(st.req.ID)
-	e.runner.Remove(st.req.ID)
-	delete(e.live, st.req.ID)
+	e.sched.Abort(st.id)
+	e.runner.Remove(st.id)
+	delete(e.live, st.id)
 	if reason == Abort {
 		e.ctr.Aborted++
 	} else {
@@ -83,8 +92,18 @@ func (e *Engine) end(st *stream, reason FinishReason, err error) {
 	st.finish(reason, err)
 }
 
+// endGroup ends every live completion of g.
+func (e *Engine) endGroup(g *group, reason FinishReason, err error) {
+	for _, st := range g.members {
+		if e.live[st.id] == st {
+			e.end(st, reason, err)
+		}
+	}
+}
+
 // step runs one scheduler plan: the whole loop body.
 func (e *Engine) step() {
+	start := time.Now()
 	plan := e.sched.Schedule()
 	if len(plan.Seqs) == 0 {
 		e.stalled = true // nothing fits now (not expected): sleep until something changes
@@ -94,10 +113,10 @@ func (e *Engine) step() {
 	e.ctr.Preemptions += int64(len(plan.Preempted))
 	e.ctr.ComputedTokens += int64(plan.NumTokens)
 	for _, q := range plan.Seqs {
-		if st := e.live[q.ID]; st != nil && !st.admitted {
-			st.admitted = true
-			st.usage.CachedPromptTokens = q.Start
-			st.timings.Queued = sinceSubmit(st)
+		if st := e.live[q.ID]; st != nil && !st.g.admitted {
+			st.g.admitted = true
+			st.g.cached = q.Start
+			st.g.queued = time.Since(st.g.submitted)
 		}
 	}
 
@@ -106,30 +125,29 @@ func (e *Engine) step() {
 		e.fail(plan.Seqs, err)
 		return
 	}
+	e.ctr.ForwardTime += out.Forward
+	e.ctr.SampleTime += out.Sample
 	events, err := e.sched.Update(plan, out.Tokens)
 	if err != nil {
 		e.fail(plan.Seqs, err)
 		return
 	}
 
-	// events follow plan.Seqs' order, one per sampled sequence.
-	k := 0
-	for i, q := range plan.Seqs {
-		if out.Tokens[i] < 0 || k >= len(events) || events[k].ID != q.ID {
-			continue
-		}
-		ev := events[k]
-		k++
+	// One event per sample: ev.Sample indexes out (sequences, then forks).
+	for _, ev := range events {
 		e.ctr.GeneratedTokens++
-		st := e.live[q.ID]
+		st := e.live[ev.ID]
 		if st == nil {
 			continue
 		}
-		if !st.token(out.Samples[i], ev.Done) {
-			e.end(st, Abort, ErrSlowReader)
+		if !st.token(out.Samples[ev.Sample], ev.Done) {
+			e.endGroup(st.g, Abort, ErrSlowReader)
 			continue
 		}
-		if ev.Done {
+		switch {
+		case st.stopped():
+			e.end(st, Stop, nil) // a stop string, whatever the scheduler decided
+		case ev.Done:
 			reason := Length
 			if ev.Reason == sched.Stop {
 				reason = Stop
@@ -137,14 +155,15 @@ func (e *Engine) step() {
 			e.end(st, reason, nil)
 		}
 	}
+	e.ctr.StepTime += time.Since(start)
 	e.publish()
 }
 
-// fail ends every request of a failed step with err.
+// fail ends every request of a failed step, all its completions, with err.
 func (e *Engine) fail(seqs []sched.Seq, err error) {
 	for _, q := range seqs {
 		if st := e.live[q.ID]; st != nil {
-			e.end(st, Abort, err)
+			e.endGroup(st.g, Abort, err)
 		}
 	}
 	e.publish()
@@ -156,9 +175,11 @@ func (e *Engine) shutdown() {
 	subs := e.inbox
 	e.inbox = nil
 	e.mu.Unlock()
-	for _, st := range subs {
-		st.finish(Abort, ErrClosed)
-		e.ctr.Aborted++
+	for _, g := range subs {
+		for _, st := range g.members {
+			st.finish(Abort, ErrClosed)
+			e.ctr.Aborted++
+		}
 	}
 	for _, st := range e.live {
 		e.end(st, Abort, ErrClosed)

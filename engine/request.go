@@ -15,17 +15,24 @@ type Request struct {
 	Text   string
 	// Params are the sampling parameters, resolved (sample.Defaults for an
 	// absent field). MaxTokens 0 means until the context or the pool is
-	// full; StopTokens add to the tokenizer's end-of-generation ids.
+	// full; StopTokens add to the tokenizer's end-of-generation ids; Stop
+	// strings need Config.Tokenizer (see the package comment).
 	Params sample.Params
 	// Priority: lower runs first and is preempted last (sched.Request).
 	Priority int
+	// N is the number of completions of the prompt (0 means 1), at most
+	// Config.MaxSeqs. The prompt is computed once and its KV blocks are
+	// shared (forked); each completion has its own sampler and its own
+	// Event.Index. With a Seed, completion i is seeded Seed+i (vLLM's
+	// convention), so each is reproducible on its own.
+	N int
 }
 
 // FinishReason says why a request ended.
 type FinishReason string
 
 const (
-	Stop   FinishReason = "stop"   // a stop or end-of-generation token (it is the last token event)
+	Stop   FinishReason = "stop"   // a stop string, a stop or end-of-generation token (the last token event)
 	Length FinishReason = "length" // MaxTokens, the context, or the pool's capacity
 	Abort  FinishReason = "abort"  // cancelled, a slow reader, Close, or an error (Event.Err)
 )
@@ -42,8 +49,9 @@ type Event struct {
 	Logprob float32               // raw log-probability of Token (Params.Logprobs)
 	Top     []sample.TokenLogprob // Params.TopLogprobs alternatives; the event's own copy
 	Text    string                // text delta (empty without a tokenizer, or while a character is incomplete)
+	Index   int                   // which of the request's N completions, 0 to N-1
 
-	Done    bool         // the final event: the channel closes after it
+	Done    bool         // the completion's final event: the channel closes after every completion's
 	Reason  FinishReason // set when Done
 	Err     error        // why an Abort happened, if not a plain cancellation
 	Usage   Usage        // set when Done

@@ -1,6 +1,10 @@
 package engine
 
-import "kiln/kvcache"
+import (
+	"time"
+
+	"kiln/kvcache"
+)
 
 // Stats is a snapshot of the engine, taken after each step.
 type Stats struct {
@@ -16,8 +20,14 @@ type Counters struct {
 	Preemptions     int64 // requests that gave up their blocks to be recomputed
 	ComputedTokens  int64 // tokens run through the forward: prompt chunks, recomputation, decodes
 	GeneratedTokens int64 // tokens sampled
-	Finished        int64 // requests ended by stop or length
-	Aborted         int64 // requests ended by cancellation, a slow reader, an error or Close
+	Finished        int64 // completions ended by stop or length
+	Aborted         int64 // completions ended by cancellation, a slow reader, an error or Close
+
+	// Wall time of the steps that ran, and of their model forwards and
+	// sampling (runner.Output): StepTime-ForwardTime is the engine's
+	// overhead (scheduling, batch building, block copies, sampling,
+	// bookkeeping, streaming).
+	StepTime, ForwardTime, SampleTime time.Duration
 }
 
 // Stats returns the latest snapshot.

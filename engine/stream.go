@@ -10,57 +10,92 @@ import (
 	"kiln/tokenizer"
 )
 
-// stream is one request's live state, owned by the loop once taken from
+// group is one submitted request: its N completions share the prompt,
+// the context and the channel. It is owned by the loop once taken from
 // the inbox.
-type stream struct {
-	req       sched.Request
+type group struct {
+	req       sched.Request // the first completion's, Forks naming the others
 	ctx       context.Context
-	sampler   *sample.Sampler
-	dec       *tokenizer.Decoder // nil without a tokenizer
-	ch        chan Event         // capacity StreamBuffer+1: the last slot is the final event's
-	stopWatch func() bool        // unregisters the ctx watch
+	ch        chan Event  // capacity StreamBuffer+N: the last N slots are the final events'
+	stopWatch func() bool // unregisters the ctx watch
+	members   []*stream   // by Event.Index
+	open      int         // completions without their final event yet
 
 	submitted time.Time
-	admitted  bool // scheduled at least once
-	usage     Usage
-	timings   Timings
+	admitted  bool          // scheduled at least once
+	cached    int           // prompt tokens found in the prefix cache at admission
+	queued    time.Duration // until first scheduled
+}
+
+// stream is one completion's live state.
+type stream struct {
+	g       *group
+	index   int    // Event.Index
+	id      string // the scheduler's and runner's id
+	sampler *sample.Sampler
+	dec     *tokenizer.Decoder  // nil without a tokenizer
+	stops   *sample.StopMatcher // nil without stop strings (they need dec)
+
+	usage   Usage
+	timings Timings
 }
 
 // token delivers one sampled token. It reports false, delivering nothing,
 // when the reader has let the buffer fill: the caller aborts the request.
+// When the token's text completes a stop string, the event's text stops
+// before it and st.stopped() turns true: the caller ends the completion.
 func (st *stream) token(tok sample.Token, last bool) bool {
-	if len(st.ch) >= cap(st.ch)-1 {
+	g := st.g
+	if len(g.ch) >= cap(g.ch)-g.open {
 		return false
 	}
 	if st.usage.CompletionTokens == 0 {
-		st.timings.FirstToken = time.Since(st.submitted)
+		st.timings.FirstToken = time.Since(g.submitted)
 	}
 	st.usage.CompletionTokens++
-	ev := Event{Token: tok.ID, Logprob: tok.Logprob}
+	ev := Event{Token: tok.ID, Logprob: tok.Logprob, Index: st.index}
 	if len(tok.Top) > 0 {
 		ev.Top = slices.Clone(tok.Top)
 	}
-	if st.dec != nil && !(last && slices.Contains(st.req.Stop, tok.ID)) {
+	if st.dec != nil && !(last && slices.Contains(g.req.Stop, tok.ID)) {
 		ev.Text = st.dec.Add(tok.ID)
+		if st.stops != nil {
+			ev.Text, _ = st.stops.Push(ev.Text)
+		}
 	}
-	st.ch <- ev // never blocks: a slot was free, and only the loop sends
+	g.ch <- ev // never blocks: a slot was free, and only the loop sends
 	return true
 }
 
-// finish sends the final event (the slot held back for it is free) and
-// closes the channel.
+// finish sends the completion's final event (a slot is held back for it)
+// and, after the group's last one, closes the channel.
 func (st *stream) finish(reason FinishReason, err error) {
-	ev := Event{Token: -1, Done: true, Reason: reason, Err: err, Usage: st.usage}
-	if st.dec != nil {
+	g := st.g
+	st.usage.CachedPromptTokens = g.cached
+	ev := Event{Token: -1, Index: st.index, Done: true, Reason: reason, Err: err, Usage: st.usage}
+	if st.dec != nil && !st.stopped() {
 		ev.Text = st.dec.Flush()
+		if st.stops != nil {
+			// The decoder's last bytes may still complete a stop string.
+			text, stopped := st.stops.Push(ev.Text)
+			if stopped && reason == Length {
+				ev.Reason = Stop
+			}
+			ev.Text = text + st.stops.Flush()
+		}
 	}
-	st.timings.Total = time.Since(st.submitted)
+	st.timings.Queued = g.queued
+	st.timings.Total = time.Since(g.submitted)
 	ev.Timings = st.timings
-	st.ch <- ev
-	close(st.ch)
-	if st.stopWatch != nil {
-		st.stopWatch()
+	g.ch <- ev
+	g.open--
+	if g.open == 0 {
+		close(g.ch)
+		if g.stopWatch != nil {
+			g.stopWatch()
+		}
 	}
 }
 
-func sinceSubmit(st *stream) time.Duration { return time.Since(st.submitted) }
+// stopped reports whether a stop string has ended the text.
+func (st *stream) stopped() bool { return st.stops != nil && st.stops.Stopped() }

@@ -93,6 +93,17 @@ func (p *Pool) Table(id string) []int32 {
 	return nil
 }
 
+// TableView returns sequence id's block table itself, not a copy (nil if
+// unknown): read-only, and valid until the sequence's next Allocate,
+// Truncate or Free, which may change or drop it. The scheduler's plans use
+// it to hand tables to the forward without copying them each step.
+func (p *Pool) TableView(id string) []int32 {
+	if s := p.seqs[id]; s != nil {
+		return s.table[:len(s.table):len(s.table)]
+	}
+	return nil
+}
+
 // Len is the number of tokens of sequence id whose KV is committed.
 func (p *Pool) Len(id string) int {
 	if s := p.seqs[id]; s != nil {

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"fmt"
+	"time"
 
 	"kiln/model"
 	"kiln/sample"
@@ -16,7 +17,7 @@ type Runner struct {
 	seqs  map[string]*seq
 	batch model.Batch
 	out   Output
-	rows  []int32 // [len(plan.Seqs)] logit row of each sequence, -1 where none
+	rows  []int32 // [len(plan.Seqs)] index into the logits (LogitRows) of each sequence, -1 where none
 }
 
 // seq is one request's sampling state.
@@ -25,16 +26,21 @@ type seq struct {
 	history []int32 // prompt, then every sampled token: the penalties' window
 }
 
-// Output is one step's result, aligned with plan.Seqs. Its slices are
-// reused by the next Run.
+// Output is one step's result, aligned with plan.Seqs and then
+// plan.Forks (sched.Update's sampled). Its slices are reused by the next
+// Run.
 type Output struct {
 	// Tokens[i] is the token sampled for plan.Seqs[i], or -1 where the
 	// sequence did not sample (a prompt chunk short of its end): what
-	// sched.Update takes.
+	// sched.Update takes. Tokens[len(plan.Seqs)+j] is plan.Forks[j]'s,
+	// sampled from its parent's row.
 	Tokens []int32
 	// Samples[i] is the full sample (log-probabilities when asked for) of
 	// Tokens[i]; its Top is the sampler's scratch, valid until the next Run.
 	Samples []sample.Token
+	// Forward and Sample are the step's wall time in model.Forward and in
+	// the samplers: the rest of a step is the engine's overhead.
+	Forward, Sample time.Duration
 }
 
 // New returns a runner of m over kv.
@@ -65,10 +71,11 @@ func (r *Runner) Remove(id string) { delete(r.seqs, id) }
 func (r *Runner) Len() int { return len(r.seqs) }
 
 // Run applies plan.Copies to the KV store, runs one forward over
-// plan.Seqs and samples the sequences marked Sample. Every sequence of the
-// plan must have been added. An empty plan does nothing.
+// plan.Seqs and samples the sequences marked Sample, then each of
+// plan.Forks from its parent's row with its own sampler. Every sequence
+// and fork of the plan must have been added. An empty plan does nothing.
 func (r *Runner) Run(plan *sched.Plan) (Output, error) {
-	n := len(plan.Seqs)
+	n := len(plan.Seqs) + len(plan.Forks)
 	r.out.Tokens = grow(r.out.Tokens, n)
 	r.out.Samples = growSamples(r.out.Samples, n)
 	if n == 0 {
@@ -82,10 +89,13 @@ func (r *Runner) Run(plan *sched.Plan) (Output, error) {
 	if err := r.build(plan); err != nil {
 		return Output{}, err
 	}
+	t0 := time.Now()
 	logits, err := r.m.Forward(&r.batch, r.kv)
 	if err != nil {
 		return Output{}, fmt.Errorf("runner: step %d: %w", plan.Step, err)
 	}
+	t1 := time.Now()
+	r.out.Forward = t1.Sub(t0)
 	vocab := r.m.Config.Vocab
 	k := 0 // index into LogitRows
 	for i, q := range plan.Seqs {
@@ -93,16 +103,39 @@ func (r *Runner) Run(plan *sched.Plan) (Output, error) {
 		if r.rows[i] < 0 {
 			continue
 		}
-		s := r.seqs[q.ID]
-		tok, err := s.sampler.Sample(logits[k*vocab:(k+1)*vocab], s.history)
-		if err != nil {
-			return Output{}, fmt.Errorf("runner: step %d, request %q: %w", plan.Step, q.ID, err)
+		if err := r.sample(plan, i, q.ID, logits[k*vocab:(k+1)*vocab]); err != nil {
+			return Output{}, err
 		}
 		k++
-		s.history = append(s.history, tok.ID)
-		r.out.Tokens[i], r.out.Samples[i] = tok.ID, tok
 	}
+	for j, f := range plan.Forks {
+		i := len(plan.Seqs) + j
+		r.out.Tokens[i], r.out.Samples[i] = -1, sample.Token{ID: -1}
+		k := r.rows[f.Seq]
+		if k < 0 {
+			return Output{}, fmt.Errorf("runner: step %d forks %q from a sequence that does not sample", plan.Step, f.ID)
+		}
+		if err := r.sample(plan, i, f.ID, logits[int(k)*vocab:(int(k)+1)*vocab]); err != nil {
+			return Output{}, err
+		}
+	}
+	r.out.Sample = time.Since(t1)
 	return r.out, nil
+}
+
+// sample draws output i of the step for request id from its logit row.
+func (r *Runner) sample(plan *sched.Plan, i int, id string, row []float32) error {
+	s := r.seqs[id]
+	if s == nil {
+		return fmt.Errorf("runner: step %d names request %q, which was not added", plan.Step, id)
+	}
+	tok, err := s.sampler.Sample(row, s.history)
+	if err != nil {
+		return fmt.Errorf("runner: step %d, request %q: %w", plan.Step, id, err)
+	}
+	s.history = append(s.history, tok.ID)
+	r.out.Tokens[i], r.out.Samples[i] = tok.ID, tok
+	return nil
 }
 
 // build lays plan.Seqs out in r.batch (see the package comment).
@@ -127,12 +160,12 @@ func (r *Runner) build(plan *sched.Plan) error {
 		b.SeqStarts = append(b.SeqStarts, end)
 		b.BlockTables = append(b.BlockTables, q.Table)
 		b.ContextLens = append(b.ContextLens, int32(q.Start+len(q.Tokens)))
-		row := int32(-1)
+		k := int32(-1)
 		if q.Sample {
-			row = end - 1
-			b.LogitRows = append(b.LogitRows, row)
+			k = int32(len(b.LogitRows))
+			b.LogitRows = append(b.LogitRows, end-1)
 		}
-		r.rows = append(r.rows, row)
+		r.rows = append(r.rows, k)
 	}
 	return nil
 }

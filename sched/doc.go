@@ -14,10 +14,21 @@
 //	apply plan.Copies to the KV store; run the forward over plan.Seqs; sample
 //	events, err := s.Update(plan, sampled)
 //
+// A plan and the events are the scheduler's reused scratch (valid until
+// the next Schedule and Update): a steady decode step allocates nothing.
+//
 // There are no prefill and decode phases: a prompt chunk, a decode token
 // and a cached prefix are just token counts, so a long prompt is split
 // across steps (chunked prefill) and never stalls decoding requests.
 // Preemption is by recompute: the victim (lowest priority, newest) keeps
 // its tokens and, when readmitted, finds most of them in the prefix cache.
 // A prompt that can never fit the context or the pool is refused by Add.
+//
+// n > 1 (Request.Forks): the prompt is computed once, by the request
+// itself; the step that samples its last prompt row lists the further
+// completions in Plan.Forks, the runner samples each from that same row
+// with its own sampler, and Update forks them (kvcache.Pool.Fork: the
+// prompt's blocks are shared, the partial one copied on write). From then
+// on each is an ordinary request. Completions not yet forked count
+// against MaxSeqs from their parent's admission.
 package sched

@@ -9,6 +9,7 @@ type Plan struct {
 	Seqs      []Seq
 	Copies    []kvcache.Copy // block copies to apply to the KV store before the forward
 	Preempted []string       // requests that gave up their blocks this step (back to waiting)
+	Forks     []Fork         // completions to sample from a sequence's last row, besides the sequence itself
 	NumTokens int            // sum of len(Seqs[i].Tokens)
 }
 
@@ -21,6 +22,15 @@ type Seq struct {
 	Sample bool    // the chunk ends at the last known token: sample the next from its last row
 }
 
+// Fork is a further completion (Request.Forks) that this step samples
+// from the logit row of Seqs[Seq], the end of its parent's prompt. Its
+// sample follows the sequences' in Update's sampled: sampled[len(Seqs)+j]
+// is Forks[j]'s.
+type Fork struct {
+	ID  string
+	Seq int
+}
+
 // Event is one request's outcome of a step: a sampled token, and whether
 // that ended it.
 type Event struct {
@@ -28,4 +38,5 @@ type Event struct {
 	Token  int32
 	Done   bool
 	Reason FinishReason // set when Done
+	Sample int          // index of Token in Update's sampled (and in the runner's output)
 }

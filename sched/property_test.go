@@ -70,7 +70,13 @@ func drive(t testing.TB, data []byte) {
 			copy(kv[c.Dst], kv[c.Src])
 		}
 		written := map[int32]string{}
-		sampled := make([]int32, len(plan.Seqs))
+		sampled := make([]int32, len(plan.Seqs)+len(plan.Forks))
+		for j, f := range plan.Forks {
+			if !plan.Seqs[f.Seq].Sample || s.forkOf[f.ID] == nil || s.forkOf[f.ID].ID != plan.Seqs[f.Seq].ID {
+				fail("fork %+v of a sequence that does not end its parent's prompt", f)
+			}
+			sampled[len(plan.Seqs)+j] = int32(next() % 4)
+		}
 		for i, q := range plan.Seqs {
 			r := s.byID[q.ID]
 			if r == nil || !r.running || q.Start != pool.Len(q.ID) || !slices.Equal(q.Table, pool.Table(q.ID)) {
@@ -121,17 +127,23 @@ func drive(t testing.TB, data []byte) {
 			if next()%2 == 0 {
 				req.Stop = []int32{3}
 			}
+			for f := range next() % 3 {
+				req.Forks = append(req.Forks, fmt.Sprintf("%s.%d", req.ID, f+1))
+			}
 			ids++
 			err := s.Add(req)
-			log = append(log, fmt.Sprintf("add %s prompt %v max %d prio %d: %v", req.ID, prompt, req.MaxTokens, req.Priority, err))
+			log = append(log, fmt.Sprintf("add %s prompt %v max %d prio %d forks %v: %v", req.ID, prompt, req.MaxTokens, req.Priority, req.Forks, err))
 			if err == nil && (len(prompt) >= cfg.MaxModelLen || len(prompt) >= numBlocks*blockSize) {
 				fail("accepted a prompt of %d tokens that cannot fit", len(prompt))
 			}
-			if err != nil && len(prompt) > 0 && len(prompt) < min(cfg.MaxModelLen, numBlocks*blockSize) {
+			if err != nil && len(prompt) > 0 && len(prompt) < min(cfg.MaxModelLen, numBlocks*blockSize) && 1+len(req.Forks) <= cfg.MaxSeqs {
 				fail("refused a prompt that fits: %v", err)
 			}
 		case 2:
 			id := fmt.Sprintf("r%d", next()%(ids+1))
+			if next()%4 == 0 {
+				id += ".1" // a completion, forked or not yet
+			}
 			free := pool.NumFree()
 			log = append(log, fmt.Sprintf("abort %s: %v", id, s.Abort(id)))
 			if pool.Has(id) || pool.NumFree() < free {
@@ -147,6 +159,9 @@ func drive(t testing.TB, data []byte) {
 			fail("no progress: %d waiting, %d running after 2000 steps", s.NumWaiting(), s.NumRunning())
 		}
 		step()
+	}
+	if len(s.forkOf) != 0 {
+		fail("all requests done but forks pending: %v", s.forkOf)
 	}
 	if st := pool.Stats(); st.Free != st.Blocks || st.Sequences != 0 {
 		fail("all requests done but %d of %d blocks free, %d sequences", st.Free, st.Blocks, st.Sequences)

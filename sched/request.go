@@ -8,6 +8,12 @@ type Request struct {
 	MaxTokens int     // output tokens at most; 0: until the context (or the pool) is full
 	Stop      []int32 // token ids that finish the request (EOS); the stop token is output
 	Priority  int     // lower runs first and is preempted last; ties are first come, first served
+	// Forks are the ids of further completions of the same prompt (n > 1):
+	// when the prompt has been computed, each is sampled from the prompt's
+	// last row (Plan.Forks) and forked from this request's blocks
+	// (kvcache.Pool.Fork), then runs as a request of its own with this
+	// one's MaxTokens, Stop and Priority. The prompt is computed once.
+	Forks []string
 }
 
 // FinishReason says why a request ended.

@@ -18,8 +18,8 @@ var update = flag.Bool("update", false, "rewrite testdata/*.golden from the scen
 // plans, events and pool state with testdata/*.golden. Script lines:
 //
 //	config tokens=N seqs=N blocks=N block=N context=N   (first line)
-//	add ID prompt=1,2,5-9 [max=N] [stop=T,T] [prio=N]
-//	step [ID=TOKEN ...]      schedule, then update; unnamed samples are 100+step
+//	add ID prompt=1,2,5-9 [max=N] [stop=T,T] [prio=N] [n=N]   (n > 1: forks ID.1 ... ID.N-1)
+//	step [ID=TOKEN ...]      schedule, then update; unnamed samples are 100+step (forks: 200+step)
 //	abort ID
 //	# comment
 func TestScenarios(t *testing.T) {
@@ -90,6 +90,11 @@ func runScript(t *testing.T, script string) string {
 			if v, ok := args["prio"]; ok {
 				req.Priority = atoi(t, v)
 			}
+			if v, ok := args["n"]; ok {
+				for i := 1; i < atoi(t, v); i++ {
+					req.Forks = append(req.Forks, fmt.Sprintf("%s.%d", req.ID, i))
+				}
+			}
 			if err := s.Add(req); err != nil {
 				fmt.Fprintf(&out, "  error: %v\n", err)
 			}
@@ -98,7 +103,7 @@ func runScript(t *testing.T, script string) string {
 		case "step":
 			plan := s.Schedule()
 			fmt.Fprintf(&out, "  step %d: %d tokens\n", plan.Step, plan.NumTokens)
-			sampled := make([]int32, len(plan.Seqs))
+			sampled := make([]int32, len(plan.Seqs)+len(plan.Forks))
 			for i, q := range plan.Seqs {
 				sample := ""
 				if q.Sample {
@@ -109,6 +114,14 @@ func runScript(t *testing.T, script string) string {
 					}
 				}
 				fmt.Fprintf(&out, "  %-4s [%d,%d)%s table=%v\n", q.ID, q.Start, q.Start+len(q.Tokens), sample, q.Table)
+			}
+			for j, f := range plan.Forks {
+				k := len(plan.Seqs) + j
+				sampled[k] = int32(200 + plan.Step)
+				if v, ok := args[f.ID]; ok {
+					sampled[k] = int32(atoi(t, v))
+				}
+				fmt.Fprintf(&out, "  fork %s <- %s\n", f.ID, plan.Seqs[f.Seq].ID)
 			}
 			if len(plan.Copies) > 0 {
 				fmt.Fprintf(&out, "  copies: %v\n", plan.Copies)

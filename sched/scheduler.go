@@ -24,8 +24,17 @@ type Scheduler struct {
 	waiting waiting
 	running []*request // admission order
 	byID    map[string]*request
+	forkOf  map[string]*request // a completion not yet forked -> its parent
 	arrived int64
 	step    int
+
+	// Scratch reused by every Schedule and Update (see Schedule).
+	plan   Plan
+	seqs   []Seq            // candidate entries; Tokens nil where a preemption undid one
+	copies [][]kvcache.Copy // block copies of each candidate entry
+	runs   []*request       // the running queue as the step began
+	entry  map[*request]int // index in seqs of a running request's entry
+	events []Event
 }
 
 // New returns a scheduler that places requests' KV in pool.
@@ -33,7 +42,7 @@ func New(cfg Config, pool *kvcache.Pool) (*Scheduler, error) {
 	if cfg.MaxBatchedTokens <= 0 || cfg.MaxSeqs <= 0 || cfg.MaxModelLen <= 0 {
 		return nil, fmt.Errorf("sched: MaxBatchedTokens, MaxSeqs and MaxModelLen must be positive (got %+v)", cfg)
 	}
-	return &Scheduler{cfg: cfg, pool: pool, byID: map[string]*request{}}, nil
+	return &Scheduler{cfg: cfg, pool: pool, byID: map[string]*request{}, forkOf: map[string]*request{}, entry: map[*request]int{}}, nil
 }
 
 // Add queues a request. It refuses, with an error, a request that could
@@ -46,6 +55,8 @@ func (s *Scheduler) Add(req Request) error {
 		return fmt.Errorf("sched: request %q has an empty prompt", req.ID)
 	case s.byID[req.ID] != nil:
 		return fmt.Errorf("sched: request %q is already queued", req.ID)
+	case 1+len(req.Forks) > s.cfg.MaxSeqs:
+		return fmt.Errorf("sched: request %q asks for %d completions; at most %d run at once", req.ID, 1+len(req.Forks), s.cfg.MaxSeqs)
 	case req.MaxTokens < 0:
 		return fmt.Errorf("sched: request %q has max tokens %d", req.ID, req.MaxTokens)
 	case n >= s.cfg.MaxModelLen:
@@ -57,18 +68,33 @@ func (s *Scheduler) Add(req Request) error {
 	if req.MaxTokens > 0 {
 		maxLen = min(maxLen, len(req.Prompt)+req.MaxTokens)
 	}
+	for i, f := range req.Forks {
+		if f == req.ID || s.byID[f] != nil || s.forkOf[f] != nil || slices.Contains(req.Forks[:i], f) {
+			return fmt.Errorf("sched: request %q: completion id %q is already in use", req.ID, f)
+		}
+	}
 	req.Prompt = slices.Clone(req.Prompt)
+	req.Forks = slices.Clone(req.Forks)
 	r := &request{Request: req, arrival: s.arrived, tokens: slices.Clone(req.Prompt), maxLen: maxLen}
 	s.arrived++
 	s.byID[req.ID] = r
+	for _, f := range req.Forks {
+		s.forkOf[f] = r
+	}
 	s.waiting.push(r)
 	return nil
 }
 
 // Abort drops a request, waiting or running, and frees its blocks now. It
 // reports whether the request was known. A plan that still names it is
-// ignored for it by Update.
+// ignored for it by Update. A completion not yet forked is dropped from
+// its parent's forks.
 func (s *Scheduler) Abort(id string) bool {
+	if p := s.forkOf[id]; p != nil {
+		p.Forks = slices.DeleteFunc(p.Forks, func(f string) bool { return f == id })
+		delete(s.forkOf, id)
+		return true
+	}
 	r := s.byID[id]
 	if r == nil {
 		return false
@@ -87,6 +113,10 @@ func (s *Scheduler) drop(r *request) {
 		s.waiting.remove(r)
 	}
 	delete(s.byID, r.ID)
+	for _, f := range r.Forks {
+		delete(s.forkOf, f)
+	}
+	r.Forks = nil
 }
 
 // NumWaiting and NumRunning are the queue lengths.
@@ -95,6 +125,16 @@ func (s *Scheduler) NumRunning() int { return len(s.running) }
 
 // Done reports whether no request is queued or running.
 func (s *Scheduler) Done() bool { return len(s.byID) == 0 }
+
+// forksPending counts the completions that running requests will fork:
+// they count against MaxSeqs from their parent's admission.
+func (s *Scheduler) forksPending() int {
+	n := 0
+	for _, r := range s.running {
+		n += len(r.Forks)
+	}
+	return n
+}
 
 // Schedule plans one step within the token and sequence budgets:
 //  1. running requests that decode (one token each),
@@ -105,26 +145,31 @@ func (s *Scheduler) Done() bool { return len(s.byID) == 0 }
 // priority, newest running request is preempted (its blocks freed, itself
 // back in the waiting queue to be recomputed) until it can; no waiting
 // request is admitted in a step that preempted.
+//
+// The plan's slices (and the block tables in it, views of the pool's) are
+// the scheduler's scratch: they are valid until the next Schedule, so a
+// plan must be run and passed to Update before the next is made. A
+// steady decode step allocates nothing here.
 func (s *Scheduler) Schedule() Plan {
 	s.step++
-	plan := Plan{Step: s.step}
+	plan := Plan{Step: s.step, Seqs: s.plan.Seqs[:0], Copies: s.plan.Copies[:0], Preempted: s.plan.Preempted[:0], Forks: s.plan.Forks[:0]}
 	budget := s.cfg.MaxBatchedTokens
-	var seqs []*Seq // nil where a preempted request's entry was undone
-	var copies [][]kvcache.Copy
-	entry := map[*request]int{}
+	seqs, copies := s.seqs[:0], s.copies[:0]
+	clear(s.entry)
 
 	schedule := func(r *request, n int, a kvcache.Alloc) {
-		entry[r] = len(seqs)
-		seqs = append(seqs, &Seq{ID: r.ID, Start: r.computed, Tokens: slices.Clone(r.tokens[r.computed : r.computed+n]),
-			Table: s.pool.Table(r.ID), Sample: r.computed+n == len(r.tokens)})
+		s.entry[r] = len(seqs)
+		end := r.computed + n
+		seqs = append(seqs, Seq{ID: r.ID, Start: r.computed, Tokens: r.tokens[r.computed:end:end],
+			Table: s.pool.TableView(r.ID), Sample: end == len(r.tokens)})
 		copies = append(copies, a.Copies)
 		budget -= n
 	}
 	preempt := func(v *request) {
-		if i, ok := entry[v]; ok {
+		if i, ok := s.entry[v]; ok {
 			budget += len(seqs[i].Tokens)
-			seqs[i], copies[i] = nil, nil
-			delete(entry, v)
+			seqs[i], copies[i] = Seq{}, nil
+			delete(s.entry, v)
 		}
 		s.running = slices.DeleteFunc(s.running, func(x *request) bool { return x == v })
 		s.pool.Free(v.ID)
@@ -133,8 +178,9 @@ func (s *Scheduler) Schedule() Plan {
 		plan.Preempted = append(plan.Preempted, v.ID)
 	}
 
-	for _, decodes := range []bool{true, false} {
-		for _, r := range slices.Clone(s.running) {
+	s.runs = append(s.runs[:0], s.running...)
+	for _, decodes := range [2]bool{true, false} {
+		for _, r := range s.runs {
 			if !r.running || r.decoding() != decodes || budget == 0 {
 				continue
 			}
@@ -151,8 +197,13 @@ func (s *Scheduler) Schedule() Plan {
 			}
 		}
 	}
-	for len(plan.Preempted) == 0 && len(s.waiting) > 0 && len(s.running) < s.cfg.MaxSeqs && budget > 0 {
+	clear(s.runs)
+	pending := s.forksPending()
+	for len(plan.Preempted) == 0 && len(s.waiting) > 0 && budget > 0 {
 		r := s.waiting[0]
+		if len(s.running)+pending+1+len(r.Forks) > s.cfg.MaxSeqs {
+			break
+		}
 		n := min(len(r.tokens)-s.pool.CachedPrefix(r.tokens), budget)
 		if _, ok := s.pool.CanAllocate(r.ID, r.tokens, n); !ok {
 			break // first come, first served: no overtaking
@@ -161,16 +212,25 @@ func (s *Scheduler) Schedule() Plan {
 		s.waiting = s.waiting[1:]
 		r.running, r.computed = true, a.Cached
 		s.running = append(s.running, r)
+		pending += len(r.Forks)
 		schedule(r, n, a)
 	}
 
 	for i, q := range seqs {
-		if q != nil {
-			plan.Seqs = append(plan.Seqs, *q)
-			plan.Copies = append(plan.Copies, copies[i]...)
-			plan.NumTokens += len(q.Tokens)
+		if q.Tokens == nil { // undone by a preemption
+			continue
 		}
+		if r := s.byID[q.ID]; q.Sample && r.output() == 0 {
+			for _, f := range r.Forks {
+				plan.Forks = append(plan.Forks, Fork{ID: f, Seq: len(plan.Seqs)})
+			}
+		}
+		plan.Seqs = append(plan.Seqs, q)
+		plan.Copies = append(plan.Copies, copies[i]...)
+		plan.NumTokens += len(q.Tokens)
 	}
+	clear(copies)
+	s.seqs, s.copies, s.plan = seqs, copies, plan
 	return plan
 }
 
@@ -187,15 +247,18 @@ func (s *Scheduler) victim() *request {
 }
 
 // Update applies a step's results: sampled[i] is the token sampled for
-// plan.Seqs[i] (read only where Sample is set). It commits the computed
+// plan.Seqs[i] (read only where Sample is set), then sampled[len(plan.Seqs)+j]
+// is plan.Forks[j]'s. It forks those completions, commits the computed
 // tokens' KV, appends sampled tokens, and finishes requests on a stop
 // token or their length limit, freeing their blocks. Entries of requests
-// aborted since Schedule are skipped.
+// aborted since Schedule are skipped. The events are valid until the next
+// Update.
 func (s *Scheduler) Update(plan Plan, sampled []int32) ([]Event, error) {
-	if len(sampled) != len(plan.Seqs) {
-		return nil, fmt.Errorf("sched: step %d planned %d sequences but got %d samples", plan.Step, len(plan.Seqs), len(sampled))
+	if len(sampled) != len(plan.Seqs)+len(plan.Forks) {
+		return nil, fmt.Errorf("sched: step %d planned %d sequences and %d forks but got %d samples", plan.Step, len(plan.Seqs), len(plan.Forks), len(sampled))
 	}
-	var events []Event
+	events := s.events[:0]
+	defer func() { s.events = events[:0] }()
 	for i, q := range plan.Seqs {
 		r := s.byID[q.ID]
 		if r == nil || !r.running || r.computed != q.Start {
@@ -208,19 +271,51 @@ func (s *Scheduler) Update(plan Plan, sampled []int32) ([]Event, error) {
 		if !q.Sample {
 			continue
 		}
-		tok := sampled[i]
-		r.tokens = append(r.tokens, tok)
-		ev := Event{ID: r.ID, Token: tok}
-		switch {
-		case slices.Contains(r.Stop, tok):
-			ev.Done, ev.Reason = true, Stop
-		case len(r.tokens) >= r.maxLen:
-			ev.Done, ev.Reason = true, Length
+		// Forks first: they share the blocks of the prompt alone.
+		var forked []int // indices into plan.Forks
+		for j, f := range plan.Forks {
+			if f.Seq != i || s.forkOf[f.ID] != r {
+				continue
+			}
+			if err := s.pool.Fork(r.ID, f.ID); err != nil {
+				return events, fmt.Errorf("sched: step %d: %w", plan.Step, err)
+			}
+			c := &request{Request: r.Request, arrival: s.arrived, tokens: slices.Clone(r.Prompt),
+				computed: r.computed, maxLen: r.maxLen, running: true}
+			c.ID, c.Forks = f.ID, nil
+			c.tokens = append(c.tokens, sampled[len(plan.Seqs)+j])
+			s.arrived++
+			delete(s.forkOf, f.ID)
+			s.byID[f.ID] = c
+			s.running = append(s.running, c)
+			forked = append(forked, j)
 		}
-		if ev.Done {
-			s.drop(r)
+		r.Forks = slices.DeleteFunc(r.Forks, func(f string) bool { return s.forkOf[f] != r })
+		events = s.sampled(events, r, sampled[i], i)
+		for _, j := range forked {
+			k := len(plan.Seqs) + j
+			events = s.sampled(events, s.byID[plan.Forks[j].ID], sampled[k], k)
 		}
-		events = append(events, ev)
 	}
 	return events, nil
+}
+
+// sampled appends tok to r (unless it is already r's last token: a fork's
+// first), finishing r on a stop token or its length limit, and returns
+// events with r's event added.
+func (s *Scheduler) sampled(events []Event, r *request, tok int32, at int) []Event {
+	if len(r.tokens) == r.computed {
+		r.tokens = append(r.tokens, tok)
+	}
+	ev := Event{ID: r.ID, Token: tok, Sample: at}
+	switch {
+	case slices.Contains(r.Stop, tok):
+		ev.Done, ev.Reason = true, Stop
+	case len(r.tokens) >= r.maxLen:
+		ev.Done, ev.Reason = true, Length
+	}
+	if ev.Done {
+		s.drop(r)
+	}
+	return append(events, ev)
 }
