@@ -37,6 +37,10 @@ type benchResult struct {
 	// Kernels is the kernel set that ran (simd.Impl: avx512vnni, avx2,
 	// generic; KILN_KERNELS caps it).
 	Kernels string `json:"kernels"`
+	// EngineOverhead is the share of the engine's step time spent outside
+	// the model's forward (scheduling, batch building, sampling,
+	// streaming), over the whole run.
+	EngineOverhead float64 `json:"engine_overhead"`
 }
 
 // prefixResult is the shared-prefix workload's report.
@@ -215,6 +219,9 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		ModelBytes:  bytes,
 		Kernels:     simd.Impl(),
 	}
+	if st := e.Stats(); st.StepTime > 0 {
+		r.EngineOverhead = float64(int64(10000*float64(st.StepTime-st.ForwardTime)/float64(st.StepTime)+0.5)) / 10000
+	}
 	if decoded > 0 {
 		r.DecodeTokS = round2(float64(decoded) / decode.Seconds())
 		// One pass over the weights per step: each step decodes one token of
@@ -228,6 +235,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, "kernels   %s\n", simd.ImplReason())
 	fmt.Fprintf(stdout, "prefill   %8.2f tok/s  (%d tokens x %d sequences)\n", r.PrefillTokS, *prompt, *parallel)
 	fmt.Fprintf(stdout, "decode    %8.2f tok/s  (%d tokens x %d sequences; %.1f GB/s of weights)\n", r.DecodeTokS, *gen, *parallel, r.DecodeGBs)
+	fmt.Fprintf(stdout, "engine    %8.2f%% of step time outside the forward\n", 100*r.EngineOverhead)
 	return nil
 }
 
