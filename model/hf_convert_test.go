@@ -1,13 +1,17 @@
 package model_test
 
 import (
+	"encoding/json"
 	"math"
+	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"kiln/convert"
 	"kiln/gguf"
+	"kiln/internal/testutil"
 	"kiln/model"
 )
 
@@ -95,5 +99,58 @@ func TestKilnConvertQuantized(t *testing.T) {
 		got, _ := greedyRun(t, m, []int32{1}, 8, true)
 		m.Close()
 		t.Logf("%s: greedy from BOS %v (folder: %v)", typ, got, tinyStoriesGolden[:8])
+	}
+}
+
+// TestKilnConvertOracle compares kiln on tinystories-656k's `kiln convert`
+// GGUFs with llama.cpp on the same files, as recorded by
+// scripts/convert-oracle-goldens.sh (testdata/convert): the greedy story
+// token for token, and next-token distributions at every position within
+// the oracle bounds (TestOracleAgreement's). Each golden names the sha256
+// of the GGUF llama.cpp ran; the test converts again and checks it.
+func TestKilnConvertOracle(t *testing.T) {
+	dir := tinyStoriesDir(t)
+	files, err := filepath.Glob(filepath.Join(testutil.RepoRoot(t), "testdata", "convert", "*-greedy.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	probs, _ := filepath.Glob(filepath.Join(testutil.RepoRoot(t), "testdata", "convert", "*-probs.json"))
+	files = append(files, probs...)
+	if len(files) < 3 {
+		t.Fatalf("%d golden files, want 3", len(files))
+	}
+	for _, file := range files {
+		t.Run(strings.TrimSuffix(filepath.Base(file), ".json"), func(t *testing.T) {
+			raw, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var g golden
+			var c struct {
+				Convert struct {
+					From, Type, SHA256 string
+				} `json:"convert"`
+			}
+			if err := json.Unmarshal(raw, &g); err != nil {
+				t.Fatal(err)
+			}
+			if err := json.Unmarshal(raw, &c); err != nil || c.Convert.From != "tinystories-656k" {
+				t.Fatalf("convert record %+v: %v", c.Convert, err)
+			}
+			f, path := convertHF(t, dir, c.Convert.Type)
+			if got := sha(t, path); got != c.Convert.SHA256 {
+				t.Fatalf("kiln convert --type %s wrote sha256 %s; llama.cpp ran %s: re-run scripts/convert-oracle-goldens.sh", c.Convert.Type, got, c.Convert.SHA256)
+			}
+			m, err := model.Load(f, model.Options{Threads: 2})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer m.Close()
+			if len(g.Oracle.Tokens) > 0 {
+				checkGreedy(t, m, &g)
+				return
+			}
+			checkProbs(t, m, &g, bound(t, c.Convert.Type, len(g.Oracle.Prompt)))
+		})
 	}
 }

@@ -1,6 +1,8 @@
 package tokenizer
 
 import (
+	"encoding/json"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -16,22 +18,19 @@ import (
 // tokenizers library's golden strings. The only strings allowed to differ
 // are those with characters outside the vocab (no <0xNN> byte tokens:
 // AsSPM's documented limit).
-func TestHFAsSPMTinyStories(t *testing.T) {
+// tinyStoriesGGUFVocab writes tinystories-656k's vocab as kiln convert
+// does (Metadata, which converts hf-bpe through AsSPM) and reads it back
+// as a GGUF; it returns that tokenizer and the tokenizer.json vocab.
+func tinyStoriesGGUFVocab(t *testing.T) (*Tokenizer, *Vocab) {
+	t.Helper()
 	dir := filepath.Join(testutil.SharedModels(t), "tinystories-656k")
 	v, err := LoadHFTokenizer(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := v.AsSPM()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if s.Model != ModelSPM || !s.AddSpacePrefix || !s.AddBOS || s.BOS != 1 || s.EOS != 2 || s.UNK != 0 {
-		t.Fatalf("AsSPM: model %q prefix %v addBOS %v BOS %d EOS %d UNK %d", s.Model, s.AddSpacePrefix, s.AddBOS, s.BOS, s.EOS, s.UNK)
-	}
 	w := gguf.NewWriter()
 	w.Add("general.architecture", gguf.StringValue("llama"))
-	for _, kv := range v.Metadata() { // Metadata converts hf-bpe itself
+	for _, kv := range v.Metadata() {
 		w.Add(kv.Key, kv.Value)
 	}
 	path := filepath.Join(t.TempDir(), "vocab.gguf")
@@ -46,6 +45,18 @@ func TestHFAsSPMTinyStories(t *testing.T) {
 	tok, err := FromGGUF(f)
 	if err != nil {
 		t.Fatalf("reading the written vocab back: %v", err)
+	}
+	return tok, v
+}
+
+func TestHFAsSPMTinyStories(t *testing.T) {
+	tok, v := tinyStoriesGGUFVocab(t)
+	s, err := v.AsSPM()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Model != ModelSPM || !s.AddSpacePrefix || !s.AddBOS || s.BOS != 1 || s.EOS != 2 || s.UNK != 0 {
+		t.Fatalf("AsSPM: model %q prefix %v addBOS %v BOS %d EOS %d UNK %d", s.Model, s.AddSpacePrefix, s.AddBOS, s.BOS, s.EOS, s.UNK)
 	}
 	ref, err := New(v)
 	if err != nil {
@@ -106,5 +117,51 @@ func TestAsSPMRefusals(t *testing.T) {
 		if _, err := v.AsSPM(); err == nil {
 			t.Errorf("%s: AsSPM accepted it", name)
 		}
+	}
+}
+
+// TestAsSPMMatchesLlamaCpp compares kiln's tokenizer on the vocab kiln
+// convert writes with llama.cpp's on the converted tinystories-656k GGUF,
+// recorded by scripts/convert-oracle-goldens.sh (testdata/convert): every
+// string llama.cpp tokenizes, kiln tokenizes the same; on the strings it
+// throws on (a character outside the vocab, which has no <0xNN> byte
+// tokens: llama_vocab::byte_to_token's map lookup), kiln emits <unk>.
+func TestAsSPMMatchesLlamaCpp(t *testing.T) {
+	tok, _ := tinyStoriesGGUFVocab(t)
+	raw, err := os.ReadFile(filepath.Join("..", "testdata", "convert", "tinystories-656k-tokenize.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var g struct {
+		Cases []struct {
+			Text   string `json:"text"`
+			Error  string `json:"error"`
+			Oracle *struct {
+				Tokens []int32 `json:"tokens"`
+			} `json:"oracle"`
+		} `json:"cases"`
+	}
+	if err := json.Unmarshal(raw, &g); err != nil {
+		t.Fatal(err)
+	}
+	same, threw := 0, 0
+	for _, c := range g.Cases {
+		got := tok.Encode(c.Text, true)
+		if c.Oracle == nil {
+			if !slices.Contains(got, 0) {
+				t.Errorf("%q: llama.cpp threw (%s) but kiln found every character: %v", c.Text, c.Error, got)
+			}
+			threw++
+			continue
+		}
+		if !slices.Equal(got, c.Oracle.Tokens) {
+			t.Errorf("%q: kiln %v, llama.cpp %v", c.Text, got, c.Oracle.Tokens)
+			continue
+		}
+		same++
+	}
+	t.Logf("%d of %d strings tokenize as llama.cpp does; llama.cpp throws on the other %d", same, len(g.Cases), threw)
+	if len(g.Cases) != 67 {
+		t.Errorf("%d cases, want the 67 of tokenizer/testdata/hf/tinystories-656k.json", len(g.Cases))
 	}
 }
