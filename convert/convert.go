@@ -42,17 +42,22 @@ func Plan(f *gguf.File, opts Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	types, err := ChooseTypes(info, f.Tensors, opts.Scheme)
+	return plan(info, f.Tensors, opts)
+}
+
+// plan is Plan for a model's tensors, wherever they come from.
+func plan(info ModelInfo, tensors []gguf.TensorInfo, opts Options) (*Report, error) {
+	types, err := ChooseTypes(info, tensors, opts.Scheme)
 	if err != nil {
 		return nil, err
 	}
-	names := make([]string, len(f.Tensors))
-	for i, t := range f.Tensors {
+	names := make([]string, len(tensors))
+	for i, t := range tensors {
 		names[i] = t.Name
 	}
 	rep := &Report{FileType: opts.Scheme.FileType}
 	for _, i := range LlamaOrder(names) {
-		t := &f.Tensors[i]
+		t := &tensors[i]
 		to := types[i]
 		if to != t.Type {
 			if !Quantizable(t.Name, t.Shape) {

@@ -413,3 +413,52 @@ func LoadHF(dir string, opts Options) (*Model, error) {
 	m.files = set
 	return m, nil
 }
+
+// HFTensor is one tensor of a Hugging Face folder as a GGUF conversion
+// holds it: GGUF name and shape, stored type, llama q/k rows permuted.
+type HFTensor struct {
+	Info gguf.TensorInfo
+	Data []byte
+}
+
+// HFFolder is a Hugging Face folder read for conversion to GGUF: what
+// LoadHF loads, before it becomes Weights.
+type HFFolder struct {
+	Config  Config
+	HF      HFConfig
+	Tensors []HFTensor // in the order convert_hf_to_gguf.py meets them; rope_freqs.weight (llama3 scaling) last
+	set     *safetensors.Set
+}
+
+// OpenHF reads dir's config.json and maps its safetensors files, resolving
+// every tensor the model needs exactly as LoadHF does (same names, shapes,
+// permutation), so a GGUF written from it loads into the same weights.
+// Close unmaps the files; Tensors' Data is invalid after it.
+func OpenHF(dir string) (*HFFolder, error) {
+	cfg, hc, ropeFreqs, err := ConfigFromHF(dir)
+	if err != nil {
+		return nil, err
+	}
+	set, err := safetensors.OpenDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("model: %w", err)
+	}
+	src, err := hfSourceFor(set, &cfg, ropeFreqs)
+	if err != nil {
+		set.Close()
+		return nil, err
+	}
+	h := &HFFolder{Config: cfg, HF: hc, set: set}
+	names := hfTensors(&cfg)
+	if ropeFreqs != nil {
+		names = append(names, hfName{gguf: "rope_freqs.weight"})
+	}
+	for _, n := range names {
+		t := src[n.gguf]
+		h.Tensors = append(h.Tensors, HFTensor{Info: t.info, Data: t.data})
+	}
+	return h, nil
+}
+
+// Close unmaps the folder's safetensors files.
+func (h *HFFolder) Close() error { return h.set.Close() }

@@ -162,7 +162,16 @@ func VocabFromMeta(m MetaReader) (*Vocab, error) {
 // writes them, so that a file written with them loads in llama.cpp with the
 // same vocabulary. Special ids that are -1 are left out (llama.cpp then
 // applies its per-model default); general.name is the model writer's to set.
+//
+// A ModelHFBPE vocab is written as AsSPM converts it (llama.cpp has no such
+// model); when AsSPM refuses it, as is, which only kiln's tokenizer.json
+// path knows (VocabFromMeta refuses it).
 func (v *Vocab) Metadata() []gguf.KV {
+	if v.Model == ModelHFBPE {
+		if s, err := v.AsSPM(); err == nil {
+			v = s
+		}
+	}
 	kv := []gguf.KV{
 		{Key: keyModel, Value: gguf.StringValue(v.Model)},
 	}

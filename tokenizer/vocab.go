@@ -48,7 +48,8 @@ const (
 	// rank-ordered merges, byte fallback <0xNN>, else the unknown token.
 	// llama.cpp has no such model (its converter turns these files into
 	// "llama" with made-up scores, which merges in a different order); kiln
-	// reads it from tokenizer.json only, and Metadata writes it as is.
+	// reads it from tokenizer.json only, and Metadata writes it as AsSPM
+	// converts it: "llama" with scores from merge ranks.
 	ModelHFBPE = "hf-bpe"
 )
 

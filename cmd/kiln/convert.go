@@ -1,0 +1,70 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"kiln/convert"
+	"kiln/gguf"
+	"kiln/tokenizer"
+)
+
+func init() {
+	register("convert", "convert a Hugging Face folder to GGUF (as convert_hf_to_gguf.py, then llama-quantize for --type)", runConvert)
+}
+
+func runConvert(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("convert", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	typ := fs.String("type", "", "file type of the output (default: the weights' stored type, F32, F16 or BF16)")
+	pure := fs.Bool("pure", false, "give every quantizable tensor the type's base type (no mix rules), as llama-quantize --pure")
+	verbose := fs.Bool("v", false, "list every tensor's conversion")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: kiln convert DIR OUT.gguf [--type TYPE] [--pure] [-v]\n\nDIR is a Hugging Face folder (config.json, *.safetensors, tokenizer.json).\nTYPE: %s\n\n",
+			strings.Join(convert.FileTypeNames(), " "))
+		fs.PrintDefaults()
+	}
+	pos, err := interspersed(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 2 {
+		return usageErrorf("want DIR OUT, got %d arguments", len(pos))
+	}
+	opts := convert.Options{}
+	auto := *typ == ""
+	if !auto {
+		ft, err := convert.ParseFileType(*typ)
+		if err != nil {
+			return usageErrorf("%v", err)
+		}
+		opts.Scheme = convert.Scheme{FileType: ft, Pure: *pure}
+	}
+	rep, err := convert.FromHF(pos[0], pos[1], opts, auto)
+	if err != nil {
+		return err
+	}
+	counts := map[gguf.Type]int{}
+	for _, t := range rep.Tensors {
+		counts[t.To]++
+		if *verbose {
+			fmt.Fprintf(stdout, "%-36s %-16s %6s -> %-6s %10d bytes\n", t.Name, fmt.Sprint(t.Shape), t.From, t.To, t.Bytes)
+		}
+	}
+	var parts []string
+	for t, n := range counts {
+		parts = append(parts, fmt.Sprintf("%d %s", n, t))
+	}
+	sortStrings(parts)
+	fmt.Fprintf(stdout, "wrote %s: %s, %d tensors (%s), tensor data %.2f MiB -> %.2f MiB\n",
+		pos[1], convert.Scheme{FileType: rep.FileType, Pure: *pure}, len(rep.Tensors), strings.Join(parts, ", "),
+		float64(rep.BytesIn)/(1<<20), float64(rep.BytesOut)/(1<<20))
+	if v, err := tokenizer.LoadHFTokenizer(pos[0]); err == nil && v.Model == tokenizer.ModelHFBPE {
+		if n := v.MissingByteTokens(); n > 0 {
+			fmt.Fprintf(stderr, "kiln convert: note: the vocab lacks %d of the 256 <0xNN> byte tokens: text with characters outside it tokenizes differently in llama.cpp (which throws) than in Hugging Face (<unk>)\n", n)
+		}
+	}
+	return nil
+}

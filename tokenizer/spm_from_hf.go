@@ -1,0 +1,113 @@
+package tokenizer
+
+import (
+	"fmt"
+	"strings"
+)
+
+// AsSPM returns v as a vocab llama.cpp can read: a ModelHFBPE vocab becomes
+// ModelSPM ("llama") with merge priorities carried as scores, other vocabs
+// come back unchanged. It is what a GGUF written from a Hugging Face folder
+// holds, since llama.cpp has no rank-ordered BPE over characters.
+//
+// llama.cpp's SPM tokenizer merges, among adjacent symbol pairs whose
+// concatenation is a token, the one whose token has the highest score
+// (leftmost on ties); HF's BPE merges the listed pair of lowest rank
+// (leftmost on ties). With score = -rank of the merge that makes the token
+// the two agree whenever every multi-character token is made by exactly one
+// listed merge and no other split of it is reachable: AsSPM refuses vocabs
+// where a token is the result of two merges, and tokens that no merge makes
+// (added tokens, <0xNN>) get a score below every merge.
+//
+// The normalizer must be what llama.cpp's add_space_prefix and escaping do:
+// an optional Prepend("▁") followed by Replace(" " → "▁").
+//
+// Where it cannot agree, plainly: text with a character that is not a
+// token, in a vocab without the <0xNN> byte tokens for it. HF then emits
+// <unk> (one per run of such characters with fuse_unk); kiln's SPM emits
+// <unk> per byte, and llama.cpp throws (llama_vocab::byte_to_token). See
+// MissingByteTokens. And text holding an added token's text, when
+// tokenizer.json marks it normalized: the library matches it in normalized
+// text, llama.cpp splits special tokens out of the raw text first.
+func (v *Vocab) AsSPM() (*Vocab, error) {
+	if v.Model != ModelHFBPE {
+		return v, nil
+	}
+	h := v.HF
+	if h.IgnoreMerges {
+		return nil, fmt.Errorf("tokenizer: ignore_merges has no llama.cpp SPM equivalent")
+	}
+	prefix := false
+	steps := h.Normalizer
+	if len(steps) > 0 && steps[0].Prepend != "" {
+		if steps[0].Prepend != "▁" {
+			return nil, fmt.Errorf("tokenizer: normalizer Prepend(%q) has no llama.cpp SPM equivalent (only \"▁\", as add_space_prefix)", steps[0].Prepend)
+		}
+		prefix = true
+		steps = steps[1:]
+	}
+	if len(steps) != 1 || steps[0].Prepend != "" || steps[0].Old != " " || steps[0].New != "▁" {
+		return nil, fmt.Errorf("tokenizer: normalizer %v has no llama.cpp SPM equivalent (want [Prepend(\"▁\")] Replace(\" \" → \"▁\"))", h.Normalizer)
+	}
+	const maxRank = 1 << 24 // float32 holds every integer rank exactly
+	if len(v.Merges) >= maxRank {
+		return nil, fmt.Errorf("tokenizer: %d merges do not fit float32 scores exactly", len(v.Merges))
+	}
+	ids, err := v.textIndex()
+	if err != nil {
+		return nil, err
+	}
+	scores := make([]float32, len(v.Tokens))
+	made := make([]bool, len(v.Tokens))
+	for i := range scores {
+		if len([]rune(v.Tokens[i])) > 1 {
+			scores[i] = -maxRank // never made by a merge: below every merge
+		}
+	}
+	for rank, m := range v.Merges {
+		l, r, ok := strings.Cut(m, " ")
+		if !ok {
+			return nil, fmt.Errorf("tokenizer: merge %d %q is not \"left right\"", rank, m)
+		}
+		id, ok := ids[l+r]
+		if !ok {
+			return nil, fmt.Errorf("tokenizer: merge %d %q makes %q, which is not a token", rank, m, l+r)
+		}
+		if made[id] {
+			// HF would merge either pair at its own rank; one score cannot say both.
+			return nil, fmt.Errorf("tokenizer: token %q is made by two merges (the second is rank %d): no single SPM score orders both", l+r, rank)
+		}
+		made[id] = true
+		scores[id] = -float32(rank)
+	}
+	s := v.Clone()
+	s.Model = ModelSPM
+	s.Pre = ""
+	s.Scores = scores
+	s.Merges = nil
+	s.AddSpacePrefix = prefix
+	s.HF = nil
+	if s.Types == nil {
+		s.Types = make([]TokenType, len(s.Tokens))
+	}
+	return s, s.Validate()
+}
+
+// MissingByteTokens reports how many of the 256 <0xNN> byte tokens v lacks;
+// text with a character outside the vocab tokenizes differently in HF and
+// llama.cpp when it is not 0 (see AsSPM).
+func (v *Vocab) MissingByteTokens() int {
+	have := [256]bool{}
+	for _, t := range v.Tokens {
+		if b, ok := byteTokenValue(t); ok && len(t) == 6 && t[5] == '>' {
+			have[b] = true
+		}
+	}
+	n := 0
+	for _, h := range have {
+		if !h {
+			n++
+		}
+	}
+	return n
+}
