@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"flag"
@@ -72,13 +73,17 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	suffixLen := fs.Int("suffix-len", 32, "prefix workload: tokens of each request's own prompt suffix")
 	requests := fs.Int("requests", 16, "prefix workload: requests, submitted at once")
 	noPrefixCache := fs.Bool("no-prefix-cache", false, "turn the engine's prefix cache off (every prompt is computed whole)")
+	streams := fs.Int("streams", 8, "gap workload: requests decoding when the long prompt arrives")
+	longPrompt := fs.Int("long-prompt", 2000, "gap workload: tokens of the prompt that arrives while the streams decode")
+	maxBatched := fs.Int("max-batched-tokens", 0, "tokens per engine step, the chunked-prefill budget (0: max(512, --prompt); gap workload: 256)")
 	asJSON := fs.Bool("json", false, "print JSON instead of a table")
 	noRepack := fs.Bool("no-repack", false, "keep weights in the file's layout (no load-time repacking)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the timed part to this file (go tool pprof)")
 	kvf := addKVPoolFlags(fs)
 	fs.Usage = func() {
 		io.WriteString(stderr, "usage: kiln bench MODEL [--threads N] [--prompt 128] [--gen 64] [--parallel N] [--json] [--no-repack]\n"+
-			"       kiln bench MODEL --workload prefix [--prefix-len 1024] [--suffix-len 32] [--requests 16] [--gen 64] [--no-prefix-cache]\n")
+			"       kiln bench MODEL --workload prefix [--prefix-len 1024] [--suffix-len 32] [--requests 16] [--gen 64] [--no-prefix-cache]\n"+
+			"       kiln bench MODEL --workload gap [--streams 8] [--long-prompt 2000] [--max-batched-tokens 256] [--gen 96]\n")
 		fs.PrintDefaults()
 	}
 	pos, err := interspersed(fs, args)
@@ -109,11 +114,11 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	}
 	switch *workload {
 	case "throughput":
-		if err := only("prefix-len", "suffix-len", "requests"); err != nil {
+		if err := only("prefix-len", "suffix-len", "requests", "streams", "long-prompt"); err != nil {
 			return err
 		}
 	case "prefix":
-		if err := only("prompt", "parallel"); err != nil {
+		if err := only("prompt", "parallel", "streams", "long-prompt"); err != nil {
 			return err
 		}
 		if *prefixLen < 1 || *suffixLen < 1 {
@@ -122,8 +127,27 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		if err := checkParallel(*requests); err != nil {
 			return usageErrorf("--requests %d: want 1 up to %d", *requests, maxParallel)
 		}
+	case "gap":
+		if err := only("prompt", "parallel", "prefix-len", "suffix-len", "requests"); err != nil {
+			return err
+		}
+		if err := checkParallel(*streams); err != nil {
+			return usageErrorf("--streams %d: want 1 up to %d", *streams, maxParallel)
+		}
+		if *longPrompt < 1 {
+			return usageErrorf("--long-prompt must be positive")
+		}
+		if !set["gen"] {
+			*gen = 96
+		}
+		if *gen < gapWarm+2 {
+			return usageErrorf("--gen %d: the gap workload needs at least %d tokens per stream", *gen, gapWarm+2)
+		}
 	default:
-		return usageErrorf("--workload %q: want throughput or prefix", *workload)
+		return usageErrorf("--workload %q: want throughput, prefix or gap", *workload)
+	}
+	if *maxBatched < 0 || *maxBatched > 1<<20 {
+		return usageErrorf("--max-batched-tokens %d: want 0 (the default) up to %d", *maxBatched, 1<<20)
 	}
 	if err := kvf.check(); err != nil {
 		return err
@@ -134,6 +158,10 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	}
 	defer closeModel()
 	c := &m.Config
+
+	if *workload == "gap" {
+		return runGap(stdout, *asJSON, m, kvf, *streams, *longPrompt, *gen, *maxBatched, *noPrefixCache)
+	}
 
 	// The requests: deterministic pseudo-text token ids (speed does not
 	// depend on them), every prompt distinct except for a shared prefix.
@@ -168,7 +196,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	e, err := engine.New(m, engine.Config{NumBlocks: numBlocks, BlockSize: blockSize, MaxSeqs: len(prompts),
-		MaxBatchedTokens: max(512, *prompt), NoPrefixCache: *noPrefixCache})
+		MaxBatchedTokens: cmp.Or(*maxBatched, max(512, *prompt)), NoPrefixCache: *noPrefixCache})
 	if err != nil {
 		return err
 	}

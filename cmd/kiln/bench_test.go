@@ -82,7 +82,7 @@ func TestBenchBadFlags(t *testing.T) {
 		args []string
 		msg  string
 	}{
-		{[]string{"--workload", "bogus"}, `--workload "bogus": want throughput or prefix`},
+		{[]string{"--workload", "bogus"}, `--workload "bogus": want throughput, prefix or gap`},
 		{[]string{"--workload", "prefix", "--prefix-len", "0"}, "--prefix-len and --suffix-len must be positive"},
 		{[]string{"--workload", "prefix", "--requests", "0"}, "--requests 0: want 1 up to 1024"},
 		{[]string{"--workload", "prefix", "--parallel", "4"}, "--parallel does not apply to --workload prefix"},
@@ -95,6 +95,49 @@ func TestBenchBadFlags(t *testing.T) {
 		_, stderr, code := kiln(t, args...)
 		if code != 2 || !strings.Contains(stderr, tc.msg) {
 			t.Errorf("kiln %v: exit %d, stderr %q; want exit 2 mentioning %q", tc.args, code, stderr, tc.msg)
+		}
+	}
+}
+
+// TestBenchGapWorkload: a long prompt arriving while streams decode is
+// prefilled in chunks of the step budget (so it takes at least
+// long/budget steps, the streams decoding in between), or whole when the
+// budget holds it; bad flags are refused.
+func TestBenchGapWorkload(t *testing.T) {
+	m := synthModel(t, t.TempDir())
+	run := func(budget string) gapResult {
+		out, stderr, code := kiln(t, "bench", m, "--workload", "gap", "--streams", "3", "--long-prompt", "200",
+			"--gen", "24", "--max-batched-tokens", budget, "--threads", "1", "--json")
+		if code != 0 {
+			t.Fatalf("budget %s: exit %d: %s", budget, code, stderr)
+		}
+		var r gapResult
+		if err := json.Unmarshal([]byte(out), &r); err != nil {
+			t.Fatal(err)
+		}
+		// (Whether the streams still decode while the long prompt runs is a
+		// race on a model this small: only the real-model figures in
+		// BENCHMARKS.md read gap_max_ms.)
+		if r.Streams != 3 || r.LongPrompt != 200 || r.GapBeforeMs <= 0 || r.GapMaxMs < 0 || r.LongTTFTMs <= 0 {
+			t.Fatalf("budget %s: %s", budget, out)
+		}
+		return r
+	}
+	if r := run("32"); r.StepsDuring < 200/32 {
+		t.Errorf("budget 32: the 200-token prompt took %d steps, want at least %d", r.StepsDuring, 200/32)
+	}
+	if r := run("512"); r.StepsDuring < 1 {
+		t.Errorf("budget 512: %d steps counted", r.StepsDuring)
+	}
+	for _, args := range [][]string{
+		{"--workload", "gap", "--streams", "0"},
+		{"--workload", "gap", "--long-prompt", "0"},
+		{"--workload", "gap", "--gen", "3"},
+		{"--workload", "gap", "--prompt", "5"},
+		{"--max-batched-tokens", "-1"},
+	} {
+		if _, stderr, code := kiln(t, append([]string{"bench", m}, args...)...); code != 2 {
+			t.Errorf("%v: exit %d, want 2: %s", args, code, stderr)
 		}
 	}
 }
