@@ -145,17 +145,8 @@ func vnniQ8_0(a *asm, rows, nx int) {
 	}
 	a.i("DECQ CX")
 	a.i("JNZ %s", lbl)
-	// out = hsum8 of each row's lanes: ((a0+a4)+(a2+a6)) + ((a1+a5)+(a3+a7)).
 	for p := 0; p < nx; p++ {
-		r := func(j int) string { return fmt.Sprintf("%s%d", V, 8+8*p+j) }
-		a.i("VADDPS %s, %s, %s", r(4), r(0), r(0))
-		a.i("VADDPS %s, %s, %s", r(6), r(2), r(2))
-		a.i("VADDPS %s, %s, %s", r(2), r(0), r(0))
-		a.i("VADDPS %s, %s, %s", r(5), r(1), r(1))
-		a.i("VADDPS %s, %s, %s", r(7), r(3), r(3))
-		a.i("VADDPS %s, %s, %s", r(3), r(1), r(1))
-		a.i("VADDPS %s, %s, %s", r(1), r(0), r(0))
-		a.i("VMOVUPS %s, %s", r(0), outAddr(p, 0))
+		hsum8Store(a, func(j int) string { return fmt.Sprintf("%s%d", V, 8+8*p+j) }, outAddr(p, 0))
 	}
 	a.i("VZEROUPPER")
 	a.i("RET")
@@ -281,4 +272,18 @@ func vnniPrologue(a *asm, name, flags string, frame int) {
 	a.i("MOVQ out+40(FP), R9")
 	a.i("MOVQ outStride+48(FP), R8")
 	a.i("SHLQ $2, R8")
+}
+
+// hsum8Store sets r(0) = ((r0+r4)+(r2+r6)) + ((r1+r5)+(r3+r7)) lane by
+// lane, hsum8 of rows whose lane j is in register r(j), and stores it at
+// dst. Clobbers r(0..3).
+func hsum8Store(a *asm, r func(j int) string, dst string) {
+	a.i("VADDPS %s, %s, %s", r(4), r(0), r(0))
+	a.i("VADDPS %s, %s, %s", r(6), r(2), r(2))
+	a.i("VADDPS %s, %s, %s", r(2), r(0), r(0))
+	a.i("VADDPS %s, %s, %s", r(5), r(1), r(1))
+	a.i("VADDPS %s, %s, %s", r(7), r(3), r(3))
+	a.i("VADDPS %s, %s, %s", r(3), r(1), r(1))
+	a.i("VADDPS %s, %s, %s", r(1), r(0), r(0))
+	a.i("VMOVUPS %s, %s", r(0), dst)
 }

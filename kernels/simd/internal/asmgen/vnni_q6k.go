@@ -119,17 +119,9 @@ func vnniQ6_K(a *asm, nx int) {
 	}
 	a.i("DECQ CX")
 	a.i("JNZ %s", lbl)
-	// out = hsum8 of each row's lanes: ((A0+A4)+(A2+A6)) + ((A1+A5)+(A3+A7)).
+	// out = hsum8 of each row's lanes.
 	for j := 0; j < nx; j++ {
-		r := func(m int) string { return acc(j, m) }
-		a.i("VADDPS %s, %s, %s", r(4), r(0), r(0))
-		a.i("VADDPS %s, %s, %s", r(6), r(2), r(2))
-		a.i("VADDPS %s, %s, %s", r(2), r(0), r(0))
-		a.i("VADDPS %s, %s, %s", r(5), r(1), r(1))
-		a.i("VADDPS %s, %s, %s", r(7), r(3), r(3))
-		a.i("VADDPS %s, %s, %s", r(3), r(1), r(1))
-		a.i("VADDPS %s, %s, %s", r(1), r(0), r(0))
-		a.i("VMOVUPS %s, %s", r(0), outAddr(j, 0))
+		hsum8Store(a, func(m int) string { return acc(j, m) }, outAddr(j, 0))
 	}
 	a.i("VZEROUPPER")
 	a.i("RET")
