@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"kiln/convert"
-	"kiln/gguf"
 	"kiln/tokenizer"
 )
 
@@ -46,21 +45,7 @@ func runConvert(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	counts := map[gguf.Type]int{}
-	for _, t := range rep.Tensors {
-		counts[t.To]++
-		if *verbose {
-			fmt.Fprintf(stdout, "%-36s %-16s %6s -> %-6s %10d bytes\n", t.Name, fmt.Sprint(t.Shape), t.From, t.To, t.Bytes)
-		}
-	}
-	var parts []string
-	for t, n := range counts {
-		parts = append(parts, fmt.Sprintf("%d %s", n, t))
-	}
-	sortStrings(parts)
-	fmt.Fprintf(stdout, "wrote %s: %s, %d tensors (%s), tensor data %.2f MiB -> %.2f MiB\n",
-		pos[1], convert.Scheme{FileType: rep.FileType, Pure: *pure}, len(rep.Tensors), strings.Join(parts, ", "),
-		float64(rep.BytesIn)/(1<<20), float64(rep.BytesOut)/(1<<20))
+	writeReport(stdout, pos[1], convert.Scheme{FileType: rep.FileType, Pure: *pure}, rep, *verbose)
 	if v, err := tokenizer.LoadHFTokenizer(pos[0]); err == nil && v.Model == tokenizer.ModelHFBPE {
 		if n := v.MissingByteTokens(); n > 0 {
 			fmt.Fprintf(stderr, "kiln convert: note: the vocab lacks %d of the 256 <0xNN> byte tokens: text with characters outside it tokenizes differently in llama.cpp (which throws) than in Hugging Face (<unk>)\n", n)

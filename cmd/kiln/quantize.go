@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"kiln/convert"
@@ -43,30 +44,26 @@ func runQuantize(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	writeReport(stdout, pos[1], convert.Scheme{FileType: ft, Pure: *pure}, rep, *verbose)
+	return nil
+}
+
+// writeReport prints a conversion's summary line (and with verbose every
+// tensor's conversion first), for quantize and convert.
+func writeReport(w io.Writer, out string, scheme convert.Scheme, rep *convert.Report, verbose bool) {
 	counts := map[gguf.Type]int{}
 	for _, t := range rep.Tensors {
 		counts[t.To]++
-		if *verbose {
-			fmt.Fprintf(stdout, "%-36s %-16s %6s -> %-6s %10d bytes\n", t.Name, fmt.Sprint(t.Shape), t.From, t.To, t.Bytes)
+		if verbose {
+			fmt.Fprintf(w, "%-36s %-16s %6s -> %-6s %10d bytes\n", t.Name, fmt.Sprint(t.Shape), t.From, t.To, t.Bytes)
 		}
 	}
 	var parts []string
 	for t, n := range counts {
 		parts = append(parts, fmt.Sprintf("%d %s", n, t))
 	}
-	sortStrings(parts)
-	scheme := convert.Scheme{FileType: ft, Pure: *pure}
-	fmt.Fprintf(stdout, "wrote %s: %s, %d tensors (%s), tensor data %.2f MiB -> %.2f MiB\n",
-		pos[1], scheme, len(rep.Tensors), strings.Join(parts, ", "),
+	slices.Sort(parts)
+	fmt.Fprintf(w, "wrote %s: %s, %d tensors (%s), tensor data %.2f MiB -> %.2f MiB\n",
+		out, scheme, len(rep.Tensors), strings.Join(parts, ", "),
 		float64(rep.BytesIn)/(1<<20), float64(rep.BytesOut)/(1<<20))
-	return nil
-}
-
-// sortStrings sorts in place (insertion sort: a handful of entries).
-func sortStrings(s []string) {
-	for i := 1; i < len(s); i++ {
-		for j := i; j > 0 && s[j] < s[j-1]; j-- {
-			s[j], s[j-1] = s[j-1], s[j]
-		}
-	}
 }
