@@ -270,9 +270,12 @@ type gemmKind struct {
 	pack     func(nb int, w *byte, wStride int, panel *byte)
 	kernels  [4]func(nb int, panel *byte, x *byte, xStride int, out *float32, outStride int)
 	// vex: the avxvnni set's kernels, or nil (then kernels run there).
-	vex     [4]func(nb int, panel *byte, x *byte, xStride int, out *float32, outStride int)
-	gemv    func(nb int, w *byte, wStride int, x *byte, out *float32) // 8 rows, m = 1
-	gemvV   func(nb int, w *byte, wStride int, x *byte, out *float32) // gemv on the avx512vnni set, same bits
+	vex   [4]func(nb int, panel *byte, x *byte, xStride int, out *float32, outStride int)
+	gemv  func(nb int, w *byte, wStride int, x *byte, out *float32) // 8 rows, m = 1
+	gemvV func(nb int, w *byte, wStride int, x *byte, out *float32) // gemv on the avx512vnni set, same bits
+	// v512: the whole m > 1 product on the avx512vnni set, or nil (panel,
+	// pad and tile are run's scratch areas).
+	v512    func(nb int, w []byte, wStride, rows int, a []byte, aStride, m int, out []float32, outStride int, panel, pad []byte, tile []float32)
 	generic func(nb int, w, a []byte) float32
 	single  func(nb int, w, a []byte) float32 // m = 1 without gemv: the fast single-row dot
 }
@@ -300,6 +303,7 @@ var gemmQ4_K = gemmKind{
 	vex:     [4]func(int, *byte, *byte, int, *float32, int){gemmQ4_KXQ8_Kx1, gemmQ4_KXQ8_Kx2, gemmQ4_KXQ8_Kx3, gemmQ4_KXQ8_Kx4},
 	gemv:    gemvQ4_KQ8_K,
 	gemvV:   gemvQ4_KQ8_KV,
+	v512:    gemmQ4_KVNNI,
 	generic: dotQ4_KQ8_KGeneric,
 }
 
@@ -493,8 +497,8 @@ func (g *gemmKind) run(nb int, w []byte, wStride, rows int, a []byte, aStride, m
 		}
 		return
 	}
-	if g == &gemmQ4_K && vnni.Load() {
-		gemmQ4_KVNNI(nb, w, wStride, rows, a, aStride, m, out, outStride, scratch[:n32*gemmMaxPanelB], pad, tile)
+	if g.v512 != nil && vnni.Load() {
+		g.v512(nb, w, wStride, rows, a, aStride, m, out, outStride, scratch[:n32*gemmMaxPanelB], pad, tile)
 		return
 	}
 	kernels := g.vexKernels()

@@ -40,9 +40,10 @@ type packedKind struct {
 	rows    int // panel rows
 	wB      int // raw bytes per block and row
 	kernels [4]func(nb int, panel *byte, x *byte, xStride int, out *float32, outStride int, sc *float32)
-	// vex: the kernels of the avxvnni set (the avx512vnni set's are in
-	// gemmvnni.go).
+	// vex: the kernels of the avxvnni set; v512: the whole product on the
+	// avx512vnni set (gemmvnni.go; pb bytes per panel).
 	vex     [4]func(nb int, panel *byte, x *byte, xStride int, out *float32, outStride int, sc *float32)
+	v512    func(nb int, panels []byte, pb, rows int, a []byte, aStride, m int, out []float32, outStride int)
 	packBlk func(blk []byte, rows [][]byte, b int)          // one block of a panel from its raw rows
 	packAsm func(nb int, w *byte, wStride int, panel *byte) // a whole panel, or nil
 	generic func(nb int, panel []byte, r int, a []byte) float32
@@ -55,12 +56,14 @@ var (
 			gemmQ8_0PQ8_0x1, gemmQ8_0PQ8_0x2, gemmQ8_0PQ8_0x3, gemmQ8_0PQ8_0x4},
 		vex: [4]func(int, *byte, *byte, int, *float32, int, *float32){
 			gemmQ8_0PXQ8_0x1, gemmQ8_0PXQ8_0x2, gemmQ8_0PXQ8_0x3, gemmQ8_0PXQ8_0x4},
+		v512:    gemmQ8_0PackedVNNI,
 		packBlk: packBlockQ8_0, packAsm: gemmPackQ8_0P, generic: gemmQ8_0PackedGeneric}
 	packedQ4_0 = packedKind{rows: 16, wB: bytesQ4_0, actB: gemmActQ4_0Q8_0Block,
 		kernels: [4]func(int, *byte, *byte, int, *float32, int, *float32){
 			q40p(gemmQ4_0PQ8_0x1), q40p(gemmQ4_0PQ8_0x2), q40p(gemmQ4_0PQ8_0x3), q40p(gemmQ4_0PQ8_0x4)},
 		vex: [4]func(int, *byte, *byte, int, *float32, int, *float32){
 			q40p(gemmQ4_0PXQ8_0x1), q40p(gemmQ4_0PXQ8_0x2), q40p(gemmQ4_0PXQ8_0x3), q40p(gemmQ4_0PXQ8_0x4)},
+		v512:    gemmQ4_0PackedVNNI,
 		packBlk: packBlockQ4_0, generic: gemmQ4_0PackedGeneric}
 )
 
@@ -207,15 +210,9 @@ func (k *packedKind) gemm(fn string, n int, panels []byte, rows int, a []byte, a
 		}
 		return
 	}
-	if vnni.Load() {
-		switch k {
-		case &packedQ8_0:
-			gemmQ8_0PackedVNNI(nb, panels, pb, rows, a, aStride, m, out, outStride)
-			return
-		case &packedQ4_0:
-			gemmQ4_0PackedVNNI(nb, panels, pb, rows, a, aStride, m, out, outStride)
-			return
-		}
+	if k.v512 != nil && vnni.Load() {
+		k.v512(nb, panels, pb, rows, a, aStride, m, out, outStride)
+		return
 	}
 	// The Q8_0 kernels' scale area: q80Chunk blocks of 4 rows' 8 float32
 	// (at most 128*min(16, nb) bytes, within GemmScratchBytes).

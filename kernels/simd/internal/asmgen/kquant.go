@@ -387,16 +387,7 @@ func gemvQ4_KLayout(a *asm, interleaved bool) {
 }
 
 func gemvQ4_KBody(a *asm, name string, adv int, cursor string) {
-	a.p("// func %s(nb int, w *byte, wStride int, x *byte, out *float32)", name)
-	a.p("TEXT ·%s(SB), NOSPLIT, $160-40", name)
-	a.i("MOVQ nb+0(FP), CX")
-	a.i("MOVQ w+8(FP), SI")
-	a.i("MOVQ wStride+16(FP), R8")
-	a.i("MOVQ x+24(FP), DI")
-	a.i("MOVQ out+32(FP), R11")
-	a.i("LEAQ (R8)(R8*2), R9")
-	a.i("LEAQ (SI)(R9*1), R10")
-	a.i(cursor)
+	gemvPrologueFrame(a, name, 160, cursor)
 	a.i("VXORPS Y10, Y10, Y10")
 	a.i("VXORPS Y11, Y11, Y11")
 	a.p("%s:", strings.ToLower(name))
@@ -482,6 +473,13 @@ func gemvQ4_KBody(a *asm, name string, adv int, cursor string) {
 		a.i("VCVTDQ2PS Y0, Y0")
 		a.i("VFMADD231PS 128(SP), Y0, Y11") // acc = fma(iacc_g, d*dx, acc)
 	}
+	gemvQ4_KEpilogue(a, name, adv)
+}
+
+// gemvQ4_KEpilogue ends a Q4_K gemv's super-block loop (SI, R10 rows
+// advanced by adv, DI the Q8_K row, R12 the prefetch cursor) and stores
+// acc - accMin (Y11 - Y10) of the 8 rows at R11.
+func gemvQ4_KEpilogue(a *asm, name string, adv int) {
 	a.i("ADDQ $%d, SI", adv)
 	a.i("ADDQ $%d, R10", adv)
 	a.i("ADDQ $292, DI")

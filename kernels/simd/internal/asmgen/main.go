@@ -873,8 +873,14 @@ const q40Prefetch = 16 * 288
 // for an 8-row, one-activation-row kernel: CX blocks, SI = row 0 (A),
 // R8 = stride (S), R9 = 3S (T), R10 = A+3S (B), DI = x, R11 = out.
 func gemvPrologue(a *asm, name string) {
+	gemvPrologueFrame(a, name, 0, "LEAQ (SI)(R8*8), R12") // prefetch cursor: the next 8 rows
+}
+
+// gemvPrologueFrame is gemvPrologue with a frame of frame bytes and the
+// prefetch cursor R12 set by the instruction cursor.
+func gemvPrologueFrame(a *asm, name string, frame int, cursor string) {
 	a.p("// func %s(nb int, w *byte, wStride int, x *byte, out *float32)", name)
-	a.p("TEXT ·%s(SB), NOSPLIT, $0-40", name)
+	a.p("TEXT ·%s(SB), NOSPLIT, $%d-40", name, frame)
 	a.i("MOVQ nb+0(FP), CX")
 	a.i("MOVQ w+8(FP), SI")
 	a.i("MOVQ wStride+16(FP), R8")
@@ -882,7 +888,7 @@ func gemvPrologue(a *asm, name string) {
 	a.i("MOVQ out+32(FP), R11")
 	a.i("LEAQ (R8)(R8*2), R9")
 	a.i("LEAQ (SI)(R9*1), R10")
-	a.i("LEAQ (SI)(R8*8), R12") // prefetch cursor: the next 8 rows
+	a.i(cursor)
 }
 
 // gemvPrefetch issues prefetches for the next 8 rows at the rate this

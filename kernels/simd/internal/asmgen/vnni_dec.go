@@ -117,16 +117,7 @@ func vnniDecConsts(a *asm) {
 // nibble mask, Z15 shift counts, Z16..Z23 scale selectors, Z24..Z27 Q_p,
 // Z28/Z29 min selectors, Z30/Z31 bsums permutations, K1 dwords 2, 3.
 func gemvQ4_KV(a *asm, name string, adv int, cursor string) {
-	a.p("// func %s(nb int, w *byte, wStride int, x *byte, out *float32)", name)
-	a.p("TEXT ·%s(SB), NOSPLIT, $0-40", name)
-	a.i("MOVQ nb+0(FP), CX")
-	a.i("MOVQ w+8(FP), SI")
-	a.i("MOVQ wStride+16(FP), R8")
-	a.i("MOVQ x+24(FP), DI")
-	a.i("MOVQ out+32(FP), R11")
-	a.i("LEAQ (R8)(R8*2), R9")
-	a.i("LEAQ (SI)(R9*1), R10")
-	a.i(cursor)
+	gemvPrologueFrame(a, name, 0, cursor)
 	a.i("VMOVDQU64 dq4kNib<>(SB), Z14")
 	a.i("VMOVDQU64 dq4kSh<>(SB), Z15")
 	for s := 0; s < 8; s++ {
@@ -228,17 +219,7 @@ func gemvQ4_KV(a *asm, name string, adv int, cursor string) {
 		a.i("VCVTDQ2PS Y0, Y0")
 		a.i("VFMADD231PS Y9, Y0, Y11") // acc = fma(iacc_g, d*dx, acc)
 	}
-	a.i("ADDQ $%d, SI", adv)
-	a.i("ADDQ $%d, R10", adv)
-	a.i("ADDQ $292, DI")
-	a.i("ADDQ $%d, R12", 8*144)
-	a.i("DECQ CX")
-	a.i("JNZ %s", strings.ToLower(name))
-	a.i("VSUBPS Y10, Y11, Y11") // acc - accMin
-	a.i("VMOVUPS Y11, (R11)")
-	a.i("VZEROUPPER")
-	a.i("RET")
-	a.p("")
+	gemvQ4_KEpilogue(a, name, adv)
 }
 
 // vnniDecKernels emits the avx512vnni decode kernels.
