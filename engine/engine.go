@@ -155,8 +155,12 @@ func (e *Engine) Submit(ctx context.Context, req Request) (<-chan Event, error) 
 	if req.N < 0 || n > e.cfg.MaxSeqs {
 		return nil, fmt.Errorf("engine: n = %d completions; at most Config.MaxSeqs = %d", req.N, e.cfg.MaxSeqs)
 	}
+	stop := slices.Concat(req.Params.StopTokens, e.eog)
+	if req.IgnoreEOS {
+		stop = slices.Clone(req.Params.StopTokens)
+	}
 	g := &group{
-		req:       sched.Request{Prompt: prompt, MaxTokens: req.Params.MaxTokens, Priority: req.Priority, Stop: slices.Concat(req.Params.StopTokens, e.eog)},
+		req:       sched.Request{Prompt: prompt, MaxTokens: req.Params.MaxTokens, Priority: req.Priority, Stop: stop},
 		ctx:       ctx,
 		ch:        make(chan Event, e.cfg.StreamBuffer+n),
 		open:      n,

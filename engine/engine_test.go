@@ -541,3 +541,20 @@ func TestN(t *testing.T) {
 		t.Error("n = 65 > MaxSeqs was accepted")
 	}
 }
+
+// TestIgnoreEOS biases the end-of-sequence token to certainty: the request
+// stops at once, unless it ignores EOS, when it runs to MaxTokens.
+func TestIgnoreEOS(t *testing.T) {
+	m, tok := tiny(t)
+	e := newEngine(t, m, engine.Config{NumBlocks: 64, Tokenizer: tok})
+	eos := tok.Vocab().EOS
+	p := sample.Params{Temperature: 0, TopP: 1, RepetitionPenalty: 1, MaxTokens: 7, LogitBias: map[int32]float32{eos: 100}}
+	r := run(t, e, engine.Request{Text: "hello", Params: p})
+	if len(r.tokens) != 1 || r.tokens[0] != eos || r.final.Reason != engine.Stop {
+		t.Fatalf("without IgnoreEOS: tokens %v, reason %s; want one EOS and stop", r.tokens, r.final.Reason)
+	}
+	r = run(t, e, engine.Request{Text: "hello", Params: p, IgnoreEOS: true})
+	if len(r.tokens) != 7 || r.final.Reason != engine.Length {
+		t.Fatalf("with IgnoreEOS: %d tokens, reason %s; want 7 and length", len(r.tokens), r.final.Reason)
+	}
+}

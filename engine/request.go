@@ -26,6 +26,10 @@ type Request struct {
 	// Event.Index. With a Seed, completion i is seeded Seed+i (vLLM's
 	// convention), so each is reproducible on its own.
 	N int
+	// IgnoreEOS keeps generating past the tokenizer's end-of-generation
+	// ids (vLLM's ignore_eos, for benchmarks that want exact output
+	// lengths); Params.StopTokens and stop strings still end a completion.
+	IgnoreEOS bool
 }
 
 // FinishReason says why a request ended.
