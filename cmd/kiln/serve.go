@@ -1,0 +1,260 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"kiln/chat"
+	"kiln/engine"
+	"kiln/hub"
+	"kiln/kvcache"
+	"kiln/server"
+)
+
+func init() {
+	register("serve", "serve models over an OpenAI-compatible HTTP API", runServe)
+}
+
+// serveSignals is where runServe learns to stop; tests replace it.
+var serveSignals = func() (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+}
+
+// serveListening is told the address once the server listens (tests).
+var serveListening = func(addr string) {}
+
+func runServe(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	host := fs.String("host", "127.0.0.1", "address to listen on (0.0.0.0: every interface)")
+	port := fs.Int("port", 8080, "TCP port (0: any free one)")
+	var models stringList
+	fs.Var(&models, "model", "a model requests may use, preloaded: PATH (.gguf, a Hugging Face folder or an hf: reference) or NAME=PATH (repeatable)")
+	maxLoaded := fs.Int("max-loaded-models", 1, "models loaded at once; the least recently used idle one is unloaded to make room")
+	memBudget := fs.String("memory-budget", "", "bytes loaded models may hold (weights and KV pools), e.g. 16GiB (default: no limit beyond --max-loaded-models)")
+	keepAlive := fs.Duration("keep-alive", 5*time.Minute, "unload a model idle this long (negative: never)")
+	maxQueue := fs.Int("max-queue", 256, "requests waiting for their first token; beyond it 429 with Retry-After (-1: no limit)")
+	maxBody := fs.String("max-body-bytes", "8MiB", "request body limit (413 beyond)")
+	apiKey := fs.String("api-key", "", "require 'Authorization: Bearer KEY' (default $KILN_API_KEY; /health, /ready and /metrics stay open)")
+	shutdownTimeout := fs.Duration("shutdown-timeout", 30*time.Second, "on SIGTERM, how long in-flight requests may finish before they are cut")
+	writeTimeout := fs.Duration("write-timeout", 60*time.Second, "each response write; a client that stops reading this long is cut off")
+	threads := fs.Int("threads", 0, "worker threads per model (0: one per core)")
+	maxSeqs := fs.Int("max-num-seqs", 64, "requests a model runs at once (the rest wait)")
+	maxBatched := fs.Int("max-num-batched-tokens", 512, "tokens per engine step: decode tokens first, then prompt chunks")
+	maxModelLen := fs.Int("max-model-len", 0, "context per request in tokens (0: the model's)")
+	noPrefixCache := fs.Bool("no-prefix-cache", false, "turn the prefix cache off")
+	logFormat := fs.String("log-format", "text", "log lines as text or json (log/slog, on stderr)")
+	kvF32 := kvTypeFlag(fs)
+	kvf := addKVPoolFlags(fs)
+	fs.Usage = func() {
+		io.WriteString(stderr, `usage: kiln serve [--model [NAME=]PATH ...] [--host 127.0.0.1] [--port 8080] [flags]
+  Serves OpenAI's API (/v1/completions, /v1/chat/completions, /v1/models), /tokenize,
+  /detokenize, /health, /ready and Prometheus /metrics with vLLM's metric names.
+  A request's "model" is a --model NAME or PATH, or a 'kiln list' reference (hf:...)
+  already downloaded; nothing else is opened. --kv-cache-memory is per model.
+`)
+		fs.PrintDefaults()
+	}
+	pos, err := interspersed(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 0 {
+		return usageErrorf("serve takes no arguments (models go in --model), got %q", pos)
+	}
+	f32, err := kvF32()
+	if err != nil {
+		return err
+	}
+	if err := kvf.check(); err != nil {
+		return err
+	}
+	if err := checkThreads(*threads); err != nil {
+		return err
+	}
+	switch {
+	case *port < 0 || *port > 65535:
+		return usageErrorf("--port %d: want 0 up to 65535", *port)
+	case *maxLoaded < 1:
+		return usageErrorf("--max-loaded-models %d: want at least 1", *maxLoaded)
+	case *maxSeqs < 1 || *maxBatched < 1 || *maxModelLen < 0:
+		return usageErrorf("--max-num-seqs and --max-num-batched-tokens must be positive, --max-model-len not negative")
+	case *maxQueue < -1 || *maxQueue == 0:
+		return usageErrorf("--max-queue %d: want a positive count, or -1 for no limit", *maxQueue)
+	case *logFormat != "text" && *logFormat != "json":
+		return usageErrorf("--log-format %q: want text or json", *logFormat)
+	}
+	var budget int64
+	if *memBudget != "" {
+		if budget, err = kvcache.ParseBytes(*memBudget); err != nil || budget <= 0 {
+			return usageErrorf("--memory-budget %q: want a size such as 16GiB", *memBudget)
+		}
+	}
+	bodyLimit, err := kvcache.ParseBytes(*maxBody)
+	if err != nil || bodyLimit <= 0 {
+		return usageErrorf("--max-body-bytes %q: want a size such as 8MiB", *maxBody)
+	}
+	key := *apiKey
+	if key == "" {
+		key = os.Getenv("KILN_API_KEY")
+	}
+	sources, err := serveSources(models, stderr)
+	if err != nil {
+		return err
+	}
+
+	var logger *slog.Logger
+	if *logFormat == "json" {
+		logger = slog.New(slog.NewJSONHandler(stderr, nil))
+	} else {
+		logger = slog.New(slog.NewTextHandler(stderr, nil))
+	}
+	load := func(ctx context.Context, name, path string) (*server.Model, error) {
+		l, err := openModel(path, *threads)
+		if err != nil {
+			return nil, err
+		}
+		c := &l.model.Config
+		ctxLen := c.Context
+		if *maxModelLen > 0 {
+			ctxLen = min(ctxLen, *maxModelLen)
+		}
+		numBlocks, blockSize, err := kvf.pool(c, f32, ctxLen, *maxSeqs)
+		if err != nil {
+			l.Close()
+			return nil, err
+		}
+		tmpl, err := chat.Compile(l.tok.Vocab().ChatTemplate)
+		if err != nil {
+			l.Close()
+			return nil, fmt.Errorf("the model's chat template: %w", err)
+		}
+		e, err := engine.New(l.model, engine.Config{NumBlocks: numBlocks, BlockSize: blockSize, F32KV: f32, NoPrefixCache: *noPrefixCache,
+			MaxBatchedTokens: *maxBatched, MaxSeqs: *maxSeqs, MaxModelLen: ctxLen, Tokenizer: l.tok})
+		if err != nil {
+			l.Close()
+			return nil, err
+		}
+		return &server.Model{Engine: e, Tokenizer: l.tok, Template: tmpl, MaxModelLen: ctxLen, MaxSeqs: *maxSeqs,
+			BlockSize: blockSize, NumBlocks: numBlocks, PrefixCache: !*noPrefixCache,
+			Bytes: modelBytes(path) + int64(numBlocks)*int64(c.KVBytesPerBlock(blockSize, !f32)), Close: l.Close}, nil
+	}
+	srv, err := server.New(server.Config{Models: sources, Load: load, HubList: hubList, APIKey: key, MaxLoadedModels: *maxLoaded,
+		MemoryBudget: budget, KeepAlive: *keepAlive, MaxQueue: *maxQueue, MaxBodyBytes: bodyLimit, WriteTimeout: *writeTimeout, Logger: logger})
+	if err != nil {
+		return err
+	}
+	ctx, stop := serveSignals()
+	defer stop()
+	ln, err := net.Listen("tcp", net.JoinHostPort(*host, strconv.Itoa(*port)))
+	if err != nil {
+		return err
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	addr := ln.Addr().String()
+	names := make([]string, len(sources))
+	for i, s := range sources {
+		names[i] = s.Name
+	}
+	logger.Info("kiln serve listening", "url", "http://"+addr, "models", strings.Join(names, ","), "auth", key != "")
+	serveListening(addr)
+	go func() {
+		if err := srv.Preload(ctx); err != nil && ctx.Err() == nil {
+			logger.Error("preload failed; the model loads again on first use", "err", err)
+		}
+	}()
+
+	select {
+	case err := <-served: // the listener failed
+		return err
+	case <-ctx.Done():
+	}
+	logger.Info("shutting down: draining in-flight requests", "timeout", shutdownTimeout.String())
+	dctx, cancel := context.WithTimeout(context.Background(), *shutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(dctx); err != nil {
+		logger.Warn("requests were cut at the shutdown timeout", "err", err)
+	}
+	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	logger.Info("stopped")
+	return nil
+}
+
+// serveSources turns --model values into named sources: NAME=PATH, or a
+// PATH served under its own text and its base name (without .gguf).
+// hf: references are resolved (downloaded if need be) at start.
+func serveSources(values []string, stderr io.Writer) ([]server.Source, error) {
+	var out []server.Source
+	taken := map[string]bool{}
+	add := func(name, path string) {
+		if !taken[name] {
+			taken[name] = true
+			out = append(out, server.Source{Name: name, Path: path})
+		}
+	}
+	for _, v := range values {
+		name, path, aliased := strings.Cut(v, "=")
+		if !aliased || hub.IsRef(v) {
+			name, path = v, v
+		}
+		if name == "" || path == "" {
+			return nil, usageErrorf("--model %q: want PATH or NAME=PATH", v)
+		}
+		if aliased && taken[name] {
+			return nil, usageErrorf("--model: two models are named %q", name)
+		}
+		resolved, err := resolveModel(path, stderr)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := os.Stat(resolved); err != nil {
+			return nil, fmt.Errorf("--model %s: %w", v, err)
+		}
+		if !aliased { // the short name first: it is the one listed and labelled
+			add(strings.TrimSuffix(filepath.Base(filepath.Clean(resolved)), ".gguf"), resolved)
+		}
+		add(name, resolved)
+	}
+	return out, nil
+}
+
+// hubList lists the downloaded models ('kiln list').
+func hubList() ([]hub.Manifest, error) {
+	c, err := hub.New(hub.Options{})
+	if err != nil {
+		return nil, err
+	}
+	return c.List()
+}
+
+// modelBytes is the size of a model's weights on disk: the GGUF file, or
+// a Hugging Face folder's *.safetensors.
+func modelBytes(path string) int64 {
+	files := []string{path}
+	if isHFDir(path) {
+		files, _ = filepath.Glob(filepath.Join(path, "*.safetensors"))
+	}
+	var n int64
+	for _, f := range files {
+		if st, err := os.Stat(f); err == nil {
+			n += st.Size()
+		}
+	}
+	return n
+}

@@ -1,0 +1,286 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"kiln/chat"
+	"kiln/engine"
+	"kiln/sample"
+	"kiln/tokenizer"
+)
+
+// handleChat serves POST /v1/chat/completions.
+func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
+	var q chatRequest
+	if err := decodeBody(w, r, s.cfg.MaxBodyBytes, &q); err != nil {
+		writeError(w, err)
+		return
+	}
+	if err := q.unsupported(); err != nil {
+		writeError(w, err)
+		return
+	}
+	sl, err := s.acquire(r, q.Model)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	defer s.reg.release(sl)
+	m := sl.m
+	prompt, err := renderChat(m, q.Messages, q.AddGenerationPrompt, q.ChatTemplateKwargs)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	j, err := s.newJob(sl, &q.samplingRequest, [][]int32{prompt}, "messages")
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	if q.TopLogprobs != nil {
+		k := *q.TopLogprobs
+		if k < 0 || k > sample.MaxTopLogprobs {
+			writeError(w, badRequest("top_logprobs", "top_logprobs %d must be in [0, %d]", k, sample.MaxTopLogprobs))
+			return
+		}
+		if k > 0 && !q.Logprobs {
+			writeError(w, badRequest("top_logprobs", "top_logprobs needs logprobs: true"))
+			return
+		}
+		j.params.TopLogprobs = k
+	}
+	j.params.Logprobs = q.Logprobs
+	items, err := j.start(r.Context())
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	defer j.cancel()
+	c := &chatWriter{s: s, j: j, tok: m.Tokenizer, id: newID("chatcmpl-"), created: s.cfg.Now().Unix(), model: q.Model,
+		logprobs: q.Logprobs, text: make([]strings.Builder, j.n), lps: make([][]chatTokenLogprob, j.n), reasons: make([]*string, j.n)}
+	if q.Stream {
+		c.stream(r.Context(), w, items, q.StreamOptions != nil && q.StreamOptions.IncludeUsage)
+	} else {
+		c.whole(r.Context(), w, items)
+	}
+}
+
+// unsupported refuses what kiln does not do yet rather than ignore it.
+func (q *chatRequest) unsupported() error {
+	if !isNull(q.ResponseFormat) {
+		var rf struct {
+			Type string `json:"type"`
+		}
+		if err := json.Unmarshal(q.ResponseFormat, &rf); err != nil || rf.Type != "text" {
+			return badRequest("response_format", "response_format other than {\"type\": \"text\"} is not supported yet")
+		}
+	}
+	if !isNull(q.Tools) && strings.TrimSpace(string(q.Tools)) != "[]" {
+		return badRequest("tools", "tools are not supported yet")
+	}
+	if len(q.Messages) == 0 {
+		return badRequest("messages", "messages must hold at least one message")
+	}
+	return nil
+}
+
+// renderChat renders a conversation with the model's chat template and
+// tokenizes it as llama.cpp and vLLM do for chat: special-token texts are
+// parsed, BOS is added when the vocabulary asks, and a BOS the template
+// printed itself is taken off the text so that the prompt does not start
+// with two.
+func renderChat(m *Model, in []chatMessage, addGen *bool, kwargs map[string]any) ([]int32, error) {
+	msgs := make([]chat.Message, len(in))
+	for i, msg := range in {
+		switch msg.Role {
+		case "system", "user", "assistant", "tool":
+		case "developer": // OpenAI's newer name for the system role
+			msg.Role = "system"
+		default:
+			return nil, badRequest(fmt.Sprintf("messages[%d].role", i), "messages[%d].role %q: want system, developer, user, assistant or tool", i, msg.Role)
+		}
+		text, err := messageText(msg.Content)
+		if err != nil {
+			return nil, badRequest(fmt.Sprintf("messages[%d].content", i), "messages[%d].content: %v", i, err)
+		}
+		msgs[i] = chat.Message{Role: msg.Role, Content: text}
+	}
+	tok := m.Tokenizer
+	v := tok.Vocab()
+	opts := chat.Options{AddGenerationPrompt: addGen == nil || *addGen, BOS: tokenText(tok, v.BOS), EOS: tokenText(tok, v.EOS), Vars: kwargs}
+	text, err := m.Template.Render(msgs, opts)
+	if err != nil {
+		return nil, badRequest("messages", "the chat template refused the conversation: %v", err)
+	}
+	if v.AddBOS && opts.BOS != "" {
+		text = strings.TrimPrefix(text, opts.BOS)
+	}
+	ids := tok.EncodePrompt(text)
+	if len(ids) == 0 {
+		return nil, badRequest("messages", "the conversation renders to an empty prompt")
+	}
+	return ids, nil
+}
+
+// messageText reads a message's content: a string, null, or a list of
+// parts of which only text parts are supported.
+func messageText(raw json.RawMessage) (string, error) {
+	if isNull(raw) {
+		return "", nil
+	}
+	var text string
+	if err := json.Unmarshal(raw, &text); err == nil {
+		return text, nil
+	}
+	var parts []contentPart
+	if err := json.Unmarshal(raw, &parts); err != nil {
+		return "", fmt.Errorf("want a string or a list of content parts")
+	}
+	var b strings.Builder
+	for k, p := range parts {
+		if p.Type != "text" {
+			return "", fmt.Errorf("part %d has type %q; only text parts are supported", k, p.Type)
+		}
+		b.WriteString(p.Text)
+	}
+	return b.String(), nil
+}
+
+// tokenText is the text of token id, or "" when the vocabulary has none.
+func tokenText(tok *tokenizer.Tokenizer, id int32) string {
+	if id < 0 || int(id) >= tok.Size() {
+		return ""
+	}
+	return tok.Vocab().Tokens[id]
+}
+
+// chatWriter builds a chat.completion response, whole or streamed.
+type chatWriter struct {
+	s        *Server
+	j        *job
+	tok      *tokenizer.Tokenizer
+	id       string
+	created  int64
+	model    string
+	logprobs bool
+	text     []strings.Builder
+	lps      [][]chatTokenLogprob
+	reasons  []*string
+	usage    usageSum
+}
+
+// tokenLogprob is one token's entry in the chat logprobs shape.
+func (c *chatWriter) tokenLogprob(ev engine.Event) chatTokenLogprob {
+	piece := c.tok.Piece(ev.Token)
+	e := chatTokenLogprob{Token: piece, Logprob: ev.Logprob, Bytes: byteList(piece), TopLogprobs: make([]chatTopLogprob, len(ev.Top))}
+	for k, t := range ev.Top {
+		p := c.tok.Piece(t.ID)
+		e.TopLogprobs[k] = chatTopLogprob{Token: p, Logprob: t.Logprob, Bytes: byteList(p)}
+	}
+	return e
+}
+
+func byteList(s string) []int {
+	out := make([]int, len(s))
+	for i := range len(s) {
+		out[i] = int(s[i])
+	}
+	return out
+}
+
+// add folds one event into its choice and returns the stream delta.
+func (c *chatWriter) add(it item) chatChoice {
+	i := c.j.choice(it)
+	ev := it.ev
+	delta := chatChoice{Index: i, Delta: &chatOut{}}
+	if ev.Text != "" {
+		text := ev.Text
+		delta.Delta.Content = &text
+		c.text[i].WriteString(text)
+	}
+	if c.logprobs && ev.Token >= 0 {
+		e := c.tokenLogprob(ev)
+		c.lps[i] = append(c.lps[i], e)
+		delta.Logprobs = &chatLogprobs{Content: []chatTokenLogprob{e}}
+	}
+	if ev.Done {
+		reason := finishReason(ev.Reason)
+		delta.FinishReason = &reason
+		c.reasons[i] = &reason
+		c.usage.add(ev)
+	}
+	return delta
+}
+
+func (c *chatWriter) whole(ctx context.Context, w http.ResponseWriter, items <-chan item) {
+	var failed error
+	for it := range items {
+		c.j.observe(it)
+		c.add(it)
+		if err := engineError(it.ev); err != nil && failed == nil {
+			failed = err
+		}
+	}
+	if ctx.Err() != nil {
+		return
+	}
+	if failed != nil {
+		writeError(w, failed)
+		return
+	}
+	resp := chatResponse{ID: c.id, Object: "chat.completion", Created: c.created, Model: c.model, Usage: c.usage.get(),
+		Choices: make([]chatChoice, len(c.text))}
+	for i := range resp.Choices {
+		text := c.text[i].String()
+		resp.Choices[i] = chatChoice{Index: i, Message: &chatOut{Role: "assistant", Content: &text}, FinishReason: c.reasons[i]}
+		if c.logprobs {
+			resp.Choices[i].Logprobs = &chatLogprobs{Content: c.lps[i]}
+			if resp.Choices[i].Logprobs.Content == nil {
+				resp.Choices[i].Logprobs.Content = []chatTokenLogprob{}
+			}
+		}
+	}
+	writeJSON(w, http.StatusOK, resp)
+}
+
+func (c *chatWriter) stream(ctx context.Context, w http.ResponseWriter, items <-chan item, includeUsage bool) {
+	sse := newSSE(w, c.s.cfg.WriteTimeout)
+	chunk := chatResponse{ID: c.id, Object: "chat.completion.chunk", Created: c.created, Model: c.model}
+	one := make([]chatChoice, 1)
+	empty := ""
+	for i := range c.text { // the role first, as OpenAI streams it
+		one[0] = chatChoice{Index: i, Delta: &chatOut{Role: "assistant", Content: &empty}}
+		chunk.Choices = one
+		sse.send(chunk)
+	}
+	var failed error
+	for it := range items {
+		c.j.observe(it)
+		delta := c.add(it)
+		if err := engineError(it.ev); err != nil && failed == nil {
+			failed = err
+		}
+		if sse.err != nil || (delta.Delta.Content == nil && delta.Logprobs == nil && delta.FinishReason == nil) {
+			continue
+		}
+		one[0] = delta
+		chunk.Choices = one
+		if sse.send(chunk) != nil {
+			c.j.cancel()
+		}
+	}
+	if ctx.Err() != nil || sse.err != nil {
+		return
+	}
+	if failed != nil {
+		sse.send(asAPIError(failed).envelope())
+	} else if includeUsage {
+		sse.send(chatResponse{ID: c.id, Object: "chat.completion.chunk", Created: c.created, Model: c.model,
+			Choices: []chatChoice{}, Usage: c.usage.get()})
+	}
+	sse.done()
+}

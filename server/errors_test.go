@@ -1,0 +1,74 @@
+package server_test
+
+import (
+	"strings"
+	"testing"
+
+	"kiln/server"
+)
+
+// TestErrorStatuses sends each kind of bad request and checks the status
+// and OpenAI's envelope: bad input is never a 500.
+func TestErrorStatuses(t *testing.T) {
+	ts := start(t, server.Config{APIKey: "sekrit", MaxBodyBytes: 4096}, nil)
+	auth := []string{"Authorization", "Bearer sekrit"}
+	cases := []struct {
+		name, path, body string
+		header           []string
+		status           int
+		param            string
+	}{
+		{"no key", "/v1/completions", `{"model":"tiny","prompt":"a"}`, nil, 401, ""},
+		{"wrong key", "/v1/completions", `{"model":"tiny","prompt":"a"}`, []string{"Authorization", "Bearer nope"}, 401, ""},
+		{"malformed json", "/v1/completions", `{"model":"tiny","prompt":`, auth, 400, ""},
+		{"not an object", "/v1/completions", `[1,2]`, auth, 400, ""},
+		{"empty body", "/v1/completions", ``, auth, 400, ""},
+		{"trailing data", "/v1/completions", `{"model":"tiny","prompt":"a"} {}`, auth, 400, ""},
+		{"unknown model", "/v1/completions", `{"model":"nope","prompt":"a"}`, auth, 404, "model"},
+		{"a path as model", "/v1/completions", `{"model":"/etc/passwd","prompt":"a"}`, auth, 404, "model"},
+		{"no model", "/v1/completions", `{"prompt":"a"}`, auth, 400, "model"},
+		{"negative temperature", "/v1/completions", `{"model":"tiny","prompt":"a","temperature":-1}`, auth, 400, "temperature"},
+		{"top_p zero", "/v1/completions", `{"model":"tiny","prompt":"a","top_p":0}`, auth, 400, "top_p"},
+		{"string max_tokens", "/v1/completions", `{"model":"tiny","prompt":"a","max_tokens":"9"}`, auth, 400, "max_tokens"},
+		{"zero max_tokens", "/v1/completions", `{"model":"tiny","prompt":"a","max_tokens":0}`, auth, 400, "max_tokens"},
+		{"max_tokens past context", "/v1/completions", `{"model":"tiny","prompt":"a","max_tokens":100000}`, auth, 400, "max_tokens"},
+		{"prompt token out of vocab", "/v1/completions", `{"model":"tiny","prompt":[1,2,99999]}`, auth, 400, "prompt"},
+		{"empty prompt list", "/v1/completions", `{"model":"tiny","prompt":[]}`, auth, 400, "prompt"},
+		{"prompt of bools", "/v1/completions", `{"model":"tiny","prompt":[true]}`, auth, 400, "prompt"},
+		{"n zero", "/v1/completions", `{"model":"tiny","prompt":"a","n":0}`, auth, 400, "n"},
+		{"n too many", "/v1/completions", `{"model":"tiny","prompt":"a","n":1000}`, auth, 400, "n"},
+		{"logprobs too many", "/v1/completions", `{"model":"tiny","prompt":"a","logprobs":50}`, auth, 400, "logprobs"},
+		{"logit_bias key", "/v1/completions", `{"model":"tiny","prompt":"a","logit_bias":{"x":1}}`, auth, 400, "logit_bias"},
+		{"logit_bias value", "/v1/completions", `{"model":"tiny","prompt":"a","logit_bias":{"3":500}}`, auth, 400, "logit_bias"},
+		{"stop of numbers", "/v1/completions", `{"model":"tiny","prompt":"a","stop":[1]}`, auth, 400, "stop"},
+		{"echo", "/v1/completions", `{"model":"tiny","prompt":"a","echo":true}`, auth, 400, "echo"},
+		{"presence too big", "/v1/completions", `{"model":"tiny","prompt":"a","presence_penalty":3}`, auth, 400, "presence_penalty"},
+		{"body too large", "/v1/completions", `{"model":"tiny","prompt":"` + strings.Repeat("a", 5000) + `"}`, auth, 413, ""},
+		{"no messages", "/v1/chat/completions", `{"model":"tiny","messages":[]}`, auth, 400, "messages"},
+		{"bad role", "/v1/chat/completions", `{"model":"tiny","messages":[{"role":"wizard","content":"hi"}]}`, auth, 400, "messages[0].role"},
+		{"image part", "/v1/chat/completions", `{"model":"tiny","messages":[{"role":"user","content":[{"type":"image_url"}]}]}`, auth, 400, "messages[0].content"},
+		{"top_logprobs without logprobs", "/v1/chat/completions", `{"model":"tiny","messages":[{"role":"user","content":"hi"}],"top_logprobs":2}`, auth, 400, "top_logprobs"},
+		{"response_format", "/v1/chat/completions", `{"model":"tiny","messages":[{"role":"user","content":"hi"}],"response_format":{"type":"json_object"}}`, auth, 400, "response_format"},
+		{"tokenize neither", "/tokenize", `{"model":"tiny"}`, auth, 400, "prompt"},
+		{"detokenize out of vocab", "/detokenize", `{"model":"tiny","tokens":[-1]}`, auth, 400, "tokens"},
+		{"no route", "/v1/embeddings", `{}`, auth, 404, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			status, _, body := ts.post(t, c.path, c.body, c.header...)
+			if status != c.status {
+				t.Fatalf("status %d, want %d: %s", status, c.status, body)
+			}
+			_, _, param, _ := errorOf(t, body)
+			if c.param != "" && (param == nil || *param != c.param) {
+				t.Errorf("param %v, want %q: %s", param, c.param, body)
+			}
+		})
+	}
+	// Probes and the scraper need no key.
+	for _, p := range []string{"/health", "/metrics"} {
+		if status, body := ts.get(t, p); status != 200 {
+			t.Errorf("GET %s: %d %s", p, status, body)
+		}
+	}
+}

@@ -1,0 +1,192 @@
+package server
+
+import "encoding/json"
+
+// The wire types of OpenAI's API as vLLM serves it. Requests keep absent
+// fields distinguishable (pointers) so defaults apply only to what the
+// client left out; responses carry exactly OpenAI's field names.
+
+// samplingRequest holds the fields completions and chat share.
+type samplingRequest struct {
+	Model               string             `json:"model"`
+	MaxTokens           *int               `json:"max_tokens"`
+	MaxCompletionTokens *int               `json:"max_completion_tokens"`
+	Temperature         *float64           `json:"temperature"`
+	TopP                *float64           `json:"top_p"`
+	TopK                *int               `json:"top_k"`
+	MinP                *float64           `json:"min_p"`
+	PresencePenalty     *float64           `json:"presence_penalty"`
+	FrequencyPenalty    *float64           `json:"frequency_penalty"`
+	RepetitionPenalty   *float64           `json:"repetition_penalty"`
+	Seed                *int64             `json:"seed"`
+	Stop                json.RawMessage    `json:"stop"` // null, a string or a list of strings
+	StopTokenIDs        []int32            `json:"stop_token_ids"`
+	N                   *int               `json:"n"`
+	LogitBias           map[string]float64 `json:"logit_bias"`
+	IgnoreEOS           bool               `json:"ignore_eos"`
+	User                string             `json:"user"`
+	Stream              bool               `json:"stream"`
+	StreamOptions       *streamOptions     `json:"stream_options"`
+	Priority            int                `json:"priority"` // vLLM's extra: lower runs first
+}
+
+type streamOptions struct {
+	IncludeUsage bool `json:"include_usage"`
+}
+
+type completionRequest struct {
+	samplingRequest
+	Prompt   json.RawMessage `json:"prompt"` // a string, strings, token ids, or lists of token ids
+	Logprobs *int            `json:"logprobs"`
+	Echo     bool            `json:"echo"`
+	Suffix   *string         `json:"suffix"`
+	BestOf   *int            `json:"best_of"`
+}
+
+type chatRequest struct {
+	samplingRequest
+	Messages            []chatMessage   `json:"messages"`
+	Logprobs            bool            `json:"logprobs"`
+	TopLogprobs         *int            `json:"top_logprobs"`
+	AddGenerationPrompt *bool           `json:"add_generation_prompt"` // vLLM's extra, default true
+	ChatTemplateKwargs  map[string]any  `json:"chat_template_kwargs"`  // vLLM's extra: template variables
+	ResponseFormat      json.RawMessage `json:"response_format"`
+	Tools               json.RawMessage `json:"tools"`
+	ToolChoice          json.RawMessage `json:"tool_choice"`
+}
+
+type chatMessage struct {
+	Role    string          `json:"role"`
+	Content json.RawMessage `json:"content"` // a string, null, or a list of content parts
+	Name    string          `json:"name"`
+}
+
+type contentPart struct {
+	Type string `json:"type"`
+	Text string `json:"text"`
+}
+
+// usage is OpenAI's token accounting; cached_tokens comes from the prefix cache.
+type usage struct {
+	PromptTokens        int            `json:"prompt_tokens"`
+	CompletionTokens    int            `json:"completion_tokens"`
+	TotalTokens         int            `json:"total_tokens"`
+	PromptTokensDetails *promptDetails `json:"prompt_tokens_details"`
+}
+
+type promptDetails struct {
+	CachedTokens int `json:"cached_tokens"`
+}
+
+// Completions (text_completion).
+
+type completionResponse struct {
+	ID      string             `json:"id"`
+	Object  string             `json:"object"` // text_completion
+	Created int64              `json:"created"`
+	Model   string             `json:"model"`
+	Choices []completionChoice `json:"choices"`
+	Usage   *usage             `json:"usage,omitempty"`
+}
+
+type completionChoice struct {
+	Index        int                 `json:"index"`
+	Text         string              `json:"text"`
+	Logprobs     *completionLogprobs `json:"logprobs"`
+	FinishReason *string             `json:"finish_reason"`
+}
+
+// completionLogprobs is the legacy completions shape: parallel lists.
+type completionLogprobs struct {
+	Tokens        []string             `json:"tokens"`
+	TokenLogprobs []float32            `json:"token_logprobs"`
+	TopLogprobs   []map[string]float32 `json:"top_logprobs"`
+	TextOffset    []int                `json:"text_offset"`
+}
+
+// Chat completions.
+
+type chatResponse struct {
+	ID      string       `json:"id"`
+	Object  string       `json:"object"` // chat.completion or chat.completion.chunk
+	Created int64        `json:"created"`
+	Model   string       `json:"model"`
+	Choices []chatChoice `json:"choices"`
+	Usage   *usage       `json:"usage,omitempty"`
+}
+
+type chatChoice struct {
+	Index        int           `json:"index"`
+	Message      *chatOut      `json:"message,omitempty"` // whole responses
+	Delta        *chatOut      `json:"delta,omitempty"`   // stream chunks
+	Logprobs     *chatLogprobs `json:"logprobs"`
+	FinishReason *string       `json:"finish_reason"`
+}
+
+type chatOut struct {
+	Role    string  `json:"role,omitempty"`
+	Content *string `json:"content,omitempty"`
+}
+
+type chatLogprobs struct {
+	Content []chatTokenLogprob `json:"content"`
+}
+
+type chatTokenLogprob struct {
+	Token       string           `json:"token"`
+	Logprob     float32          `json:"logprob"`
+	Bytes       []int            `json:"bytes"`
+	TopLogprobs []chatTopLogprob `json:"top_logprobs"`
+}
+
+type chatTopLogprob struct {
+	Token   string  `json:"token"`
+	Logprob float32 `json:"logprob"`
+	Bytes   []int   `json:"bytes"`
+}
+
+// Models.
+
+type modelList struct {
+	Object string      `json:"object"` // list
+	Data   []modelCard `json:"data"`
+}
+
+type modelCard struct {
+	ID          string `json:"id"`
+	Object      string `json:"object"` // model
+	Created     int64  `json:"created"`
+	OwnedBy     string `json:"owned_by"`
+	Root        string `json:"root,omitempty"`
+	MaxModelLen int    `json:"max_model_len,omitempty"` // known once loaded
+	Loaded      bool   `json:"loaded"`
+}
+
+// Tokenize / detokenize (vLLM's shapes).
+
+type tokenizeRequest struct {
+	Model               string          `json:"model"`
+	Prompt              *string         `json:"prompt"`
+	Messages            []chatMessage   `json:"messages"`
+	AddSpecialTokens    *bool           `json:"add_special_tokens"`
+	AddGenerationPrompt *bool           `json:"add_generation_prompt"`
+	ReturnTokenStrs     bool            `json:"return_token_strs"`
+	ChatTemplateKwargs  map[string]any  `json:"chat_template_kwargs"`
+	Tools               json.RawMessage `json:"tools"`
+}
+
+type tokenizeResponse struct {
+	Count       int      `json:"count"`
+	MaxModelLen int      `json:"max_model_len"`
+	Tokens      []int32  `json:"tokens"`
+	TokenStrs   []string `json:"token_strs,omitempty"`
+}
+
+type detokenizeRequest struct {
+	Model  string  `json:"model"`
+	Tokens []int32 `json:"tokens"`
+}
+
+type detokenizeResponse struct {
+	Prompt string `json:"prompt"`
+}

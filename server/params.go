@@ -1,0 +1,237 @@
+package server
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"kiln/sample"
+)
+
+// Bounds on a request besides sample.Params' own.
+const (
+	maxN       = 128 // completions per request (n times the prompts)
+	maxPrompts = 64  // prompts in one /v1/completions request
+)
+
+// decodeBody reads one JSON value into v. A body over the limit is 413;
+// malformed JSON, a wrong type or trailing data is 400 naming the field.
+func decodeBody(w http.ResponseWriter, r *http.Request, limit int64, v any) error {
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, limit))
+	err := dec.Decode(v)
+	if err == nil {
+		if _, terr := dec.Token(); terr != io.EOF {
+			var mbe *http.MaxBytesError
+			if errors.As(terr, &mbe) {
+				err = terr
+			} else {
+				return badRequest("", "the body holds more than one JSON value")
+			}
+		}
+	}
+	if err == nil {
+		return nil
+	}
+	var (
+		mbe *http.MaxBytesError
+		se  *json.SyntaxError
+		te  *json.UnmarshalTypeError
+	)
+	switch {
+	case errors.As(err, &mbe):
+		return &apiError{Status: http.StatusRequestEntityTooLarge, Type: "invalid_request_error", Code: "body_too_large",
+			Message: fmt.Sprintf("the request body exceeds %d bytes", mbe.Limit)}
+	case errors.As(err, &se):
+		return badRequest("", "the body is not valid JSON: %v (at byte %d)", se, se.Offset)
+	case errors.As(err, &te):
+		field := strings.TrimPrefix(te.Field, "samplingRequest.") // the embedded struct's name is no field of the API
+		if field == "" {
+			return badRequest("", "the body must be a JSON object, not %s", te.Value)
+		}
+		return badRequest(field, "%s must not be %s (want %s)", field, te.Value, jsonKind(te.Type.Kind().String()))
+	case errors.Is(err, io.EOF):
+		return badRequest("", "the body is empty; want a JSON object")
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return badRequest("", "the body is not valid JSON: it ends early")
+	}
+	return badRequest("", "the body is not a valid request: %v", err)
+}
+
+// jsonKind names a Go kind as the JSON type a client should send.
+func jsonKind(k string) string {
+	switch {
+	case strings.HasPrefix(k, "int"), strings.HasPrefix(k, "uint"):
+		return "an integer"
+	case strings.HasPrefix(k, "float"):
+		return "a number"
+	case k == "string":
+		return "a string"
+	case k == "bool":
+		return "a boolean"
+	case k == "slice":
+		return "a list"
+	case k == "map", k == "struct":
+		return "an object"
+	}
+	return k
+}
+
+// params turns the shared fields into sampling parameters (OpenAI's
+// defaults for what is absent) and checks them against the vocabulary.
+// MaxTokens is left to the caller, which knows the prompt's length.
+func (q *samplingRequest) params(vocab int) (sample.Params, error) {
+	p := sample.Defaults()
+	f32 := func(name string, v *float64, dst *float32) error {
+		if v == nil {
+			return nil
+		}
+		if math.IsNaN(*v) || math.IsInf(*v, 0) || math.Abs(*v) > math.MaxFloat32 {
+			return badRequest(name, "%s must be a finite number", name)
+		}
+		*dst = float32(*v)
+		return nil
+	}
+	if err := errors.Join(
+		f32("temperature", q.Temperature, &p.Temperature),
+		f32("top_p", q.TopP, &p.TopP),
+		f32("min_p", q.MinP, &p.MinP),
+		f32("presence_penalty", q.PresencePenalty, &p.PresencePenalty),
+		f32("frequency_penalty", q.FrequencyPenalty, &p.FrequencyPenalty),
+		f32("repetition_penalty", q.RepetitionPenalty, &p.RepetitionPenalty),
+	); err != nil {
+		return p, firstAPIError(err)
+	}
+	if q.Temperature != nil && (*q.Temperature < 0 || *q.Temperature > 2) {
+		return p, badRequest("temperature", "temperature %v must be in [0, 2]", *q.Temperature)
+	}
+	if q.TopK != nil {
+		switch k := *q.TopK; {
+		case k == -1 || k == 0: // vLLM's and OpenAI-style "off"
+		case k < -1:
+			return p, badRequest("top_k", "top_k %d must be -1 or 0 (off) or positive", k)
+		default:
+			p.TopK = k
+		}
+	}
+	if q.Seed != nil {
+		s := uint64(*q.Seed)
+		p.Seed = &s
+	}
+	stops, err := parseStop(q.Stop)
+	if err != nil {
+		return p, err
+	}
+	p.Stop = stops
+	p.StopTokens = q.StopTokenIDs
+	if len(q.LogitBias) > 0 {
+		p.LogitBias = make(map[int32]float32, len(q.LogitBias))
+		for k, v := range q.LogitBias {
+			id, err := strconv.ParseInt(k, 10, 32)
+			if err != nil || id < 0 || int(id) >= vocab {
+				return p, badRequest("logit_bias", "logit_bias key %q is not a token id in [0, %d)", k, vocab)
+			}
+			if math.IsNaN(v) || v < -100 || v > 100 {
+				return p, badRequest("logit_bias", "logit_bias[%s] = %v must be in [-100, 100]", k, v)
+			}
+			p.LogitBias[int32(id)] = float32(v)
+		}
+	}
+	for i, id := range p.StopTokens {
+		if id < 0 || int(id) >= vocab {
+			return p, badRequest("stop_token_ids", "stop_token_ids[%d] = %d is not a token id in [0, %d)", i, id, vocab)
+		}
+	}
+	if err := p.Validate(); err != nil {
+		return p, validationError(err)
+	}
+	return p, nil
+}
+
+// validationError maps sample.Params.Validate's message ("sample: top_p
+// ...") onto a 400 naming the field.
+func validationError(err error) *apiError {
+	msg := strings.TrimPrefix(strings.SplitN(err.Error(), "\n", 2)[0], "sample: ")
+	param, _, _ := strings.Cut(msg, " ")
+	param, _, _ = strings.Cut(param, "[")
+	return badRequest(param, "%s", msg)
+}
+
+func firstAPIError(err error) *apiError {
+	var ae *apiError
+	if errors.As(err, &ae) {
+		return ae
+	}
+	return badRequest("", "%v", err)
+}
+
+// parseStop reads "stop": null, a string, or a list of strings.
+func parseStop(raw json.RawMessage) ([]string, error) {
+	if isNull(raw) {
+		return nil, nil
+	}
+	var one string
+	if err := json.Unmarshal(raw, &one); err == nil {
+		if one == "" {
+			return nil, nil
+		}
+		return []string{one}, nil
+	}
+	var many []string
+	if err := json.Unmarshal(raw, &many); err != nil {
+		return nil, badRequest("stop", "stop must be a string or a list of strings")
+	}
+	for i, s := range many {
+		if s == "" {
+			return nil, badRequest("stop", "stop[%d] is empty", i)
+		}
+	}
+	return many, nil
+}
+
+func isNull(raw json.RawMessage) bool {
+	s := strings.TrimSpace(string(raw))
+	return s == "" || s == "null"
+}
+
+// completions returns n (1 when absent), checked against the model.
+func (q *samplingRequest) completions(maxSeqs, prompts int) (int, error) {
+	n := 1
+	if q.N != nil {
+		n = *q.N
+	}
+	if n < 1 || n*prompts > min(maxN, maxSeqs) {
+		return 0, badRequest("n", "n = %d for %d prompt(s): want 1 up to %d completions in all", n, prompts, min(maxN, maxSeqs))
+	}
+	return n, nil
+}
+
+// maxTokens resolves max_tokens / max_completion_tokens against the room
+// the prompt leaves in the context: absent means all of it; more than
+// there is is a 400 with vLLM's wording.
+func (q *samplingRequest) maxTokens(promptLen, maxModelLen int) (int, error) {
+	req := q.MaxCompletionTokens
+	name := "max_completion_tokens"
+	if req == nil {
+		req, name = q.MaxTokens, "max_tokens"
+	}
+	room := maxModelLen - promptLen
+	if room <= 0 {
+		return 0, badRequest("messages", "this model's maximum context length is %d tokens, but the prompt has %d: nothing is left for the completion", maxModelLen, promptLen)
+	}
+	if req == nil {
+		return room, nil
+	}
+	if *req < 1 {
+		return 0, badRequest(name, "%s %d must be at least 1", name, *req)
+	}
+	if *req > room {
+		return 0, badRequest(name, "this model's maximum context length is %d tokens; you asked for %d (%d in the prompt, %d for the completion): reduce the prompt or %s",
+			maxModelLen, promptLen+*req, promptLen, *req, name)
+	}
+	return *req, nil
+}

@@ -1,0 +1,246 @@
+package server
+
+import (
+	"context"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"kiln/hub"
+)
+
+// Config configures a Server. Zero values are the documented defaults.
+type Config struct {
+	Models          []Source                       // operator-allowed models (--model), preloaded by Preload
+	Load            Loader                         // required
+	HubList         func() ([]hub.Manifest, error) // the hub cache's models (kiln list); nil: not served
+	APIKey          string                         // Bearer key every route but /health, /ready, /metrics needs; "": none
+	MaxLoadedModels int                            // 0 means 1
+	MemoryBudget    int64                          // bytes of loaded models (Model.Bytes); 0: no limit
+	KeepAlive       time.Duration                  // unload a model idle this long; 0 means 5m, negative never
+	MaxQueue        int                            // requests waiting for their first token; 0 means 256, negative no limit
+	MaxBodyBytes    int64                          // request body limit; 0 means 8 MiB
+	WriteTimeout    time.Duration                  // each write of a response; 0 means 60s
+	Logger          *slog.Logger                   // access and lifecycle logs; nil: discarded
+	Now             func() time.Time               // the clock of "created" fields; nil: time.Now
+}
+
+func (c *Config) fill() error {
+	if c.Load == nil {
+		return errors.New("server: Config.Load is required")
+	}
+	if c.MaxLoadedModels == 0 {
+		c.MaxLoadedModels = 1
+	}
+	if c.KeepAlive == 0 {
+		c.KeepAlive = 5 * time.Minute
+	}
+	if c.MaxQueue == 0 {
+		c.MaxQueue = 256
+	}
+	if c.MaxBodyBytes == 0 {
+		c.MaxBodyBytes = 8 << 20
+	}
+	if c.WriteTimeout == 0 {
+		c.WriteTimeout = 60 * time.Second
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.MaxLoadedModels < 0 || c.MaxBodyBytes < 0 || c.WriteTimeout < 0 || c.MemoryBudget < 0 {
+		return fmt.Errorf("server: negative limit in the configuration")
+	}
+	seen := map[string]bool{}
+	for _, s := range c.Models {
+		if s.Name == "" || s.Path == "" {
+			return fmt.Errorf("server: model source %+v needs a name and a path", s)
+		}
+		if seen[s.Name] {
+			return fmt.Errorf("server: two models are named %q", s.Name)
+		}
+		seen[s.Name] = true
+	}
+	return nil
+}
+
+// Server is kiln's OpenAI-compatible API. Create it with New, serve its
+// Handler (or call Serve), and stop it with Shutdown.
+type Server struct {
+	cfg     Config
+	reg     *registry
+	metrics *metrics
+	handler http.Handler
+
+	queued   atomic.Int64 // prompts waiting for their first event
+	draining atomic.Bool
+	ready    atomic.Bool
+
+	mu      sync.Mutex
+	http    *http.Server
+	base    context.Context // every request's parent: cancelled to cut what Shutdown's drain left
+	cutBase context.CancelFunc
+}
+
+// New builds a server; nothing is loaded until Preload or a request.
+func New(cfg Config) (*Server, error) {
+	if err := cfg.fill(); err != nil {
+		return nil, err
+	}
+	s := &Server{cfg: cfg}
+	s.reg = &registry{load: cfg.Load, keepAlive: cfg.KeepAlive, maxLoaded: cfg.MaxLoadedModels, budget: cfg.MemoryBudget,
+		hubList: cfg.HubList, log: cfg.Logger, sources: cfg.Models, slots: map[string]*slot{}}
+	s.metrics = newMetrics(s.reg)
+	s.base, s.cutBase = context.WithCancel(context.Background())
+	s.handler = s.routes()
+	if len(cfg.Models) == 0 {
+		s.ready.Store(true) // nothing to preload: models load on first use
+	}
+	return s, nil
+}
+
+// Handler is the server's HTTP handler (tests serve it with httptest).
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// Preload loads every Config.Models model (distinct paths once), then
+// marks the server ready. Models stay subject to KeepAlive.
+func (s *Server) Preload(ctx context.Context) error {
+	for _, src := range s.cfg.Models {
+		sl, err := s.reg.acquire(ctx, src.Name)
+		if err != nil {
+			return fmt.Errorf("preloading %s: %w", src.Name, err)
+		}
+		s.reg.release(sl)
+	}
+	s.ready.Store(true)
+	return nil
+}
+
+// Serve accepts connections on ln until Shutdown (then it returns
+// http.ErrServerClosed).
+func (s *Server) Serve(ln net.Listener) error {
+	hs := &http.Server{
+		Handler:           s.handler,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       60 * time.Second, // the whole body; responses have their own per-write deadline
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+		BaseContext:       func(net.Listener) context.Context { return s.base },
+		ErrorLog:          slog.NewLogLogger(s.cfg.Logger.Handler(), slog.LevelWarn),
+	}
+	s.mu.Lock()
+	s.http = hs
+	s.mu.Unlock()
+	return hs.Serve(ln)
+}
+
+// Shutdown stops accepting connections and new requests (503), waits for
+// in-flight requests until ctx ends, then cancels those left (their
+// clients get what was generated so far), and unloads every model.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.draining.Store(true)
+	s.mu.Lock()
+	hs := s.http
+	s.mu.Unlock()
+	var err error
+	if hs != nil {
+		err = hs.Shutdown(ctx)
+		if err != nil { // the drain ran out of time: cut the rest
+			s.cutBase()
+			cut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			err = hs.Shutdown(cut)
+			cancel()
+			if err != nil {
+				hs.Close()
+			}
+		}
+	}
+	s.cutBase()
+	s.reg.close()
+	return err
+}
+
+// reserve takes k places in the waiting queue, or refuses with 429.
+func (s *Server) reserve(k int) error {
+	if s.cfg.MaxQueue < 0 {
+		s.queued.Add(int64(k))
+		return nil
+	}
+	for {
+		q := s.queued.Load()
+		if q+int64(k) > int64(s.cfg.MaxQueue) {
+			s.metrics.rejected.Inc()
+			return errQueueFull
+		}
+		if s.queued.CompareAndSwap(q, q+int64(k)) {
+			return nil
+		}
+	}
+}
+
+func (s *Server) unreserve(k int) { s.queued.Add(-int64(k)) }
+
+// routes wires the endpoints behind the access log and the API key.
+func (s *Server) routes() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1/completions", s.handleCompletions)
+	mux.HandleFunc("POST /v1/chat/completions", s.handleChat)
+	mux.HandleFunc("GET /v1/models", s.handleModels)
+	mux.HandleFunc("POST /tokenize", s.handleTokenize)
+	mux.HandleFunc("POST /detokenize", s.handleDetokenize)
+	mux.HandleFunc("GET /health", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusOK) })
+	mux.HandleFunc("GET /ready", s.handleReady)
+	mux.Handle("GET /metrics", s.metrics.handler())
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, &apiError{Status: http.StatusNotFound, Type: "invalid_request_error", Code: "not_found",
+			Message: fmt.Sprintf("no route %s %s", r.Method, r.URL.Path)})
+	})
+	return s.logRequests(s.authorize(mux))
+}
+
+// open are the routes that need no API key: probes and scrapers.
+func open(path string) bool { return path == "/health" || path == "/ready" || path == "/metrics" }
+
+// authorize checks "Authorization: Bearer KEY" in constant time.
+func (s *Server) authorize(next http.Handler) http.Handler {
+	if s.cfg.APIKey == "" {
+		return next
+	}
+	want := []byte(s.cfg.APIKey)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !open(r.URL.Path) {
+			got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+			if !ok || subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), want) != 1 {
+				writeError(w, errUnauthorized)
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func (s *Server) handleReady(w http.ResponseWriter, r *http.Request) {
+	if !s.ready.Load() || s.draining.Load() {
+		writeError(w, &apiError{Status: http.StatusServiceUnavailable, Type: "server_error", Code: "not_ready", RetryAfter: 1,
+			Message: "the server is not ready: " + map[bool]string{true: "shutting down", false: errNoModels.Error()}[s.draining.Load()]})
+		return
+	}
+	w.WriteHeader(http.StatusOK)
+}
+
+// acquire resolves and holds a request's model; draining refuses.
+func (s *Server) acquire(r *http.Request, name string) (*slot, error) {
+	if s.draining.Load() {
+		return nil, errDraining
+	}
+	return s.reg.acquire(r.Context(), name)
+}
