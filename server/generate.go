@@ -80,11 +80,8 @@ func (j *job) start(ctx context.Context) (<-chan item, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for ev := range ch {
-				select {
-				case out <- item{i, ev}:
-				case <-ctx.Done(): // the reader left: drain until the engine closes ch
-				}
+			for ev := range ch { // the handler reads every item to the end, cancelled or not
+				out <- item{i, ev}
 			}
 		}()
 	}

@@ -31,7 +31,7 @@ var tinyPath = sync.OnceValues(func() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	spec := synth.Spec{Arch: "llama", Dim: 64, Layers: 2, Heads: 4, KVHeads: 2, FFN: 128, VocabSize: 320, Ctx: 512}
+	spec := synth.Spec{Arch: "llama", Dim: 64, Layers: 2, Heads: 4, KVHeads: 2, FFN: 128, VocabSize: 320, Ctx: 4096}
 	scheme, err := convert.ParseScheme("Q8_0")
 	if err != nil {
 		return "", err
@@ -77,7 +77,7 @@ func (l *loader) load(ctx context.Context, name, path string) (*server.Model, er
 	cfg := l.cfg
 	cfg.Tokenizer = tok
 	if cfg.NumBlocks == 0 {
-		cfg.NumBlocks = 128
+		cfg.NumBlocks = 512
 	}
 	if cfg.MaxSeqs == 0 {
 		cfg.MaxSeqs = 16
@@ -88,7 +88,11 @@ func (l *loader) load(ctx context.Context, name, path string) (*server.Model, er
 		f.Close()
 		return nil, err
 	}
-	return &server.Model{Engine: e, Tokenizer: tok, Template: tmpl, MaxModelLen: m.Config.Context, MaxSeqs: cfg.MaxSeqs,
+	maxLen := m.Config.Context
+	if cfg.MaxModelLen > 0 {
+		maxLen = cfg.MaxModelLen
+	}
+	return &server.Model{Engine: e, Tokenizer: tok, Template: tmpl, MaxModelLen: maxLen, MaxSeqs: cfg.MaxSeqs,
 		BlockSize: 16, NumBlocks: cfg.NumBlocks, PrefixCache: !cfg.NoPrefixCache, Bytes: 1 << 20,
 		Close: func() { m.Close(); f.Close() }}, nil
 }
@@ -196,3 +200,5 @@ func errorOf(t testing.TB, body []byte) (message, typ string, param, code *strin
 }
 
 func errorsAs(err error, target any) bool { return errors.As(err, target) }
+
+func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }

@@ -157,11 +157,10 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		if err != nil { // the drain ran out of time: cut the rest
 			s.cutBase()
 			cut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			err = hs.Shutdown(cut)
-			cancel()
-			if err != nil {
+			if hs.Shutdown(cut) != nil {
 				hs.Close()
 			}
+			cancel()
 		}
 	}
 	s.cutBase()

@@ -1,0 +1,106 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"kiln/internal/testutil"
+)
+
+// syncBuffer is a bytes.Buffer safe for the server's log writes.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestServe runs `kiln serve` on the real TinyStories model: it answers
+// llama.cpp's greedy continuation,
+// and a SIGTERM (here: its context) drains and returns cleanly.
+func TestServe(t *testing.T) {
+	m := testutil.SharedModel(t, "stories260K.gguf")
+	ctx, stop := context.WithCancel(context.Background())
+	addrs := make(chan string, 1)
+	oldSig, oldListen := serveSignals, serveListening
+	serveSignals = func() (context.Context, context.CancelFunc) { return ctx, stop }
+	serveListening = func(addr string) { addrs <- addr }
+	defer func() { serveSignals, serveListening = oldSig, oldListen }()
+	var stderr syncBuffer
+	done := make(chan error, 1)
+	go func() {
+		done <- runServe([]string{"--model", "stories=" + m, "--port", "0", "--api-key", "k", "--kv-cache-memory", "64MiB"}, io.Discard, &stderr)
+	}()
+	var addr string
+	select {
+	case addr = <-addrs:
+	case err := <-done:
+		t.Fatalf("serve exited: %v\n%s", err, stderr.String())
+	}
+	req, _ := http.NewRequest("POST", "http://"+addr+"/v1/completions",
+		strings.NewReader(`{"model":"stories","prompt":"Once upon a time","max_tokens":32,"temperature":0,"ignore_eos":true}`))
+	req.Header.Set("Authorization", "Bearer k")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out struct {
+		Choices []struct{ Text string } `json:"choices"`
+	}
+	json.NewDecoder(resp.Body).Decode(&out)
+	resp.Body.Close()
+	// The oracle's greedy text (TestGenerateStoriesMatchesLlamaCpp).
+	want := ", there was a little girl named Lily. She loved to play outside in the park. One day, she saw"
+	if len(out.Choices) != 1 || out.Choices[0].Text != want {
+		t.Errorf("served %+v, want the text %q", out, want)
+	}
+	stop()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("serve returned %v after the signal", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("serve did not stop within 10s of the signal")
+	}
+	for _, want := range []string{"kiln serve listening", "model loaded", "path=/v1/completions status=200", "stopped"} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("log lacks %q:\n%s", want, stderr.String())
+		}
+	}
+}
+
+func TestServeUsageErrors(t *testing.T) {
+	for _, args := range [][]string{
+		{"serve", "extra"},
+		{"serve", "--port", "70000"},
+		{"serve", "--max-queue", "0"},
+		{"serve", "--log-format", "xml"},
+		{"serve", "--memory-budget", "lots"},
+		{"serve", "--model", "=x"},
+	} {
+		if _, stderr, code := kiln(t, args...); code != 2 {
+			t.Errorf("%q: exit %d, want 2 (%s)", args, code, stderr)
+		}
+	}
+	if _, stderr, code := kiln(t, "serve", "--model", "/nonexistent/model.gguf"); code != 1 || !strings.Contains(stderr, "nonexistent") {
+		t.Errorf("a missing model file: exit %d (%s)", code, stderr)
+	}
+}

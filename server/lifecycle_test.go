@@ -1,0 +1,306 @@
+package server_test
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+
+	"kiln/engine"
+	"kiln/server"
+)
+
+// scrape reads /metrics into families by name.
+func (ts *testServer) scrape(t testing.TB) map[string]*dto.MetricFamily {
+	t.Helper()
+	status, body := ts.get(t, "/metrics")
+	if status != 200 {
+		t.Fatalf("/metrics: %d", status)
+	}
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := parser.TextToMetricFamilies(strings.NewReader(string(body)))
+	if err != nil {
+		t.Fatalf("/metrics does not parse: %v", err)
+	}
+	return fams
+}
+
+// value is the one sample of a family whose labels include want.
+func value(t testing.TB, fams map[string]*dto.MetricFamily, name string, want ...string) float64 {
+	t.Helper()
+	f := fams[name]
+	if f == nil {
+		t.Fatalf("no metric %s", name)
+	}
+	var out []float64
+	for _, m := range f.Metric {
+		labels := map[string]string{}
+		for _, l := range m.Label {
+			labels[l.GetName()] = l.GetValue()
+		}
+		ok := true
+		for i := 0; i+1 < len(want); i += 2 {
+			ok = ok && labels[want[i]] == want[i+1]
+		}
+		if !ok {
+			continue
+		}
+		switch {
+		case m.Gauge != nil:
+			out = append(out, m.Gauge.GetValue())
+		case m.Counter != nil:
+			out = append(out, m.Counter.GetValue())
+		case m.Histogram != nil:
+			out = append(out, float64(m.Histogram.GetSampleCount()))
+		}
+	}
+	if len(out) != 1 {
+		t.Fatalf("%s%v: %d samples", name, want, len(out))
+	}
+	return out[0]
+}
+
+// idle waits until the model runs nothing and holds no KV blocks.
+func (ts *testServer) idle(t testing.TB) map[string]*dto.MetricFamily {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		fams := ts.scrape(t)
+		if value(t, fams, "vllm:num_requests_running", "model_name", "tiny") == 0 &&
+			value(t, fams, "vllm:num_requests_waiting", "model_name", "tiny") == 0 &&
+			value(t, fams, "vllm:kv_cache_usage_perc", "model_name", "tiny") == 0 {
+			return fams
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the model is still busy: running %v, waiting %v, KV %v",
+				value(t, fams, "vllm:num_requests_running", "model_name", "tiny"), value(t, fams, "vllm:num_requests_waiting", "model_name", "tiny"),
+				value(t, fams, "vllm:kv_cache_usage_perc", "model_name", "tiny"))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+const longBody = `{"model":"tiny","prompt":"go on and on","max_tokens":4000,"ignore_eos":true,"temperature":0`
+
+// openStream starts a long streaming completion and returns its response
+// once the first chunk has arrived.
+func (ts *testServer) openStream(t testing.TB, ctx context.Context, extra string) (*http.Response, *bufio.Reader) {
+	t.Helper()
+	req, _ := http.NewRequestWithContext(ctx, "POST", ts.URL+"/v1/completions", strings.NewReader(longBody+`,"stream":true`+extra+`}`))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != 200 {
+		b, _ := io.ReadAll(resp.Body)
+		t.Fatalf("stream: %d %s", resp.StatusCode, b)
+	}
+	r := bufio.NewReader(resp.Body)
+	if line, err := r.ReadString('\n'); err != nil || !strings.HasPrefix(line, "data: {") {
+		t.Fatalf("first line %q, %v", line, err)
+	}
+	return resp, r
+}
+
+// TestDisconnectAborts: a client that goes away, streaming or not, has
+// its request aborted and its KV blocks freed.
+func TestDisconnectAborts(t *testing.T) {
+	ts := start(t, server.Config{}, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	resp, _ := ts.openStream(t, ctx, "")
+	cancel()
+	resp.Body.Close()
+	fams := ts.idle(t)
+	if n := value(t, fams, "vllm:request_success_total", "model_name", "tiny", "finished_reason", "abort"); n != 1 {
+		t.Errorf("aborted requests %v, want 1", n)
+	}
+
+	// Not streaming: the client gives up before the answer.
+	ctx, cancel = context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "POST", ts.URL+"/v1/completions", strings.NewReader(longBody+`}`))
+	if resp, err := http.DefaultClient.Do(req); err == nil {
+		resp.Body.Close()
+		t.Fatalf("the long request finished within 100ms: %d", resp.StatusCode)
+	}
+	fams = ts.idle(t)
+	if n := value(t, fams, "vllm:request_success_total", "model_name", "tiny", "finished_reason", "abort"); n != 2 {
+		t.Errorf("aborted requests %v, want 2", n)
+	}
+}
+
+// TestQueueFull: with one running slot, one request may wait; the next
+// gets 429 with Retry-After, and the queue place comes back afterwards.
+func TestQueueFull(t *testing.T) {
+	ts := start(t, server.Config{MaxQueue: 1}, &loader{cfg: engine.Config{MaxSeqs: 1}})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	resp, _ := ts.openStream(t, ctx, "") // running
+	defer resp.Body.Close()
+	waiting := make(chan int, 1)
+	go func() {
+		req, _ := http.NewRequestWithContext(ctx, "POST", ts.URL+"/v1/completions", strings.NewReader(longBody+`}`))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			waiting <- 0
+			return
+		}
+		resp.Body.Close()
+		waiting <- resp.StatusCode
+	}()
+	deadline := time.Now().Add(5 * time.Second)
+	for value(t, ts.scrape(t), "vllm:num_requests_waiting", "model_name", "tiny") < 1 {
+		if time.Now().After(deadline) {
+			t.Fatal("the second request never queued")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	status, h, body := ts.post(t, "/v1/completions", `{"model":"tiny","prompt":"x","max_tokens":1}`)
+	if status != 429 || h.Get("Retry-After") == "" {
+		t.Fatalf("third request: %d (Retry-After %q) %s; want 429 with Retry-After", status, h.Get("Retry-After"), body)
+	}
+	errorOf(t, body)
+	cancel()
+	<-waiting
+	ts.idle(t)
+	if status, _, body := ts.post(t, "/v1/completions", `{"model":"tiny","prompt":"x","max_tokens":1}`); status != 200 {
+		t.Fatalf("after the load: %d %s", status, body)
+	}
+}
+
+// TestShutdownDrains: in-flight requests finish within the drain time;
+// new connections are refused; past the timeout the rest are cut.
+func TestShutdownDrains(t *testing.T) {
+	ts := start(t, server.Config{}, nil)
+	req, _ := http.NewRequest("POST", ts.URL+"/v1/completions", strings.NewReader(`{"model":"tiny","prompt":"a","max_tokens":300,"ignore_eos":true,"stream":true}`))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shut := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		shut <- ts.Shutdown(ctx)
+	}()
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil || !strings.HasSuffix(string(body), "data: [DONE]\n\n") || !strings.Contains(string(body), `"finish_reason":"length"`) {
+		t.Fatalf("the in-flight stream did not finish whole: %v, ends %q", err, tail(string(body)))
+	}
+	if err := <-shut; err != nil {
+		t.Errorf("shutdown: %v", err)
+	}
+	if _, err := http.Get(ts.URL + "/health"); err == nil {
+		t.Errorf("the server still accepts connections after Shutdown")
+	}
+}
+
+func TestShutdownCuts(t *testing.T) {
+	ts := start(t, server.Config{}, nil)
+	resp, r := ts.openStream(t, context.Background(), "")
+	defer resp.Body.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	if err := ts.Shutdown(ctx); err == nil {
+		t.Errorf("Shutdown reported a clean drain while a 4000-token stream ran")
+	}
+	if d := time.Since(start); d > 3*time.Second {
+		t.Errorf("Shutdown took %v after its 100ms drain", d)
+	}
+	io.Copy(io.Discard, r) // the stream ends (cut), it does not hang
+}
+
+func tail(s string) string {
+	if len(s) > 200 {
+		return s[len(s)-200:]
+	}
+	return s
+}
+
+// TestKeepAliveAndEviction: an idle model is unloaded after keep-alive and
+// loads again on use; with one model slot, using another unloads the idle
+// one, and a busy one makes the other's request wait with 503.
+func TestKeepAliveAndEviction(t *testing.T) {
+	path, err := tinyPath()
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := filepath.Join(t.TempDir(), "other.gguf")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(other, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ts := start(t, server.Config{KeepAlive: 200 * time.Millisecond,
+		Models: []server.Source{{Name: "tiny", Path: path}, {Name: "other", Path: other}}}, nil)
+	ok := func(model string) {
+		t.Helper()
+		if status, _, body := ts.post(t, "/v1/completions", `{"model":"`+model+`","prompt":"x","max_tokens":2}`); status != 200 {
+			t.Fatalf("%s: %d %s", model, status, body)
+		}
+	}
+	ok("tiny")
+	if n := ts.loader.count(); n != 1 {
+		t.Fatalf("%d loads, want 1", n)
+	}
+	ok("other") // one slot: tiny (idle) makes room
+	if n := ts.loader.count(); n != 2 {
+		t.Fatalf("%d loads, want 2", n)
+	}
+	if got := loadedModels(t, ts); got != "other" {
+		t.Errorf("loaded %q, want other", got)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for loadedModels(t, ts) != "" {
+		if time.Now().After(deadline) {
+			t.Fatal("keep-alive never unloaded the idle model")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+
+	// A busy model is never unloaded for another: 503 with Retry-After.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	resp, _ := ts.openStream(t, ctx, "")
+	defer resp.Body.Close()
+	status, h, body := ts.post(t, "/v1/completions", `{"model":"other","prompt":"x","max_tokens":2}`)
+	if status != 503 || h.Get("Retry-After") == "" {
+		t.Fatalf("other while tiny streams: %d (Retry-After %q) %s", status, h.Get("Retry-After"), body)
+	}
+	cancel()
+}
+
+// loadedModels lists the loaded models' ids from /v1/models.
+func loadedModels(t *testing.T, ts *testServer) string {
+	t.Helper()
+	_, body := ts.get(t, "/v1/models")
+	var list struct {
+		Data []struct {
+			ID     string `json:"id"`
+			Loaded bool   `json:"loaded"`
+		} `json:"data"`
+	}
+	if err := jsonUnmarshal(body, &list); err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, m := range list.Data {
+		if m.Loaded {
+			out = append(out, m.ID)
+		}
+	}
+	return strings.Join(out, ",")
+}
