@@ -47,13 +47,13 @@ type panel struct {
 	c                      *canvas
 	left, top, pw, ph      float64 // plot area in pixels
 	xmin, xmax, ymin, ymax float64 // data window
-	legend                 int     // legend entries drawn so far
+	legendX                float64 // where the next legend entry starts, 0: none yet
 }
 
 // newPanel reserves the rectangle at (x, y) of w by h pixels, of which the
 // plot area leaves room for tick labels and axis titles.
 func (c *canvas) panel(x, y, w, h float64) *panel {
-	return &panel{c: c, left: x + 64, top: y + 30, pw: w - 84, ph: h - 80}
+	return &panel{c: c, left: x + 64, top: y + 44, pw: w - 84, ph: h - 94}
 }
 
 func (p *panel) px(x float64) float64 {
@@ -114,7 +114,7 @@ func (p *panel) xAxisCategories(labels []string, title string) {
 func (p *panel) frame(title string) {
 	fmt.Fprintf(&p.c.b, `<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="none" stroke="black"/>`+"\n",
 		p.left, p.top, p.pw, p.ph)
-	p.c.text(p.left+p.pw/2, p.top-10, title, "middle", 13, "bold")
+	p.c.text(p.left+p.pw/2, p.top-24, title, "middle", 13, "bold")
 }
 
 // series draws ys against xs as a line with dot markers (dash "" for a
@@ -142,17 +142,19 @@ func (p *panel) dots(xs, ys []float64, color string, r float64) {
 	}
 }
 
-// key adds a legend entry in the plot area's top-left corner.
+// key adds a legend entry to the row between the panel's title and its
+// plot area, where it can hide no data.
 func (p *panel) key(color, dash, name string, marker bool) {
-	x, y := p.left+10, p.top+14+float64(p.legend)*16
-	p.legend++
-	fmt.Fprintf(&p.c.b, `<rect x="%.1f" y="%.1f" width="%d" height="14" fill="white" fill-opacity="0.8"/>`+"\n",
-		x-4, y-10, 34+7*len(name))
-	p.c.line(x, y-3, x+20, y-3, color, 2, dash)
-	if marker {
-		fmt.Fprintf(&p.c.b, `<circle cx="%.1f" cy="%.1f" r="3" fill="%s"/>`+"\n", x+10, y-3, color)
+	if p.legendX == 0 {
+		p.legendX = p.left
 	}
-	p.c.text(x+26, y+1, name, "start", 11, "normal")
+	x, y := p.legendX, p.top-8
+	p.legendX += 34 + 6.5*float64(len(name))
+	p.c.line(x, y-4, x+20, y-4, color, 2, dash)
+	if marker {
+		fmt.Fprintf(&p.c.b, `<circle cx="%.1f" cy="%.1f" r="3" fill="%s"/>`+"\n", x+10, y-4, color)
+	}
+	p.c.text(x+25, y, name, "start", 11, "normal")
 }
 
 // niceTicks returns about five evenly spaced round values (steps of 1, 2
