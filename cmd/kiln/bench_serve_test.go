@@ -18,7 +18,7 @@ import (
 // table per run and a summary, a JSON array of vLLM-named results, and a
 // well-formed SVG.
 func TestBenchServeSweep(t *testing.T) {
-	s := fakeserver.New(5*time.Millisecond, 2*time.Millisecond)
+	s := fakeserver.New(30*time.Millisecond, 2*time.Millisecond)
 	defer s.Close()
 	dir := t.TempDir()
 	res, svg := filepath.Join(dir, "r.json"), filepath.Join(dir, "c.svg")
