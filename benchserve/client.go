@@ -7,9 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -121,6 +123,15 @@ func (c *Client) Do(ctx context.Context, r Request) Output {
 	if c.APIKey != "" {
 		req.Header.Set("Authorization", "Bearer "+c.APIKey)
 	}
+	// llama-server closes the connection after each streamed response
+	// without saying so (no "Connection: close"), and now and then the
+	// transport sends the next request on it before it sees the close:
+	// the request fails with EOF though the server never read it. An
+	// Idempotency-Key makes the POST replayable, so net/http retries it on
+	// a new connection when a reused one dies before the first response
+	// byte (and only then). The retry's connect time counts in TTFT, as
+	// the client did wait for it.
+	req.Header.Set("Idempotency-Key", idempotencyKey())
 	start := time.Now()
 	out.Start = start
 	resp, err := c.httpClient().Do(req)
@@ -198,6 +209,17 @@ func (out *Output) readStream(body io.Reader, start time.Time) error {
 		last = now
 		out.Chunks++
 	}
+}
+
+// keyPrefix and keySeq make Idempotency-Keys unique across runs and
+// processes.
+var (
+	keyPrefix = rand.Uint64()
+	keySeq    atomic.Uint64
+)
+
+func idempotencyKey() string {
+	return fmt.Sprintf("kiln-bench-%016x-%d", keyPrefix, keySeq.Add(1))
 }
 
 // requestError renders a transport error without Go's "Post \"URL\":"

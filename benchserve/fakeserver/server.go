@@ -40,6 +40,11 @@ type Server struct {
 	// TokensPerChunk > 1 makes each chunk stand for that many tokens:
 	// usage.completion_tokens is chunks*TokensPerChunk.
 	TokensPerChunk int
+	// CloseAfterStream ends each correct stream the way llama-server
+	// does: the last chunk and the end of the body in one write, then the
+	// connection closed 20 ms later without a "Connection: close" and
+	// without reading the request the client sent on it meanwhile.
+	CloseAfterStream bool
 	// APIKey, when set, is required as "Authorization: Bearer APIKey";
 	// a request without it gets 401.
 	APIKey string
@@ -253,6 +258,22 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request) {
 	done()
 	if fault == NoDone {
 		return
+	}
+	if s.CloseAfterStream {
+		if hj, ok := w.(http.Hijacker); ok {
+			conn, buf, err := hj.Hijack()
+			if err != nil {
+				s.complain("request %d: hijack: %v", i, err)
+				return
+			}
+			// "data: [DONE]\n\n" as the last chunk (14 bytes), then the
+			// zero-length chunk that ends the body.
+			buf.WriteString("e\r\ndata: [DONE]\n\n\r\n0\r\n\r\n")
+			buf.Flush()
+			time.Sleep(20 * time.Millisecond)
+			conn.Close()
+			return
+		}
 	}
 	send("data: [DONE]\n\n")
 }
