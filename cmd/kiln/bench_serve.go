@@ -186,7 +186,11 @@ func runBenchServe(args []string, stdout, stderr io.Writer) error {
 	}
 	if !*noTest {
 		if o := client.Do(ctx, reqs[0]); !o.Success {
-			return fmt.Errorf("test request to %s failed: %s (check --base-url, --endpoint and --model; --no-test-request skips this check)", client.URL(), o.Error)
+			check := "--base-url, --endpoint and --model"
+			if reqs[0].PromptIDs != nil {
+				check = "--base-url, --endpoint, --model, and --vocab or --tokenizer for the token ids"
+			}
+			return fmt.Errorf("test request to %s failed: %s (check %s; --no-test-request skips this check)", client.URL(), o.Error, check)
 		}
 	}
 
