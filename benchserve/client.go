@@ -145,6 +145,13 @@ func (c *Client) Do(ctx context.Context, r Request) Output {
 		out.Error = fmt.Sprintf("HTTP %d: %s", resp.StatusCode, bodyError(b))
 		return out
 	}
+	if ct := resp.Header.Get("Content-Type"); strings.HasPrefix(ct, "application/json") {
+		// A server that ignores "stream": true answers with one JSON
+		// body, which has no chunks to time.
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+		out.Error = fmt.Sprintf("not streamed: the server answered %s, not text/event-stream: %s", ct, clip(string(b), 120))
+		return out
+	}
 	err = out.readStream(resp.Body, start)
 	out.Latency = time.Since(start)
 	if err != nil {

@@ -261,3 +261,18 @@ func TestFirstModelAndBearer(t *testing.T) {
 		t.Fatalf("FirstModel on 401: %v", err)
 	}
 }
+
+// TestNotStreamed: a server that ignores "stream": true fails the request
+// with a message that says so.
+func TestNotStreamed(t *testing.T) {
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"choices":[{"text":"whole answer"}],"usage":{"completion_tokens":2}}`))
+	}))
+	defer ts.Close()
+	c := &Client{BaseURL: ts.URL, Path: CompletionsPath, Model: "m"}
+	o := c.Do(context.Background(), Request{PromptIDs: ids(2), PromptLen: 2, OutputLen: 2})
+	if o.Success || !strings.Contains(o.Error, "not streamed") {
+		t.Fatalf("%+v", o)
+	}
+}
