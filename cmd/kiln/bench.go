@@ -62,6 +62,9 @@ type prefixResult struct {
 }
 
 func runBench(args []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && args[0] == "serve" {
+		return runBenchServe(args[1:], stdout, stderr)
+	}
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	threads := fs.Int("threads", 0, "worker threads (0: one per core)")

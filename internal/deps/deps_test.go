@@ -24,6 +24,9 @@ var forbidden = map[string][]string{
 	"kiln/spec":         {"kiln/sched", "kiln/engine"},
 	"kiln/engine":       {"net/http"},
 	"kiln/openai":       {"kiln/model", "kiln/kvcache", "kiln/sched", "kiln/kernels"},
+	// The load generator is a client of any server: it must not measure
+	// kiln through kiln's own internals.
+	"kiln/benchserve": {"kiln/engine", "kiln/model", "kiln/kernels", "kiln/sched", "kiln/kvcache", "kiln/runner"},
 }
 
 // forbiddenDirect maps a package to imports it must not have itself but

@@ -1,0 +1,5 @@
+package benchserve
+
+import "math"
+
+var inf = math.Inf(1)
