@@ -32,7 +32,7 @@ func runBenchServe(args []string, stdout, stderr io.Writer) error {
 	apiKey := fs.String("api-key", "", "API key sent as Bearer token (default: $KILN_API_KEY, else $OPENAI_API_KEY)")
 	dataset := fs.String("dataset", "random", "random, prefix-repetition or sharegpt")
 	datasetPath := fs.String("dataset-path", "", "sharegpt: the ShareGPT JSON file")
-	numPrompts := fs.Int("num-prompts", 100, "requests per run")
+	promptsFlag := fs.String("num-prompts", "100", "requests per run; with a --max-concurrency sweep, one count per run may be given (8,16,48,128)")
 	seed := fs.Uint64("seed", 0, "seed of the dataset and the arrival times")
 	inLen := fs.Int("random-input-len", 128, "random: prompt tokens")
 	outLen := fs.Int("random-output-len", 64, "random: output tokens (max_tokens)")
@@ -107,9 +107,6 @@ func runBenchServe(args []string, stdout, stderr io.Writer) error {
 	if !strings.HasPrefix(*baseURL, "http://") && !strings.HasPrefix(*baseURL, "https://") {
 		return usageErrorf("--base-url %q: want http://HOST:PORT or https://...", *baseURL)
 	}
-	if *numPrompts < 1 || *numPrompts > 10_000_000 {
-		return usageErrorf("--num-prompts %d: want 1 up to 10000000", *numPrompts)
-	}
 	rate, err := parseRate(*rateFlag)
 	if err != nil {
 		return err
@@ -118,6 +115,12 @@ func runBenchServe(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	counts, err := parseNumPrompts(*promptsFlag, len(concs))
+	if err != nil {
+		return err
+	}
+	numPrompts := new(int)
+	*numPrompts = slices.Max(counts)
 	pcts, err := parsePercentiles(*pctFlag)
 	if err != nil {
 		return err
@@ -201,8 +204,9 @@ func runBenchServe(args []string, stdout, stderr io.Writer) error {
 		if conc > 0 {
 			cs = strconv.Itoa(conc)
 		}
-		fmt.Fprintf(stderr, "run %d/%d: %d requests to %s, request rate %s, max concurrency %s\n", i+1, len(concs), len(reqs), client.URL(), *rateFlag, cs)
-		m, err := benchserve.Run{RequestRate: rate, MaxConcurrency: conc, Seed: *seed}.Execute(ctx, client, reqs)
+		run := reqs[:counts[i]]
+		fmt.Fprintf(stderr, "run %d/%d: %d requests to %s, request rate %s, max concurrency %s\n", i+1, len(concs), len(run), client.URL(), *rateFlag, cs)
+		m, err := benchserve.Run{RequestRate: rate, MaxConcurrency: conc, Seed: *seed}.Execute(ctx, client, run)
 		if err != nil {
 			return fmt.Errorf("run interrupted: %v", err)
 		}
@@ -214,7 +218,7 @@ func runBenchServe(args []string, stdout, stderr io.Writer) error {
 		}
 		r.Model, r.Tokenizer, r.RequestRate, r.MaxConcurrency = client.Model, *tokenizer, rate, conc
 		r.BaseURL, r.Endpoint, r.Dataset, r.Temperature = *baseURL, *endpoint, *dataset, *temperature
-		reportFailures(stderr, &r, reqs)
+		reportFailures(stderr, &r, run)
 		if err := r.WriteTable(stdout); err != nil {
 			return err
 		}
@@ -320,6 +324,27 @@ func parseConcurrencies(s string) ([]int, error) {
 		cs = append(cs, c)
 	}
 	return cs, nil
+}
+
+// parseNumPrompts reads --num-prompts: one count for every run, or one
+// per run of the sweep (runs of high concurrency need more requests to
+// reach a steady state than a run of one needs).
+func parseNumPrompts(s string, runs int) ([]int, error) {
+	var ns []int
+	for f := range strings.SplitSeq(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 || n > 10_000_000 {
+			return nil, usageErrorf("--num-prompts %q: want counts from 1 up to 10000000, comma-separated", s)
+		}
+		ns = append(ns, n)
+	}
+	switch len(ns) {
+	case 1:
+		return slices.Repeat(ns, runs), nil
+	case runs:
+		return ns, nil
+	}
+	return nil, usageErrorf("--num-prompts %q: give one count, or one per --max-concurrency run (%d)", s, runs)
 }
 
 // parsePercentiles reads --metric-percentiles: numbers in (0, 100].

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -192,7 +193,7 @@ func TestBenchServeUsageErrors(t *testing.T) {
 		{[]string{"--endpoint", "/v1/chat/completions"}, "sends token-id prompts, which only /v1/completions accepts"},
 		{[]string{"--vocab", "1"}, "--vocab 1: want at least 2"},
 		{[]string{"--vocab", "100", "--tokenizer", "x.gguf"}, "give --vocab or --tokenizer, not both"},
-		{[]string{"--num-prompts", "0"}, "--num-prompts 0"},
+		{[]string{"--num-prompts", "0"}, `--num-prompts "0"`},
 		{[]string{"--random-range-ratio", "1"}, "--random-range-ratio 1: want 0 <= ratio < 1"},
 		{[]string{"--metric-percentiles", "99,101"}, "--metric-percentiles"},
 		{[]string{"--base-url", "localhost:8080"}, `--base-url "localhost:8080"`},
@@ -214,5 +215,25 @@ func TestBenchServeUsageErrors(t *testing.T) {
 	s.Close()
 	if _, stderr, code := kiln(t, "bench", "serve", "--base-url", url); code != 1 || !strings.Contains(stderr, "list models") {
 		t.Errorf("no server: exit %d: %s", code, stderr)
+	}
+}
+
+func TestParseNumPrompts(t *testing.T) {
+	for _, c := range []struct {
+		s    string
+		runs int
+		want []int
+		ok   bool
+	}{
+		{"100", 3, []int{100, 100, 100}, true},
+		{"8,16,48", 3, []int{8, 16, 48}, true},
+		{"8,16", 3, nil, false},
+		{"0", 1, nil, false},
+		{"x", 1, nil, false},
+	} {
+		got, err := parseNumPrompts(c.s, c.runs)
+		if (err == nil) != c.ok || !slices.Equal(got, c.want) {
+			t.Errorf("parseNumPrompts(%q, %d) = %v, %v", c.s, c.runs, got, err)
+		}
 	}
 }
