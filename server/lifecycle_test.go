@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"kiln/engine"
+	"kiln/hub"
 	"kiln/server"
 )
 
@@ -303,4 +304,27 @@ func loadedModels(t *testing.T, ts *testServer) string {
 		}
 	}
 	return strings.Join(out, ",")
+}
+
+// TestHubModels: a `kiln list` reference already in the cache is served
+// by its exact name; any other hf: name is unknown (never downloaded).
+func TestHubModels(t *testing.T) {
+	path, err := tinyPath()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := start(t, server.Config{Models: []server.Source{}, HubList: func() ([]hub.Manifest, error) {
+		return []hub.Manifest{{Ref: "hf:someone/tiny-GGUF/tiny-Q8_0.gguf", Path: path}}, nil
+	}}, nil)
+	if status, _, body := ts.post(t, "/v1/completions", `{"model":"hf:someone/tiny-GGUF/tiny-Q8_0.gguf","prompt":"x","max_tokens":2}`); status != 200 {
+		t.Fatalf("cached reference: %d %s", status, body)
+	}
+	for _, name := range []string{"hf:someone/tiny-GGUF/other.gguf", "hf:someone/tiny-GGUF:Q8_0", path} {
+		if status, _, body := ts.post(t, "/v1/completions", `{"model":"`+name+`","prompt":"x","max_tokens":2}`); status != 404 {
+			t.Errorf("%s: %d %s, want 404", name, status, body)
+		}
+	}
+	if !strings.Contains(loadedModels(t, ts), "hf:someone/tiny-GGUF/tiny-Q8_0.gguf") {
+		t.Errorf("/v1/models does not list the cached reference as loaded")
+	}
 }
