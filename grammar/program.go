@@ -204,7 +204,7 @@ func (p *Program) trim() {
 		}
 	}
 	waiting := make([][]int32, nr) // per rule: nodes waiting for it to become productive
-	startOf := map[int32][]int32{}  // start node → rules starting there
+	startOf := map[int32][]int32{} // start node → rules starting there
 	for r, s := range p.ruleStart {
 		startOf[s] = append(startOf[s], int32(r))
 	}
