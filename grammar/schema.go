@@ -206,8 +206,8 @@ const (
 	tString
 	tInteger
 	tFraction // numbers that are not integers
-	tAll    = tNull | tBool | tObject | tArray | tString | tInteger | tFraction
-	tNumber = tInteger | tFraction
+	tAll      = tNull | tBool | tObject | tArray | tString | tInteger | tFraction
+	tNumber   = tInteger | tFraction
 )
 
 var typeNames = map[string]uint8{

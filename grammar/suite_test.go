@@ -167,7 +167,9 @@ func TestJSONSchemaSuite(t *testing.T) {
 	for k := range refused {
 		keys = append(keys, k)
 	}
-	sort.Slice(keys, func(i, j int) bool { return refused[keys[i]] > refused[keys[j]] || refused[keys[i]] == refused[keys[j]] && keys[i] < keys[j] })
+	sort.Slice(keys, func(i, j int) bool {
+		return refused[keys[i]] > refused[keys[j]] || refused[keys[i]] == refused[keys[j]] && keys[i] < keys[j]
+	})
 	var b strings.Builder
 	for _, k := range keys {
 		fmt.Fprintf(&b, " %s:%d", k, refused[k])
