@@ -41,9 +41,9 @@ import (
 //   - Numbers: integers without leading zeros or -0; unbounded numbers any
 //     JSON number with at most 3 exponent digits; bounded numbers plain
 //     decimals. Enum and const values are written as canonical decimals.
-//   - Whitespace: none inside the root value's first and last byte; between
-//     tokens ([{ , : }]) up to SchemaOptions.MaxWhitespace bytes of
-//     space, tab, newline, carriage return.
+//   - Whitespace: before and after the root value and around the tokens
+//     [ ] { } , : up to SchemaOptions.MaxWhitespace bytes (space, tab,
+//     newline, carriage return) at each place; none elsewhere.
 
 // SchemaOptions tune the compiled grammar.
 type SchemaOptions struct {
@@ -162,7 +162,8 @@ func (c *schemaCompiler) compileRoot(s *jsonValue, path string) (*Grammar, error
 	if err != nil {
 		return nil, err
 	}
-	c.g.Rules[root].Body = body
+	ws := c.ws()
+	c.g.Rules[root].Body = Seq(ws, body, ws)
 	c.g.Root = root
 	if err := c.g.Validate(); err != nil {
 		return nil, err

@@ -24,11 +24,20 @@ var (
 
 type vocabEntry struct {
 	once sync.Once
+	tok  *tokenizer.Tokenizer
 	v    *Vocabulary
 	err  error
 }
 
 func realVocab(t testing.TB, name string) *Vocabulary {
+	t.Helper()
+	_, v := realTokenizer(t, name)
+	return v
+}
+
+// realTokenizer returns a tokenizer from ../shared/models/tokenizers
+// (tok512, llama2, llama3, qwen2) and its Vocabulary.
+func realTokenizer(t testing.TB, name string) (*tokenizer.Tokenizer, *Vocabulary) {
 	t.Helper()
 	dir := filepath.Join(testutil.SharedModels(t), "tokenizers")
 	e, _ := vocabOnce.LoadOrStore(name, &vocabEntry{})
@@ -37,6 +46,8 @@ func realVocab(t testing.TB, name string) *Vocabulary {
 		var v *tokenizer.Vocab
 		var err error
 		switch name {
+		case "tok512":
+			v, err = tokenizer.LoadSentencePiece(filepath.Join(dir, "tok512-spm.model"))
 		case "llama2":
 			v, err = tokenizer.LoadSentencePiece(filepath.Join(dir, "llama2-spm.model"))
 		case "llama3":
@@ -61,12 +72,13 @@ func realVocab(t testing.TB, name string) *Vocabulary {
 			ve.err = err
 			return
 		}
+		ve.tok = tok
 		ve.v, ve.err = VocabularyFromTokenizer(tok)
 	})
 	if ve.err != nil {
 		t.Fatal(ve.err)
 	}
-	return ve.v
+	return ve.tok, ve.v
 }
 
 // handSchemas are realistic schemas: nested objects, arrays, enums,
