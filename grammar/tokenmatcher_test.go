@@ -1,6 +1,7 @@
 package grammar
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"testing"
 )
@@ -123,5 +124,58 @@ ws ::= [ ]?`, `{}[]",:ab -019`},
 			}
 		}
 		t.Logf("%s", x)
+	}
+}
+
+// TestIndexConcurrent shares one index between matchers on several
+// goroutines (run with -race).
+func TestIndexConcurrent(t *testing.T) {
+	g, err := CompileJSONSchema([]byte(`{"type":"object","properties":{"a":{"type":"string"},"b":{"type":"array","items":{"type":"integer"}}}}`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := Compile(g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := synthVocab(t, rand.New(rand.NewPCG(5, 6)), `{}[]",:ab -019`, 400)
+	x, err := NewTokenIndex(p, v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error)
+	for w := range 4 {
+		go func() {
+			rng := rand.New(rand.NewPCG(uint64(w), 7))
+			tm, err := x.NewTokenMatcher()
+			if err != nil {
+				done <- err
+				return
+			}
+			mask := make([]uint64, MaskWords(v.Size()))
+			for step := 0; step < 60 && !tm.Ended(); step++ {
+				tm.FillMask(mask)
+				var allowed []int32
+				for id := range int32(v.Size()) {
+					if MaskHas(mask, id) {
+						allowed = append(allowed, id)
+					}
+				}
+				if len(allowed) == 0 {
+					done <- fmt.Errorf("dead end")
+					return
+				}
+				if err := tm.AcceptToken(allowed[rng.IntN(len(allowed))]); err != nil {
+					done <- err
+					return
+				}
+			}
+			done <- nil
+		}()
+	}
+	for range 4 {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
 	}
 }
