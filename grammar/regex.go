@@ -373,16 +373,14 @@ func (p *regexParser) class() (*Expr, error) {
 		p.i++
 	}
 	var rs []RuneRange
-	first := true
 	for {
 		if p.i >= len(p.src) {
 			return nil, &regexError{fmt.Sprintf("unterminated class at offset %d", start)}
 		}
-		if p.src[p.i] == ']' && !(first && false) {
+		if p.src[p.i] == ']' { // ECMA-262: [] is the empty class, [^] any character
 			p.i++
 			break
 		}
-		first = false
 		set, lo, err := p.classAtom()
 		if err != nil {
 			return nil, err

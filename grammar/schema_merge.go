@@ -367,9 +367,6 @@ func (c *schemaCompiler) typeSet(s *jsonValue, path string, depth int) (uint8, e
 	if err != nil {
 		return 0, err
 	}
-	if t&tInteger != 0 && t&tFraction == 0 {
-		// integer: also no fractions
-	}
 	for _, kw := range []string{"enum", "const"} {
 		v := s.get(kw)
 		if v == nil {
