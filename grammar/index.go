@@ -75,6 +75,10 @@ func (x *TokenIndex) Stats() IndexStats {
 // dropped (the cached masks do not refer to it).
 const maxLocalStates = 1 << 17
 
+// maxCachedMasks bounds the cached partial masks of an index (each is one
+// bit per token: 19 KiB at a 152k vocabulary).
+const maxCachedMasks = 4096
+
 // part returns the context-free part of the mask at set id of store s.
 func (x *TokenIndex) part(s *store, id int32) *partMask {
 	x.mu.Lock()
@@ -97,6 +101,9 @@ func (x *TokenIndex) part(s *store, id int32) *partMask {
 	skey := string(key)
 	if len(x.local.states) > maxLocalStates {
 		x.local = newStore(x.prog)
+	}
+	if len(x.cache) >= maxCachedMasks {
+		clear(x.cache) // a grammar with this many distinct contexts: start over
 	}
 	root := x.local.intern(items, false)
 	pm := x.walkLocal(root)
