@@ -1,0 +1,114 @@
+package grammar
+
+import (
+	"errors"
+	"testing"
+)
+
+func schemaMatcher(t *testing.T, schema string, opts *SchemaOptions) *Matcher {
+	t.Helper()
+	g, err := CompileJSONSchema([]byte(schema), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := Compile(g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := NewMatcher(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func TestSchemaTexts(t *testing.T) {
+	cases := []struct {
+		schema  string
+		opts    *SchemaOptions
+		yes, no []string
+	}{
+		// Schema order, optional properties skippable, declared keys not
+		// repeated as additional ones.
+		{`{"properties":{"a":{"type":"integer"},"b":{"type":"string"}},"required":["b"]}`, nil,
+			[]string{`{"b":"x"}`, `{"a":1,"b":"x"}`, `{"a":1, "b":"x","c":[true]}`, ` {"b":""} `},
+			[]string{`{"b":"x","a":1}`, `{"a":1}`, `{"b":"x","b":"y"}`, `{"a":1,"b":"x","a":2}`, `{"b":1}`}},
+		{`{"type":"object","additionalProperties":false}`, nil, []string{`{}`, `{ }`}, []string{`{"a":1}`}},
+		{`{"type":"object"}`, &SchemaOptions{MaxWhitespace: -1}, []string{`{"a":{"b":[1,2.5e3,null]}}`}, []string{`{ }`, `{"a": 1}`}},
+		{`{"type":"string","minLength":2,"maxLength":3}`, nil, []string{`"ab"`, `"a\nb"`, `"日本語"`, `"\u0001b"`}, []string{`"a"`, `"abcd"`, `"\u0061b"`, `"a\/"`}},
+		{`{"type":"string","pattern":"^a+$"}`, nil, []string{`"a"`, `"aaa"`}, []string{`""`, `"ab"`, `"\u0061"`}},
+		{`{"type":"string","pattern":"b"}`, nil, []string{`"b"`, `"abc"`}, []string{`"ac"`}},
+		{`{"type":"integer","minimum":-5,"exclusiveMaximum":10}`, nil, []string{`-5`, `0`, `9`}, []string{`-6`, `10`, `1.5`, `-0`, `01`}},
+		{`{"type":"number","exclusiveMinimum":0.5,"maximum":2}`, nil, []string{`0.51`, `1`, `2`, `2.000`}, []string{`0.5`, `0.50`, `2.01`, `1e0`}},
+		{`{"enum":["a",1,null,{"x":[true]}]}`, nil, []string{`"a"`, `1`, `null`, `{"x":[true]}`}, []string{`"b"`, `{"x":[false]}`}},
+		{`{"const":1.50}`, nil, []string{`1.5`}, []string{`1.50`, `2`}},
+		{`{"type":"array","prefixItems":[{"type":"boolean"}],"items":{"type":"null"},"minItems":2,"maxItems":3}`, nil,
+			[]string{`[true,null]`, `[false,null,null]`}, []string{`[true]`, `[null,null]`, `[true,null,null,null]`}},
+		{`{"type":"string","format":"date"}`, nil, []string{`"2024-02-29"`, `"2023-12-31"`}, []string{`"2023-02-29"`, `"2023-04-31"`, `"1900-02-29"`}},
+		{`{"$defs":{"t":{"type":"array","items":{"$ref":"#/$defs/t"}}},"$ref":"#/$defs/t"}`, nil, []string{`[]`, `[[],[[]]]`}, []string{`[1]`}},
+	}
+	for _, c := range cases {
+		m := schemaMatcher(t, c.schema, c.opts)
+		for _, s := range c.yes {
+			if !matches(m, s) {
+				t.Errorf("%s: rejects %s", c.schema, s)
+			}
+		}
+		for _, s := range c.no {
+			if matches(m, s) {
+				t.Errorf("%s: accepts %s", c.schema, s)
+			}
+		}
+	}
+}
+
+func TestSchemaFailsClosed(t *testing.T) {
+	cases := []struct{ schema, keyword string }{
+		{`{"type":"string","minLength":1,"pattern":"a"}`, "minLength"},
+		{`{"not":{"type":"string"}}`, "not"},
+		{`{"properties":{"a":{"if":{}}}}`, "if"},
+		{`{"x-custom":1}`, "x-custom"},
+		{`{"uniqueItems":true}`, "uniqueItems"},
+		{`{"type":"string","format":"ipv4"}`, "format"},
+		{`{"pattern":"(?=a)"}`, "pattern"},
+		{`{"$ref":"http://example.com/s.json"}`, "$ref"},
+		{`{"oneOf":[{"type":"integer"},{"type":"number"}]}`, "oneOf"},
+		{`{"type":"integer","multipleOf":2}`, "multipleOf"},
+	}
+	for _, c := range cases {
+		_, err := CompileJSONSchema([]byte(c.schema), nil)
+		var ue *UnsupportedError
+		if !errors.As(err, &ue) || ue.Keyword != c.keyword {
+			t.Errorf("%s: error %v, want an UnsupportedError naming %q", c.schema, err, c.keyword)
+		}
+	}
+	for _, s := range []string{`{"type":"strin"}`, `{"minLength":-1}`, `{"$ref":"#/nowhere"}`, `{"a":`, `[1]`} {
+		_, err := CompileJSONSchema([]byte(s), nil)
+		var se *SchemaError
+		if !errors.As(err, &se) {
+			t.Errorf("%s: error %v, want a SchemaError", s, err)
+		}
+	}
+	// Annotations are ignored.
+	if _, err := CompileJSONSchema([]byte(`{"title":"t","description":"d","examples":[1],"default":2,"$comment":"c","deprecated":true,"type":"integer"}`), nil); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestJSONObjectGrammar(t *testing.T) {
+	p, err := Compile(JSONObjectGrammar(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, _ := NewMatcher(p)
+	for _, s := range []string{`{}`, `{"a": [1, {"b": "c"}], "d": -0.5e-3}`} {
+		if !matches(m, s) {
+			t.Errorf("rejects %s", s)
+		}
+	}
+	for _, s := range []string{`[]`, `"x"`, `{"a":}`, `{"a":1,}`} {
+		if matches(m, s) {
+			t.Errorf("accepts %s", s)
+		}
+	}
+}

@@ -1,0 +1,464 @@
+package grammar
+
+import (
+	"fmt"
+	"math/big"
+	"strconv"
+)
+
+// Per-type grammars of the schema compiler.
+
+// sharedRule returns the rule named name, building it with body on first use.
+func (c *schemaCompiler) sharedRule(name string, body func() *Expr) *Expr {
+	if i, ok := c.shared[name]; ok {
+		return Ref(i)
+	}
+	i := c.newRule(name)
+	c.shared[name] = i
+	c.g.Rules[i].Body = body()
+	return Ref(i)
+}
+
+// ws is the whitespace allowed between tokens.
+func (c *schemaCompiler) ws() *Expr {
+	if c.opts.MaxWhitespace < 0 {
+		return Lit("")
+	}
+	return c.sharedRule("ws", func() *Expr {
+		return Repeat(Class(RuneRange{'\t', '\n'}, RuneRange{'\r', '\r'}, RuneRange{' ', ' '}), 0, c.opts.MaxWhitespace)
+	})
+}
+
+// sep is a comma with whitespace around it.
+func (c *schemaCompiler) sep() *Expr { return Seq(c.ws(), Lit(","), c.ws()) }
+
+// anyString is any JSON string.
+func (c *schemaCompiler) anyString() *Expr {
+	return c.sharedRule("string", func() *Expr { return Seq(Lit(`"`), Star(jsonStringChar()), Lit(`"`)) })
+}
+
+// anyNumber is any JSON number (at most 3 exponent digits).
+func (c *schemaCompiler) anyNumber() *Expr {
+	return c.sharedRule("number", func() *Expr {
+		return Seq(Opt(Lit("-")), Alt(Lit("0"), Seq(digitRange('1', '9'), Star(digit))),
+			Opt(Seq(Lit("."), Plus(digit))),
+			Opt(Seq(Class(RuneRange{'E', 'E'}, RuneRange{'e', 'e'}), Opt(Class(RuneRange{'+', '+'}, RuneRange{'-', '-'})), Repeat(digit, 1, 3))))
+	})
+}
+
+// anyInteger is any canonical JSON integer.
+func (c *schemaCompiler) anyInteger() *Expr {
+	return c.sharedRule("integer", func() *Expr { return intRangeExpr(nil, nil) })
+}
+
+// anyValue is any JSON value.
+func (c *schemaCompiler) anyValue() *Expr {
+	if i, ok := c.shared["value"]; ok {
+		return Ref(i)
+	}
+	v := c.newRule("value")
+	c.shared["value"] = v
+	obj := c.newRule("object")
+	arr := c.newRule("array")
+	str, num := c.anyString(), c.anyNumber()
+	ws := c.ws()
+	member := Seq(str, ws, Lit(":"), ws, Ref(v))
+	c.g.Rules[obj].Body = Seq(Lit("{"), ws, Opt(Seq(member, Star(Seq(c.sep(), member)))), ws, Lit("}"))
+	c.g.Rules[arr].Body = Seq(Lit("["), ws, Opt(Seq(Ref(v), Star(Seq(c.sep(), Ref(v))))), ws, Lit("]"))
+	c.g.Rules[v].Body = Alt(Ref(obj), Ref(arr), str, num, Lit("true"), Lit("false"), Lit("null"))
+	return Ref(v)
+}
+
+// numBound reads a numeric keyword (nil when absent).
+func numBound(s *jsonValue, kw, path string) (*big.Rat, error) {
+	v := s.get(kw)
+	if v == nil {
+		return nil, nil
+	}
+	if v.kind != jNumber {
+		return nil, schemaErr(path, "%s must be a number", kw)
+	}
+	if _, err := canonicalNumber(v.num); err != nil {
+		return nil, unsupported(path, kw, err.Error())
+	}
+	r, _ := new(big.Rat).SetString(v.num)
+	return r, nil
+}
+
+// numberExpr returns the numbers (integers only when intOnly) within the
+// schema's bounds.
+func (c *schemaCompiler) numberExpr(s *jsonValue, path string, intOnly bool) (*Expr, error) {
+	var lo, hi *bound
+	for _, k := range []struct {
+		kw        string
+		low, excl bool
+	}{{"minimum", true, false}, {"exclusiveMinimum", true, true}, {"maximum", false, false}, {"exclusiveMaximum", false, true}} {
+		r, err := numBound(s, k.kw, path)
+		if err != nil {
+			return nil, err
+		}
+		if r == nil {
+			continue
+		}
+		b := &bound{v: r, excl: k.excl}
+		if k.low {
+			if c := 0; lo == nil || func() bool { c = r.Cmp(lo.v); return c > 0 || c == 0 && k.excl }() {
+				lo = b
+			}
+		} else {
+			if c := 0; hi == nil || func() bool { c = r.Cmp(hi.v); return c < 0 || c == 0 && k.excl }() {
+				hi = b
+			}
+		}
+	}
+	if s.get("multipleOf") != nil {
+		return nil, unsupported(path, "multipleOf", "")
+	}
+	if intOnly {
+		if lo == nil && hi == nil {
+			return c.anyInteger(), nil
+		}
+		var ilo, ihi *big.Int
+		if lo != nil {
+			ilo = ceilRat(lo.v)
+			if lo.excl && new(big.Rat).SetInt(ilo).Cmp(lo.v) == 0 {
+				ilo.Add(ilo, big.NewInt(1))
+			}
+		}
+		if hi != nil {
+			ihi = floorRat(hi.v)
+			if hi.excl && new(big.Rat).SetInt(ihi).Cmp(hi.v) == 0 {
+				ihi.Sub(ihi, big.NewInt(1))
+			}
+		}
+		return intRangeExpr(ilo, ihi), nil
+	}
+	if lo == nil && hi == nil {
+		return c.anyNumber(), nil
+	}
+	return numberRangeExpr(lo, hi), nil
+}
+
+func floorRat(r *big.Rat) *big.Int {
+	q, m := new(big.Int).DivMod(r.Num(), r.Denom(), new(big.Int))
+	_ = m
+	return q // DivMod is Euclidean: floor for a positive denominator
+}
+
+func ceilRat(r *big.Rat) *big.Int {
+	f := floorRat(r)
+	if new(big.Rat).SetInt(f).Cmp(r) != 0 {
+		f.Add(f, big.NewInt(1))
+	}
+	return f
+}
+
+// maxStringCount bounds minLength / maxLength / minItems / maxItems that
+// the grammar spells out (each unit of a bound is a copy in the automaton).
+const maxStringCount = 10000
+
+func countKeyword(s *jsonValue, kw, path string) (int, bool, error) {
+	v := s.get(kw)
+	if v == nil {
+		return 0, false, nil
+	}
+	n, err := nonNegInt(v, path, kw)
+	if err != nil {
+		return 0, false, err
+	}
+	if n > maxStringCount {
+		return 0, false, fmt.Errorf("grammar: %s %d at %q is above %d: %w", kw, n, pathOrRoot(path), maxStringCount, ErrTooLarge)
+	}
+	return n, true, nil
+}
+
+// stringExpr returns the strings the schema's string keywords allow.
+func (c *schemaCompiler) stringExpr(s *jsonValue, path string) (*Expr, error) {
+	minL, hasMin, err := countKeyword(s, "minLength", path)
+	if err != nil {
+		return nil, err
+	}
+	maxL, hasMax, err := countKeyword(s, "maxLength", path)
+	if err != nil {
+		return nil, err
+	}
+	pat, fmtv := s.get("pattern"), s.get("format")
+	if pat != nil || fmtv != nil {
+		kw := "minLength"
+		if !hasMin {
+			kw = "maxLength"
+		}
+		if (hasMin && minL > 0) || hasMax {
+			return nil, unsupported(path, kw, "length bounds together with pattern or format")
+		}
+		if pat != nil && fmtv != nil {
+			return nil, unsupported(path, "format", "format together with pattern")
+		}
+	}
+	if fmtv != nil {
+		if fmtv.kind != jString {
+			return nil, schemaErr(path, "format must be a string")
+		}
+		fg := formatGrammar(fmtv.str)
+		if fg == nil {
+			return nil, unsupported(path, "format", fmt.Sprintf("format %q is not supported (date-time, date, time, uuid, email, uri are)", fmtv.str))
+		}
+		return c.sharedRule("format-"+fmtv.str, func() *Expr {
+			return Seq(Lit(`"`), Ref(c.g.importRules(fg)), Lit(`"`))
+		}), nil
+	}
+	if pat != nil {
+		if pat.kind != jString {
+			return nil, schemaErr(path, "pattern must be a string")
+		}
+		branches, err := parseRegex(pat.str)
+		if err != nil {
+			return nil, unsupported(path, "pattern", err.Error())
+		}
+		anyChars := Star(jsonStringChar())
+		var alts []*Expr
+		for _, br := range branches {
+			parts := []*Expr{}
+			if !br.startAnchor {
+				parts = append(parts, anyChars)
+			}
+			parts = append(parts, jsonEncodeExpr(br.body))
+			if !br.endAnchor {
+				parts = append(parts, anyChars)
+			}
+			alts = append(alts, Seq(parts...))
+		}
+		return Seq(Lit(`"`), Alt(alts...), Lit(`"`)), nil
+	}
+	if !hasMin && !hasMax {
+		return c.anyString(), nil
+	}
+	hi := -1
+	if hasMax {
+		hi = maxL
+		if hi < minL {
+			return Never(), nil
+		}
+	}
+	ch := c.sharedRule("char", jsonStringChar)
+	return Seq(Lit(`"`), Repeat(ch, minL, hi), Lit(`"`)), nil
+}
+
+// arrayExpr returns the arrays the schema's array keywords allow.
+func (c *schemaCompiler) arrayExpr(s *jsonValue, path string) (*Expr, error) {
+	minN, _, err := countKeyword(s, "minItems", path)
+	if err != nil {
+		return nil, err
+	}
+	maxN, hasMax, err := countKeyword(s, "maxItems", path)
+	if err != nil {
+		return nil, err
+	}
+	if !hasMax {
+		maxN = -1
+	} else if maxN < minN {
+		return Never(), nil
+	}
+	var prefix []*Expr
+	if p := s.get("prefixItems"); p != nil {
+		if p.kind != jArray {
+			return nil, schemaErr(path, "prefixItems must be an array")
+		}
+		for i, x := range p.arr {
+			e, err := c.compile(x, childPath(path, "prefixItems", strconv.Itoa(i)))
+			if err != nil {
+				return nil, err
+			}
+			prefix = append(prefix, e)
+		}
+	}
+	item := c.anyValue()
+	if it := s.get("items"); it != nil {
+		e, err := c.compile(it, childPath(path, "items"))
+		if err != nil {
+			return nil, err
+		}
+		item = e
+	}
+	if !item.IsNever() && item.Op != OpRef {
+		// A rule, so that bounded repetition copies a reference, not the tree.
+		i := c.newRule("item" + path)
+		c.g.Rules[i].Body = item
+		item = Ref(i)
+	}
+	k := len(prefix)
+	if maxN >= 0 && k > maxN {
+		prefix, k = prefix[:maxN], maxN
+	}
+	// tail(i): the elements after the first i (which are written), with a
+	// leading separator each.
+	tailMin := max(0, minN-k)
+	tailMax := -1
+	if maxN >= 0 {
+		tailMax = maxN - k
+	}
+	var rest *Expr
+	switch {
+	case item.IsNever() || tailMax == 0:
+		if tailMin > 0 {
+			rest = Never()
+		} else {
+			rest = Lit("")
+		}
+	default:
+		rest = Repeat(Seq(c.sep(), item), tailMin, tailMax)
+	}
+	// Build from the back: after i elements (i ≥ 1), more may follow.
+	after := rest
+	for i := k - 1; i >= 1; i-- {
+		// after(i): elements i.. given i are written.
+		next := Seq(c.sep(), prefix[i], after)
+		if i >= minN {
+			after = Alt(Lit(""), next)
+		} else {
+			after = next
+		}
+	}
+	var first *Expr
+	if k > 0 {
+		first = Seq(prefix[0], after)
+	} else if item.IsNever() || tailMax == 0 {
+		first = Never()
+	} else {
+		// No prefix: item (sep item){min-1, max-1}.
+		lo := max(0, minN-1)
+		hi := -1
+		if maxN >= 0 {
+			hi = maxN - 1
+		}
+		first = Seq(item, Repeat(Seq(c.sep(), item), lo, hi))
+	}
+	ws := c.ws()
+	body := first
+	if minN == 0 {
+		body = Opt(first)
+		if first.IsNever() {
+			body = Lit("")
+		}
+	}
+	return Seq(Lit("["), ws, body, ws, Lit("]")), nil
+}
+
+// objectExpr returns the objects the schema's object keywords allow, with
+// properties in schema order (see schema.go).
+func (c *schemaCompiler) objectExpr(s *jsonValue, path string) (*Expr, error) {
+	for _, kw := range []string{"patternProperties", "propertyNames", "dependentRequired", "dependentSchemas", "unevaluatedProperties"} {
+		if s.get(kw) != nil {
+			return nil, unsupported(path, kw, "")
+		}
+	}
+	type prop struct {
+		name     string
+		val      *Expr
+		required bool
+	}
+	var props []prop
+	index := map[string]int{}
+	if p := s.get("properties"); p != nil {
+		if p.kind != jObject {
+			return nil, schemaErr(path, "properties must be an object")
+		}
+		for _, m := range p.obj {
+			e, err := c.compile(m.val, childPath(path, "properties", m.key))
+			if err != nil {
+				return nil, err
+			}
+			index[m.key] = len(props)
+			props = append(props, prop{name: m.key, val: e})
+		}
+	}
+	addl := s.get("additionalProperties")
+	var addlExpr *Expr
+	if addl == nil {
+		addlExpr = c.anyValue()
+	} else {
+		e, err := c.compile(addl, childPath(path, "additionalProperties"))
+		if err != nil {
+			return nil, err
+		}
+		addlExpr = e
+	}
+	if r := s.get("required"); r != nil {
+		if r.kind != jArray {
+			return nil, schemaErr(path, "required must be an array")
+		}
+		for _, x := range r.arr {
+			if x.kind != jString {
+				return nil, schemaErr(path, "required must hold strings")
+			}
+			if i, ok := index[x.str]; ok {
+				props[i].required = true
+				continue
+			}
+			// Required but not declared: it is an additional property.
+			index[x.str] = len(props)
+			props = append(props, prop{name: x.str, val: addlExpr, required: true})
+		}
+	}
+	ws := c.ws()
+	kv := func(key, val *Expr) *Expr { return Seq(key, ws, Lit(":"), ws, val) }
+	// Additional members: keys other than the declared ones.
+	var addlKV *Expr
+	if !addlExpr.IsNever() {
+		var key *Expr
+		if len(props) == 0 {
+			key = c.anyString()
+		} else {
+			names := make([]string, len(props))
+			for i, p := range props {
+				names[i] = p.name
+			}
+			key = Seq(Lit(`"`), jsonEncodeExpr(notInSet(names)), Lit(`"`))
+		}
+		i := c.newRule("member" + path)
+		c.g.Rules[i].Body = kv(key, addlExpr)
+		addlKV = Ref(i)
+	}
+	// tail(j): members from property j on, after at least one member.
+	n := len(props)
+	var tailRules []int
+	for range n + 1 {
+		tailRules = append(tailRules, c.newRule("props"+path))
+	}
+	if addlKV != nil {
+		c.g.Rules[tailRules[n]].Body = Star(Seq(c.sep(), addlKV))
+	} else {
+		c.g.Rules[tailRules[n]].Body = Lit("")
+	}
+	member := func(j int) *Expr {
+		return kv(Lit(string(appendJSONString(nil, props[j].name))), props[j].val)
+	}
+	for j := n - 1; j >= 0; j-- {
+		m := Seq(c.sep(), member(j))
+		if !props[j].required {
+			m = Opt(m)
+		}
+		c.g.Rules[tailRules[j]].Body = Seq(m, Ref(tailRules[j+1]))
+	}
+	// The first member written is property j (all before it skipped, so
+	// optional), or an additional one when all are optional.
+	var firsts []*Expr
+	allOptional := true
+	for j := range n {
+		firsts = append(firsts, Seq(member(j), Ref(tailRules[j+1])))
+		if props[j].required {
+			allOptional = false
+			break
+		}
+	}
+	if allOptional {
+		if addlKV != nil {
+			firsts = append(firsts, Seq(addlKV, Star(Seq(c.sep(), addlKV))))
+		}
+		firsts = append(firsts, Lit(""))
+	}
+	if err := c.checkRules(path); err != nil {
+		return nil, err
+	}
+	return Seq(Lit("{"), ws, Alt(firsts...), ws, Lit("}")), nil
+}
