@@ -176,6 +176,13 @@ func (e *Engine) Submit(ctx context.Context, req Request) (<-chan Event, error) 
 		if err != nil {
 			return nil, fmt.Errorf("engine: %w", err)
 		}
+		if req.Constraint != nil {
+			c, err := req.Constraint()
+			if err != nil {
+				return nil, fmt.Errorf("engine: output constraint: %w", err)
+			}
+			sm.SetConstraint(c)
+		}
 		st := &stream{g: g, index: i, sampler: sm}
 		st.usage.PromptTokens = len(prompt)
 		if e.cfg.Tokenizer != nil {

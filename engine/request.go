@@ -30,6 +30,10 @@ type Request struct {
 	// ids (vLLM's ignore_eos, for benchmarks that want exact output
 	// lengths); Params.StopTokens and stop strings still end a completion.
 	IgnoreEOS bool
+	// Constraint, when set, makes one constraint per completion (each of
+	// the N gets its own state): structured output, the sampler picking
+	// only among the tokens it allows (sample.Sampler.SetConstraint).
+	Constraint func() (sample.Constraint, error)
 }
 
 // FinishReason says why a request ended.

@@ -47,6 +47,9 @@ type Sampler struct {
 	counts []int32        // [window] scratch for penalty counting
 	topBuf []candidate    // [TopLogprobs] scratch for raw top alternatives
 	top    []TokenLogprob // [TopLogprobs] returned in Token.Top
+
+	constraint Constraint // SetConstraint; nil: none
+	mask       []uint64   // [vocab/64] the constraint's allowed tokens
 }
 
 // New checks p against a vocabulary of vocabSize tokens and builds its
@@ -154,7 +157,13 @@ func (s *Sampler) Sample(logits []float32, history []int32) (Token, error) {
 		}
 	}
 
-	id, err := s.pick(w)
+	var id int32
+	var err error
+	if s.constraint != nil {
+		id, err = s.constrained(w)
+	} else {
+		id, err = s.pick(w)
+	}
 	if err != nil {
 		return Token{}, err
 	}
