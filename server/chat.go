@@ -71,14 +71,6 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 
 // unsupported refuses what kiln does not do yet rather than ignore it.
 func (q *chatRequest) unsupported() error {
-	if !isNull(q.ResponseFormat) {
-		var rf struct {
-			Type string `json:"type"`
-		}
-		if err := json.Unmarshal(q.ResponseFormat, &rf); err != nil || rf.Type != "text" {
-			return badRequest("response_format", "response_format other than {\"type\": \"text\"} is not supported yet")
-		}
-	}
 	if !isNull(q.Tools) && strings.TrimSpace(string(q.Tools)) != "[]" {
 		return badRequest("tools", "tools are not supported yet")
 	}

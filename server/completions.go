@@ -148,6 +148,15 @@ func (s *Server) newJob(sl *slot, q *samplingRequest, prompts [][]int32, promptP
 		return nil, err
 	}
 	j := &job{srv: s, slot: sl, prompts: prompts, params: p, n: n, ignoreEOS: q.IgnoreEOS, priority: q.Priority}
+	spec, err := q.spec()
+	if err != nil {
+		return nil, err
+	}
+	if spec != nil {
+		if j.constraint, err = s.constraint(sl, spec); err != nil {
+			return nil, err
+		}
+	}
 	for _, prompt := range prompts {
 		mt, err := q.maxTokens(len(prompt), m.MaxModelLen)
 		if err != nil {

@@ -30,6 +30,12 @@
 // request's context: a client that disconnects, streaming or not, cancels
 // it, and the engine frees its KV blocks within one step.
 //
+// Structured output (structured.go): response_format json_object or
+// json_schema, or vLLM's guided_json / guided_choice / guided_grammar /
+// structured_outputs, compiled by package grammar into a token index
+// cached per (model, kind, text); each completion samples under its own
+// matcher. Keywords the compiler does not enforce are a 400 naming them.
+//
 // Streaming follows OpenAI's Server-Sent Events framing: one "data: {json}"
 // line and a blank line per chunk, flushed at once, ending "data: [DONE]".
 // Each write has Config.WriteTimeout to complete; a client that stops

@@ -15,14 +15,15 @@ import (
 // prompt, each with n completions. Choice i*n+k is completion k of prompt
 // i, as OpenAI numbers them.
 type job struct {
-	srv       *Server
-	slot      *slot
-	prompts   [][]int32
-	params    sample.Params // MaxTokens per prompt: maxTokens
-	maxTokens []int
-	n         int
-	ignoreEOS bool
-	priority  int
+	srv        *Server
+	slot       *slot
+	prompts    [][]int32
+	params     sample.Params // MaxTokens per prompt: maxTokens
+	maxTokens  []int
+	n          int
+	ignoreEOS  bool
+	priority   int
+	constraint func() (sample.Constraint, error) // structured output; nil: none
 
 	// Filled while it runs.
 	queued   []bool      // prompt i still counts against Config.MaxQueue
@@ -59,7 +60,7 @@ func (j *job) start(ctx context.Context) (<-chan item, error) {
 	for i, prompt := range j.prompts {
 		p := j.params
 		p.MaxTokens = j.maxTokens[i]
-		ch, err := j.slot.m.Engine.Submit(ctx, engine.Request{Prompt: prompt, Params: p, N: j.n, IgnoreEOS: j.ignoreEOS, Priority: j.priority})
+		ch, err := j.slot.m.Engine.Submit(ctx, engine.Request{Prompt: prompt, Params: p, N: j.n, IgnoreEOS: j.ignoreEOS, Priority: j.priority, Constraint: j.constraint})
 		if err != nil {
 			cancel()
 			for _, ch := range chans { // aborted: their channels close within a step

@@ -12,6 +12,7 @@ import (
 
 	"kiln/chat"
 	"kiln/engine"
+	"kiln/grammar"
 	"kiln/hub"
 	"kiln/tokenizer"
 )
@@ -52,6 +53,10 @@ type slot struct {
 	lastUsed time.Time // when refs last fell to 0
 	timer    *time.Timer
 	created  time.Time
+
+	vocabOnce sync.Once // the vocabulary as bytes, for structured output
+	vocab     *grammar.Vocabulary
+	vocabErr  error
 }
 
 // registry resolves model names and loads, shares and unloads models.

@@ -28,6 +28,7 @@ type samplingRequest struct {
 	Stream              bool               `json:"stream"`
 	StreamOptions       *streamOptions     `json:"stream_options"`
 	Priority            int                `json:"priority"` // vLLM's extra: lower runs first
+	structuredRequest
 }
 
 type streamOptions struct {
@@ -50,7 +51,6 @@ type chatRequest struct {
 	TopLogprobs         *int            `json:"top_logprobs"`
 	AddGenerationPrompt *bool           `json:"add_generation_prompt"` // vLLM's extra, default true
 	ChatTemplateKwargs  map[string]any  `json:"chat_template_kwargs"`  // vLLM's extra: template variables
-	ResponseFormat      json.RawMessage `json:"response_format"`
 	Tools               json.RawMessage `json:"tools"`
 	ToolChoice          json.RawMessage `json:"tool_choice"`
 }

@@ -80,6 +80,8 @@ type Server struct {
 	reg     *registry
 	metrics *metrics
 	handler http.Handler
+	// compiled structured-output grammars by (model, kind, text)
+	constraints *constraintCache
 
 	queued   atomic.Int64 // prompts waiting for their first event
 	draining atomic.Bool
@@ -96,7 +98,7 @@ func New(cfg Config) (*Server, error) {
 	if err := cfg.fill(); err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg}
+	s := &Server{cfg: cfg, constraints: newConstraintCache(256)}
 	s.reg = &registry{load: cfg.Load, keepAlive: cfg.KeepAlive, maxLoaded: cfg.MaxLoadedModels, budget: cfg.MemoryBudget,
 		hubList: cfg.HubList, log: cfg.Logger, sources: cfg.Models, slots: map[string]*slot{}}
 	s.metrics = newMetrics(s.reg)

@@ -1,0 +1,217 @@
+package server
+
+import (
+	"container/list"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"kiln/grammar"
+	"kiln/sample"
+)
+
+// Structured output: a request may constrain its completions to a JSON
+// schema, any JSON object, one of a list of strings, or a GBNF grammar,
+// in OpenAI's shape (response_format) or vLLM's extras (guided_json,
+// guided_choice, guided_grammar, structured_outputs). The grammar is
+// compiled once per (model, kind, text) and its token index cached; each
+// completion gets its own matcher. A schema keyword the compiler does not
+// enforce is a 400 naming it, never silently dropped.
+
+// structuredRequest holds the fields that ask for structured output.
+type structuredRequest struct {
+	ResponseFormat    json.RawMessage    `json:"response_format"`
+	GuidedJSON        json.RawMessage    `json:"guided_json"`
+	GuidedChoice      []string           `json:"guided_choice"`
+	GuidedGrammar     string             `json:"guided_grammar"`
+	GuidedRegex       string             `json:"guided_regex"`
+	StructuredOutputs *structuredOutputs `json:"structured_outputs"`
+}
+
+type structuredOutputs struct {
+	JSON       json.RawMessage `json:"json"`
+	JSONObject bool            `json:"json_object"`
+	Choice     []string        `json:"choice"`
+	Grammar    string          `json:"grammar"`
+	Regex      string          `json:"regex"`
+}
+
+// constraintSpec is what to compile: kind and its source text.
+type constraintSpec struct {
+	kind  string // json_schema, json_object, choice, grammar
+	text  string // the schema's JSON, the choices as JSON, the GBNF
+	param string // the request field, for errors
+}
+
+// spec reads the request's structured-output fields; nil when none.
+func (q *structuredRequest) spec() (*constraintSpec, error) {
+	var specs []*constraintSpec
+	add := func(s *constraintSpec) { specs = append(specs, s) }
+	if !isNull(q.ResponseFormat) {
+		var rf struct {
+			Type       string `json:"type"`
+			JSONSchema *struct {
+				Name   string          `json:"name"`
+				Schema json.RawMessage `json:"schema"`
+			} `json:"json_schema"`
+		}
+		if err := json.Unmarshal(q.ResponseFormat, &rf); err != nil {
+			return nil, badRequest("response_format", "response_format must be an object with a type")
+		}
+		switch rf.Type {
+		case "text":
+		case "json_object":
+			add(&constraintSpec{kind: "json_object", param: "response_format"})
+		case "json_schema":
+			if rf.JSONSchema == nil || isNull(rf.JSONSchema.Schema) {
+				return nil, badRequest("response_format", "response_format json_schema needs json_schema.schema")
+			}
+			add(&constraintSpec{kind: "json_schema", text: string(rf.JSONSchema.Schema), param: "response_format"})
+		default:
+			return nil, badRequest("response_format", "response_format type %q: want text, json_object or json_schema", rf.Type)
+		}
+	}
+	so := q.StructuredOutputs
+	if so == nil {
+		so = &structuredOutputs{}
+	}
+	if !isNull(q.GuidedJSON) {
+		add(&constraintSpec{kind: "json_schema", text: string(q.GuidedJSON), param: "guided_json"})
+	}
+	if !isNull(so.JSON) {
+		add(&constraintSpec{kind: "json_schema", text: string(so.JSON), param: "structured_outputs.json"})
+	}
+	if so.JSONObject {
+		add(&constraintSpec{kind: "json_object", param: "structured_outputs.json_object"})
+	}
+	for param, choices := range map[string][]string{"guided_choice": q.GuidedChoice, "structured_outputs.choice": so.Choice} {
+		if choices != nil {
+			if len(choices) == 0 {
+				return nil, badRequest(param, "%s is an empty list", param)
+			}
+			b, _ := json.Marshal(choices)
+			add(&constraintSpec{kind: "choice", text: string(b), param: param})
+		}
+	}
+	for param, g := range map[string]string{"guided_grammar": q.GuidedGrammar, "structured_outputs.grammar": so.Grammar} {
+		if g != "" {
+			add(&constraintSpec{kind: "grammar", text: g, param: param})
+		}
+	}
+	if q.GuidedRegex != "" || so.Regex != "" {
+		return nil, badRequest("guided_regex", "regex-constrained output is not supported yet (use a JSON schema pattern or a grammar)")
+	}
+	switch len(specs) {
+	case 0:
+		return nil, nil
+	case 1:
+		return specs[0], nil
+	}
+	return nil, badRequest(specs[1].param, "only one kind of structured output per request (got %s and %s)", specs[0].param, specs[1].param)
+}
+
+// compile turns a spec into a grammar; errors are the client's (400).
+func (c *constraintSpec) compile() (*grammar.Grammar, error) {
+	var g *grammar.Grammar
+	var err error
+	switch c.kind {
+	case "json_object":
+		return grammar.JSONObjectGrammar(nil), nil
+	case "json_schema":
+		g, err = grammar.CompileJSONSchema([]byte(c.text), nil)
+	case "choice":
+		var choices []string
+		json.Unmarshal([]byte(c.text), &choices)
+		alts := make([]*grammar.Expr, len(choices))
+		for i, s := range choices {
+			if s == "" {
+				return nil, badRequest(c.param, "%s[%d] is empty", c.param, i)
+			}
+			alts[i] = grammar.Lit(s)
+		}
+		g = &grammar.Grammar{Rules: []grammar.Rule{{Name: "root", Body: grammar.Alt(alts...)}}}
+		err = g.Validate()
+	case "grammar":
+		g, err = grammar.ParseGBNF(c.text)
+	}
+	if err != nil {
+		var ue *grammar.UnsupportedError
+		code := "invalid_grammar"
+		if errors.As(err, &ue) {
+			code = "unsupported_schema_keyword"
+		}
+		ae := badRequest(c.param, "%s: %s", c.param, strings.TrimPrefix(err.Error(), "grammar: "))
+		ae.Code = code
+		return nil, ae
+	}
+	return g, nil
+}
+
+// constraintCache holds compiled token indexes by (model path, kind,
+// text), least recently used out first.
+type constraintCache struct {
+	mu    sync.Mutex
+	max   int
+	order *list.List // of *cacheEntry, most recent first
+	byKey map[string]*list.Element
+}
+
+type cacheEntry struct {
+	key string
+	idx *grammar.TokenIndex
+}
+
+func newConstraintCache(max int) *constraintCache {
+	return &constraintCache{max: max, order: list.New(), byKey: map[string]*list.Element{}}
+}
+
+// constraint returns the factory of per-completion matchers for spec on
+// the model in sl, compiling (outside the lock) on a miss.
+func (s *Server) constraint(sl *slot, spec *constraintSpec) (func() (sample.Constraint, error), error) {
+	cc := s.constraints
+	key := sl.path + "\x00" + spec.kind + "\x00" + spec.text
+	cc.mu.Lock()
+	el, ok := cc.byKey[key]
+	if ok {
+		cc.order.MoveToFront(el)
+	}
+	cc.mu.Unlock()
+	var idx *grammar.TokenIndex
+	if ok {
+		idx = el.Value.(*cacheEntry).idx
+	} else {
+		g, err := spec.compile()
+		if err != nil {
+			return nil, err
+		}
+		prog, err := grammar.Compile(g)
+		if err != nil {
+			return nil, badRequest(spec.param, "%s: %s", spec.param, strings.TrimPrefix(err.Error(), "grammar: "))
+		}
+		vocab, err := sl.vocabulary()
+		if err != nil {
+			return nil, internal(fmt.Errorf("the model's vocabulary as bytes: %w", err))
+		}
+		if idx, err = grammar.NewTokenIndex(prog, vocab); err != nil {
+			return nil, badRequest(spec.param, "%s: %s", spec.param, strings.TrimPrefix(err.Error(), "grammar: "))
+		}
+		cc.mu.Lock()
+		if _, dup := cc.byKey[key]; !dup {
+			cc.byKey[key] = cc.order.PushFront(&cacheEntry{key: key, idx: idx})
+			for cc.order.Len() > cc.max {
+				old := cc.order.Remove(cc.order.Back()).(*cacheEntry)
+				delete(cc.byKey, old.key)
+			}
+		}
+		cc.mu.Unlock()
+	}
+	return func() (sample.Constraint, error) { return idx.NewTokenMatcher() }, nil
+}
+
+// vocabulary is the model's tokens as bytes for grammar masks, built once.
+func (sl *slot) vocabulary() (*grammar.Vocabulary, error) {
+	sl.vocabOnce.Do(func() { sl.vocab, sl.vocabErr = grammar.VocabularyFromTokenizer(sl.m.Tokenizer) })
+	return sl.vocab, sl.vocabErr
+}
