@@ -558,3 +558,60 @@ func TestIgnoreEOS(t *testing.T) {
 		t.Fatalf("with IgnoreEOS: %d tokens, reason %s; want 7 and length", len(r.tokens), r.final.Reason)
 	}
 }
+
+// TestPromptLogits: the first token event carries the raw logit rows of
+// the prompt's last positions, bit-identical to one forward of the whole
+// prompt, computed in chunks and even when the prefix cache holds the
+// prompt (those positions are recomputed, the earlier ones still hit).
+func TestPromptLogits(t *testing.T) {
+	m, _ := tiny(t)
+	prompt := make([]int32, 50)
+	for i := range prompt {
+		prompt[i] = int32(i*41%310 + 2)
+	}
+	vocab := m.Config.Vocab
+	kv, err := m.NewKVStore(model.KVStoreOptions{NumBlocks: 4, BlockSize: 16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := model.Batch{Tokens: prompt, SeqStarts: []int32{0, 50}, BlockTables: [][]int32{{0, 1, 2, 3}}, ContextLens: []int32{50}}
+	for i := range prompt {
+		b.Positions = append(b.Positions, int32(i))
+		b.LogitRows = append(b.LogitRows, int32(i))
+	}
+	all, err := m.Forward(&b, kv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all = slices.Clone(all)
+
+	e := newEngine(t, m, engine.Config{NumBlocks: 16, MaxBatchedTokens: 16})
+	for _, tc := range []struct{ rows, cached int }{{50, 0}, {1, 48}, {20, 16}, {50, 0}} {
+		ch, err := e.Submit(context.Background(), engine.Request{Prompt: prompt, Params: sample.Params{TopP: 1, RepetitionPenalty: 1, MaxTokens: 2}, PromptLogits: tc.rows})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []float32
+		var final engine.Event
+		for ev := range ch {
+			if ev.PromptLogits != nil {
+				if got != nil {
+					t.Fatal("prompt logits in two events")
+				}
+				got = ev.PromptLogits
+			}
+			if ev.Done {
+				final = ev
+			}
+		}
+		if want := all[(50-tc.rows)*vocab:]; !slices.Equal(got, want) {
+			t.Errorf("%d rows: %d logits differ from a whole-prompt forward's", tc.rows, len(got))
+		}
+		if u := final.Usage; u.CachedPromptTokens != tc.cached || u.ComputedPromptTokens != 50-tc.cached {
+			t.Errorf("%d rows: usage %+v; want %d cached", tc.rows, u, tc.cached)
+		}
+	}
+	if _, err := e.Submit(context.Background(), engine.Request{Prompt: prompt, Params: sample.Defaults(), PromptLogits: 51}); err == nil {
+		t.Error("51 rows of a 50-token prompt were accepted")
+	}
+}

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"fmt"
-	"time"
 
 	"kiln/sched"
 )
@@ -58,6 +57,12 @@ func (e *Engine) admit(g *group) {
 		abort(err)
 		return
 	}
+	if g.beam != nil {
+		if err := e.admitBeam(g.beam); err != nil {
+			abort(err)
+		}
+		return
+	}
 	if err := e.sched.Add(g.req); err != nil {
 		abort(fmt.Errorf("engine: %w", err))
 		return
@@ -67,6 +72,16 @@ func (e *Engine) admit(g *group) {
 			e.sched.Abort(g.req.ID)
 			for _, prev := range g.members[:i] {
 				e.runner.Remove(prev.id)
+			}
+			abort(fmt.Errorf("engine: %w", err))
+			return
+		}
+	}
+	if g.logits > 0 {
+		if err := e.runner.KeepPromptLogits(g.members[0].id, g.logits); err != nil {
+			e.sched.Abort(g.req.ID)
+			for _, st := range g.members {
+				e.runner.Remove(st.id)
 			}
 			abort(fmt.Errorf("engine: %w", err))
 			return
@@ -92,8 +107,12 @@ func (e *Engine) end(st *stream, reason FinishReason, err error) {
 	st.finish(reason, err)
 }
 
-// endGroup ends every live completion of g.
+// endGroup ends every live completion of g (a beam search's members too).
 func (e *Engine) endGroup(g *group, reason FinishReason, err error) {
+	if g.beam != nil {
+		e.endBeam(g.beam, reason, err)
+		return
+	}
 	for _, st := range g.members {
 		if e.live[st.id] == st {
 			e.end(st, reason, err)
@@ -103,7 +122,7 @@ func (e *Engine) endGroup(g *group, reason FinishReason, err error) {
 
 // step runs one scheduler plan: the whole loop body.
 func (e *Engine) step() {
-	start := time.Now()
+	start := e.cfg.Now()
 	plan := e.sched.Schedule()
 	if len(plan.Seqs) == 0 {
 		e.stalled = true // nothing fits now (not expected): sleep until something changes
@@ -113,10 +132,17 @@ func (e *Engine) step() {
 	e.ctr.Preemptions += int64(len(plan.Preempted))
 	e.ctr.ComputedTokens += int64(plan.NumTokens)
 	for _, q := range plan.Seqs {
-		if st := e.live[q.ID]; st != nil && !st.g.admitted {
-			st.g.admitted = true
-			st.g.cached = q.Start
-			st.g.queued = time.Since(st.g.submitted)
+		g := e.groupOf(q.ID)
+		if g == nil {
+			continue
+		}
+		if !g.admitted {
+			g.admitted = true
+			g.cached = q.Start
+			g.queued = start.Sub(g.submitted)
+		}
+		if p := len(g.req.Prompt); q.Start < p {
+			g.computed += min(q.Start+len(q.Tokens), p) - q.Start
 		}
 	}
 
@@ -134,13 +160,21 @@ func (e *Engine) step() {
 	}
 
 	// One event per sample: ev.Sample indexes out (sequences, then forks).
+	searches := e.searches[:0]
 	for _, ev := range events {
 		e.ctr.GeneratedTokens++
 		st := e.live[ev.ID]
 		if st == nil {
+			if bs := e.beams[ev.ID]; bs != nil && bs.sampled(ev.ID, out.Samples[ev.Sample]) {
+				searches = append(searches, bs) // every member has sampled: a round
+			}
 			continue
 		}
-		if !st.token(out.Samples[ev.Sample], ev.Done) {
+		var logits []float32
+		if st.g.logits > 0 && st.index == 0 && st.usage.CompletionTokens == 0 {
+			logits = e.runner.TakePromptLogits(st.id)
+		}
+		if !st.token(out.Samples[ev.Sample], ev.Done, logits) {
 			e.endGroup(st.g, Abort, ErrSlowReader)
 			continue
 		}
@@ -155,15 +189,33 @@ func (e *Engine) step() {
 			e.end(st, reason, nil)
 		}
 	}
-	e.ctr.StepTime += time.Since(start)
+	for _, bs := range searches {
+		if err := e.round(bs); err != nil {
+			e.endBeam(bs, Abort, err)
+		}
+	}
+	clear(searches)
+	e.searches = searches[:0]
+	e.ctr.StepTime += e.cfg.Now().Sub(start)
 	e.publish()
+}
+
+// groupOf is the request that sequence id belongs to, nil if none.
+func (e *Engine) groupOf(id string) *group {
+	if st := e.live[id]; st != nil {
+		return st.g
+	}
+	if bs := e.beams[id]; bs != nil {
+		return bs.g
+	}
+	return nil
 }
 
 // fail ends every request of a failed step, all its completions, with err.
 func (e *Engine) fail(seqs []sched.Seq, err error) {
 	for _, q := range seqs {
-		if st := e.live[q.ID]; st != nil {
-			e.endGroup(st.g, Abort, err)
+		if g := e.groupOf(q.ID); g != nil {
+			e.endGroup(g, Abort, err)
 		}
 	}
 	e.publish()
@@ -183,6 +235,9 @@ func (e *Engine) shutdown() {
 	}
 	for _, st := range e.live {
 		e.end(st, Abort, ErrClosed)
+	}
+	for _, bs := range e.beams {
+		e.endBeam(bs, Abort, ErrClosed)
 	}
 	e.publish()
 }
