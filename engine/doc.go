@@ -23,7 +23,10 @@
 //     and the model; Submit, cancellation and Close talk to it through a
 //     mutex-guarded inbox and a wake-up channel.
 //   - A cancelled context aborts its request at the start of the next step
-//     (its blocks are freed before that step is scheduled).
+//     (its blocks are freed before that step is scheduled), and no token
+//     event follows the cancellation: a token sampled in the step during
+//     which ctx was cancelled is dropped, the final event (Abort) comes
+//     instead. A client may print every token event it reads.
 //   - Every completion gets exactly one final event (Done), and the
 //     channel closes after the request's last, whatever ends them: stop,
 //     length, abort, error or Close.

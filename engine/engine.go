@@ -197,6 +197,7 @@ func (e *Engine) Submit(ctx context.Context, req Request) (<-chan Event, error) 
 	g := &group{
 		req:       sched.Request{Prompt: prompt, MaxTokens: req.Params.MaxTokens, Priority: req.Priority, Stop: stop, ComputeTail: req.PromptLogits},
 		ctx:       ctx,
+		done:      ctx.Done(),
 		ch:        make(chan Event, e.cfg.StreamBuffer+n),
 		open:      n,
 		now:       now,

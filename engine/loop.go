@@ -31,6 +31,7 @@ func (e *Engine) intake() bool {
 		for _, g := range cancels {
 			e.endGroup(g, Abort, g.ctx.Err())
 		}
+		e.sweep()
 		if closed {
 			return false
 		}
@@ -42,6 +43,23 @@ func (e *Engine) intake() bool {
 		}
 		<-e.wake
 		e.stalled = false
+	}
+}
+
+// sweep aborts the live requests whose context is done. The ctx watches
+// (Submit's AfterFunc) also report them, but from their own goroutine, so
+// possibly a step late: the sweep makes "cancelled before this step
+// began, so not in it" exact.
+func (e *Engine) sweep() {
+	for _, st := range e.live {
+		if st.g.cancelled() {
+			e.endGroup(st.g, Abort, st.g.ctx.Err())
+		}
+	}
+	for _, bs := range e.beams {
+		if bs.g.cancelled() {
+			e.endBeam(bs, Abort, bs.g.ctx.Err())
+		}
 	}
 }
 
@@ -165,9 +183,17 @@ func (e *Engine) step() {
 		e.ctr.GeneratedTokens++
 		st := e.live[ev.ID]
 		if st == nil {
-			if bs := e.beams[ev.ID]; bs != nil && bs.sampled(ev.ID, out.Samples[ev.Sample]) {
+			switch bs := e.beams[ev.ID]; {
+			case bs == nil:
+			case bs.g.cancelled():
+				e.endBeam(bs, Abort, bs.g.ctx.Err())
+			case bs.sampled(ev.ID, out.Samples[ev.Sample]):
 				searches = append(searches, bs) // every member has sampled: a round
 			}
+			continue
+		}
+		if st.g.cancelled() { // no token event after a cancellation
+			e.endGroup(st.g, Abort, st.g.ctx.Err())
 			continue
 		}
 		var logits []float32
@@ -190,6 +216,9 @@ func (e *Engine) step() {
 		}
 	}
 	for _, bs := range searches {
+		if bs.ended {
+			continue // cancelled since
+		}
 		if err := e.round(bs); err != nil {
 			e.endBeam(bs, Abort, err)
 		}

@@ -16,6 +16,7 @@ import (
 type group struct {
 	req       sched.Request // the first completion's, Forks naming the others
 	ctx       context.Context
+	done      <-chan struct{} // ctx.Done(); nil when ctx can never be cancelled
 	ch        chan Event  // capacity StreamBuffer+N: the last N slots are the final events'
 	stopWatch func() bool // unregisters the ctx watch
 	members   []*stream   // by Event.Index
@@ -29,6 +30,20 @@ type group struct {
 	cached    int           // prompt tokens found in the prefix cache at admission
 	computed  int           // prompt positions run through the forward
 	queued    time.Duration // until first scheduled
+}
+
+// cancelled reports whether g's context is done, without blocking or
+// locking (a non-blocking receive on its Done channel).
+func (g *group) cancelled() bool {
+	if g.done == nil {
+		return false
+	}
+	select {
+	case <-g.done:
+		return true
+	default:
+		return false
+	}
 }
 
 // stream is one completion's live state.
