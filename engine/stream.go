@@ -17,12 +17,12 @@ type group struct {
 	req       sched.Request // the first completion's, Forks naming the others
 	ctx       context.Context
 	done      <-chan struct{} // ctx.Done(); nil when ctx can never be cancelled
-	ch        chan Event  // capacity StreamBuffer+N: the last N slots are the final events'
-	stopWatch func() bool // unregisters the ctx watch
-	members   []*stream   // by Event.Index
-	open      int         // completions without their final event yet
-	logits    int         // Request.PromptLogits
-	beam      *beamSearch // Request.BeamWidth > 0: the search (its members are not streams)
+	ch        chan Event      // capacity StreamBuffer+N: the last N slots are the final events'
+	stopWatch func() bool     // unregisters the ctx watch
+	members   []*stream       // by Event.Index
+	open      int             // completions without their final event yet
+	logits    int             // Request.PromptLogits
+	beam      *beamSearch     // Request.BeamWidth > 0: the search (its members are not streams)
 
 	now       func() time.Time // Config.Now
 	submitted time.Time
