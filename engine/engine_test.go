@@ -15,6 +15,7 @@ import (
 	"kiln/engine"
 	"kiln/gguf"
 	"kiln/model"
+	"kiln/runner/scripted"
 	"kiln/sample"
 	"kiln/synth"
 	"kiln/tokenizer"
@@ -613,5 +614,42 @@ func TestPromptLogits(t *testing.T) {
 	}
 	if _, err := e.Submit(context.Background(), engine.Request{Prompt: prompt, Params: sample.Defaults(), PromptLogits: 51}); err == nil {
 		t.Error("51 rows of a 50-token prompt were accepted")
+	}
+}
+
+// TestCancelIsExact: a context cancelled during a step (here, from inside
+// the forward of a scripted model) gets no token event after that step's
+// forward, and the request runs no further step: cancelled during the
+// 4th forward, it has the 3 tokens of the first three; cancelled during a
+// prompt's first 16-token chunk, it computed that chunk alone.
+func TestCancelIsExact(t *testing.T) {
+	for _, tc := range []struct {
+		prompt, at, tokens, computed int
+	}{{3, 4, 3, 3}, {40, 1, 0, 16}} {
+		ctx, cancel := context.WithCancel(context.Background())
+		forwards := 0
+		sm := &scripted.Model{VocabSize: 8, Ctx: 256, BlockSize: 4,
+			Next: func(h []int32, row []float32) { row[len(h)%8] = 1 },
+			OnForward: func(*model.Batch) {
+				if forwards++; forwards == tc.at {
+					cancel()
+				}
+			}}
+		e, err := engine.NewBackend(sm, engine.Config{NumBlocks: 32, BlockSize: 4, MaxBatchedTokens: 16})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ch, err := e.Submit(ctx, engine.Request{Prompt: make([]int32, tc.prompt), Params: sample.Params{TopP: 1, RepetitionPenalty: 1, MaxTokens: 50}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := collect(ch, nil)
+		if len(r.tokens) != tc.tokens || r.final.Reason != engine.Abort || !errors.Is(r.final.Err, context.Canceled) || r.final.Usage.ComputedPromptTokens != tc.computed {
+			t.Errorf("cancelled in forward %d: %d tokens, final %+v; want %d tokens, %d prompt tokens computed, aborted", tc.at, len(r.tokens), r.final, tc.tokens, tc.computed)
+		}
+		if st := e.Stats(); st.Steps != int64(tc.at) || st.KV.Sequences != 0 {
+			t.Errorf("cancelled in forward %d: %+v", tc.at, st)
+		}
+		e.Close()
 	}
 }
