@@ -3,11 +3,13 @@ package engine_test
 import (
 	"cmp"
 	"context"
+	"errors"
 	"hash/fnv"
 	"math"
 	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"kiln/engine"
 	"kiln/model"
@@ -292,6 +294,49 @@ func TestBeamReference(t *testing.T) {
 	}
 }
 
+// TestBeamCancel: cancelling a search mid-way (during its third round's
+// forward) ends all its sequences with Abort and frees every member's
+// blocks; Close does the same to a search in flight.
+func TestBeamCancel(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	forwards := 0
+	sm := &scripted.Model{VocabSize: 16, Ctx: 64, BlockSize: 2, Next: hashLogits, OnForward: func(*model.Batch) {
+		if forwards++; forwards == 3 {
+			cancel()
+		}
+	}}
+	e, err := engine.NewBackend(sm, engine.Config{NumBlocks: 64, BlockSize: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	ch, err := e.Submit(ctx, engine.Request{Prompt: []int32{1, 2, 3}, Params: beamParams(10), BeamWidth: 3, N: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range collectN(t, ch, 2) {
+		if len(r.tokens) != 0 || r.final.Reason != engine.Abort || !errors.Is(r.final.Err, context.Canceled) {
+			t.Errorf("sequence %d: %d tokens, final %+v", i, len(r.tokens), r.final)
+		}
+	}
+	if st := e.Stats(); st.KV.Sequences != 0 || st.Running != 0 || forwards != 3 {
+		t.Errorf("after the cancel (%d forwards): %+v", forwards, st)
+	}
+
+	sm.OnForward = nil
+	ch, err = e.Submit(context.Background(), engine.Request{Prompt: []int32{1, 2, 3}, Params: beamParams(30), BeamWidth: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-time.After(time.Millisecond)
+	e.Close()
+	for ev := range ch {
+		if ev.Done && ev.Reason == engine.Abort && !errors.Is(ev.Err, engine.ErrClosed) {
+			t.Errorf("closed search: %+v", ev)
+		}
+	}
+}
+
 // TestBeamErrors: what beam search cannot do is refused at Submit.
 func TestBeamErrors(t *testing.T) {
 	m, tok := tiny(t)
@@ -307,6 +352,7 @@ func TestBeamErrors(t *testing.T) {
 		"stream buffer":   {Prompt: []int32{1}, Params: beamParams(40), BeamWidth: 2, N: 2},
 		"length penalty":  {Prompt: []int32{1}, Params: beamParams(4), BeamWidth: 2, LengthPenalty: math.NaN()},
 		"negative length": {Prompt: []int32{1}, Params: beamParams(-1), BeamWidth: 2},
+		"negative width":  {Prompt: []int32{1}, Params: beamParams(4), BeamWidth: -1},
 	} {
 		if _, err := e.Submit(context.Background(), req); err == nil {
 			t.Errorf("%s: accepted", name)

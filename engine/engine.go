@@ -186,6 +186,9 @@ func (e *Engine) Submit(ctx context.Context, req Request) (<-chan Event, error) 
 	if req.N < 0 || n > e.cfg.MaxSeqs {
 		return nil, fmt.Errorf("engine: n = %d completions; at most Config.MaxSeqs = %d", req.N, e.cfg.MaxSeqs)
 	}
+	if req.BeamWidth < 0 {
+		return nil, fmt.Errorf("engine: beam width %d", req.BeamWidth)
+	}
 	if req.PromptLogits < 0 || req.PromptLogits > len(prompt) {
 		return nil, fmt.Errorf("engine: logit rows of the last %d positions of a %d-token prompt", req.PromptLogits, len(prompt))
 	}

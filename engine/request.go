@@ -35,7 +35,8 @@ type Request struct {
 	// event of completion 0 carries them (Event.PromptLogits). Those
 	// positions are computed even when the prefix cache holds them, so
 	// asking for every position disables the cache for this request.
-	// `kiln probs` prints the next-token distribution from them.
+	// `kiln probs` prints the next-token distribution from them. They take
+	// PromptLogits x vocabulary x 4 bytes until delivered.
 	PromptLogits int
 	// BeamWidth > 0 runs a beam search instead of sampling (beam.go):
 	// BeamWidth beams (at most 10) are kept by their score, cumulative
