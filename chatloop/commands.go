@@ -124,14 +124,15 @@ func (s *Session) show(out io.Writer) error {
 	if s.system != "" {
 		system = strconv.Quote(s.system)
 	}
-	// After /clear the cache still holds the old turns, for the next turn
-	// to reuse their common prefix, but none of it is the conversation.
+	// After /clear the engine's cache still holds the old turns, for the
+	// next turn to reuse their common prefix, but none of it is the
+	// conversation.
 	inUse := len(s.cached)
 	if len(s.msgs) == 0 {
 		inUse = 0
 	}
 	_, err := fmt.Fprintf(out, "temperature     %g\ntop_k           %d\ntop_p           %g\nmin_p           %g\nrepeat_penalty  %g (last %d tokens)\npresence        %g\nfrequency       %g\nseed            %s\nmax_tokens      %s\nstop            %q\nsystem          %s\nconversation    %d messages, %d of %d context tokens in use\n",
 		p.Temperature, p.TopK, p.TopP, p.MinP, p.RepetitionPenalty, p.PenaltyLastN, p.PresencePenalty, p.FrequencyPenalty,
-		seed, maxTokens, p.Stop, system, len(s.msgs), inUse, s.lm.Cap())
+		seed, maxTokens, p.Stop, system, len(s.msgs), inUse, s.capacity)
 	return err
 }

@@ -2,150 +2,110 @@ package chatloop
 
 import (
 	"context"
+	"errors"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
-	"kiln/sample"
+	"kiln/engine"
 )
 
-const (
-	// promptChunk is how many prompt tokens one Feed gets: small enough that
-	// Ctrl-C stops a long prompt within a fraction of a second, large enough
-	// that each weight is read once for many tokens.
-	promptChunk = 128
-	// primeTokens is how much of the prompt the detokenizer sees before the
-	// answer, so that the answer's first piece is decoded as a continuation.
-	primeTokens = 8
-)
-
-// generate answers prompt: it reuses the cached prefix, feeds the rest,
-// then samples, streams and feeds back tokens until an end-of-generation
-// token, a stop string, MaxTokens, a full cache or ctx's cancellation.
+// generate answers prompt with one engine request and streams its text to
+// out until the engine ends it: an end-of-generation or BOS token, a stop
+// string, MaxTokens, a full context, or ctx's cancellation.
 //
-//	cached: [ t0 t1 ... tk | stale ... ]      keep = common prefix with prompt (< len(prompt))
-//	prompt: [ t0 t1 ... tk | new ...   ]  --> Truncate(keep), Feed(new) -> logits
-//	loop:   Sample(logits) -> text to out -> Feed([id]) -> logits
+//	Submit(prompt) -> engine: prefix-cache lookup (earlier turns' KV), prompt chunks, sampling,
+//	                  detokenizing and stop strings on its loop
+//	events:  text delta -> out   (the engine sends none once ctx is done: Ctrl-C stops the output)
+//	final:   stop / length (MaxTokens, or the context: ContextFull) / abort (ctx: Interrupted)
 func (s *Session) generate(ctx context.Context, prompt []int32, out io.Writer) (res Result, err error) {
 	t0 := time.Now()
-	keep := min(commonPrefix(s.cached, prompt), len(prompt)-1)
-	s.lm.Truncate(keep)
-	s.cached = s.cached[:keep]
-	res.Stats.CachedTokens = keep
-	logits, err := s.feedPrompt(ctx, prompt[keep:])
-	res.Stats.PromptTokens = len(s.cached) - keep
-	res.Stats.PromptEval = time.Since(t0)
-	if ctx.Err() != nil {
-		res.Reason = Interrupted
-		return res, nil
+	p := s.params
+	seed := s.seed + s.answers
+	p.Seed = &seed
+	s.answers++
+	// A model that samples the beginning-of-sequence token has ended its
+	// document and starts another (TinyStories models separate stories so,
+	// and a base model without a chat template would otherwise run to a
+	// full context printing <s>): BOS ends the answer, unprinted, like the
+	// end-of-generation tokens the engine stops at.
+	if bos := s.tok.Vocab().BOS; bos >= 0 && int(bos) < s.engine.Vocab() && !slices.Contains(p.StopTokens, bos) {
+		p.StopTokens = append(slices.Clip(p.StopTokens), bos)
 	}
+	// The context's KV holds capacity tokens; the last answer token needs
+	// none, so an answer may fill it and have one token more.
+	room := s.capacity + 1 - len(prompt)
+	if p.MaxTokens == 0 || p.MaxTokens > room {
+		p.MaxTokens = room
+	}
+	ch, err := s.engine.Submit(ctx, engine.Request{Prompt: prompt, Params: p})
 	if err != nil {
 		return res, err
 	}
 
-	t1 := time.Now()
-	defer func() { res.Stats.Eval = time.Since(t1) }() // res is the named result: set on every return
-	dec := s.tok.NewDecoder()
-	dec.Prime(prompt[max(0, len(prompt)-primeTokens):])
-	stops := sample.NewStopMatcher(s.params.Stop)
-	var text strings.Builder
-	emit := func(piece string) error {
-		if piece == "" {
-			return nil
+	var (
+		text  strings.Builder
+		final engine.Event
+		werr  error
+		first time.Time
+	)
+	emit := func(piece string) {
+		if piece == "" || werr != nil {
+			return
 		}
 		text.WriteString(piece)
 		res.Text = text.String()
-		return write(out, piece)
+		werr = write(out, piece)
 	}
-	for {
-		if ctx.Err() != nil {
-			res.Reason = Interrupted
-			break
+	// The engine sends no token after ctx's cancellation, so what was
+	// generated before the Ctrl-C is all printed, and nothing after.
+	for ev := range ch {
+		if ev.Done {
+			final = ev
 		}
-		tk, err := s.sampler.Sample(logits, s.cached)
-		if err != nil {
-			return res, err
-		}
-		res.Tokens = append(res.Tokens, tk.ID)
-		res.Stats.EvalTokens++
-		eog := s.isEOG(tk.ID) || s.isBOS(tk.ID)
-		if !eog {
-			piece, stopped := stops.Push(dec.Add(tk.ID))
-			if ctx.Err() != nil { // Ctrl-C while sampling: print nothing more
-				res.Reason = Interrupted
-				break
+		if ev.Token >= 0 {
+			if first.IsZero() {
+				first = time.Now()
 			}
-			if err := emit(piece); err != nil {
-				return res, err
-			}
-			if stopped {
-				res.Reason = Stop
-				return res, nil
-			}
+			res.Tokens = append(res.Tokens, ev.Token)
+			res.Stats.EvalTokens++
 		}
-		if f := s.sampler.Finish(tk.ID, len(res.Tokens), eog); f != sample.NotFinished {
-			res.Reason = Reason(f)
-			break
+		if !ev.Done || final.Reason != engine.Abort {
+			emit(ev.Text) // a final event's text is what the decoder and the stop matcher held back
 		}
-		if s.lm.Len() >= s.lm.Cap() {
-			res.Reason = ContextFull
-			break
-		}
-		s.one[0] = tk.ID
-		if logits, err = s.lm.Feed(s.one[:]); err != nil {
-			return res, err
-		}
-		s.cached = append(s.cached, tk.ID)
 	}
-	// Interrupted: what the decoder and the stop matcher held back is
-	// dropped, so that nothing appears after the Ctrl-C.
-	if res.Reason == Interrupted {
-		return res, nil
+	end := time.Now()
+	if first.IsZero() {
+		first = end
 	}
-	// The generation ended for another reason than a stop string: what the
-	// decoder and the stop matcher held back can no longer change.
-	piece, stopped := stops.Push(dec.Flush())
-	if stopped {
+	res.Stats.CachedTokens = final.Usage.CachedPromptTokens
+	res.Stats.PromptTokens = final.Usage.ComputedPromptTokens
+	res.Stats.PromptEval, res.Stats.Eval = first.Sub(t0), end.Sub(first)
+
+	switch {
+	case final.Reason == engine.Abort && ctx.Err() == nil && !errors.Is(final.Err, context.Canceled):
+		return res, final.Err // the model failed, or the engine closed
+	case final.Reason == engine.Abort:
+		res.Reason = Interrupted
+	case final.Reason == engine.Stop:
 		res.Reason = Stop
-	} else {
-		piece += stops.Flush()
+	case s.params.MaxTokens > 0 && len(res.Tokens) >= s.params.MaxTokens:
+		res.Reason = Length
+	default:
+		res.Reason = ContextFull
 	}
-	return res, emit(piece)
-}
 
-// feedPrompt feeds tokens in chunks, stopping early when ctx is cancelled,
-// and returns the logits after the last one.
-func (s *Session) feedPrompt(ctx context.Context, tokens []int32) ([]float32, error) {
-	var logits []float32
-	for len(tokens) > 0 {
-		if err := ctx.Err(); err != nil {
-			return nil, err
+	// What the engine holds for the next turn: the prompt's computed part,
+	// then the answer's tokens (the last one sampled is never computed).
+	s.cached = append(s.cached[:0], prompt[:min(len(prompt), final.Usage.CachedPromptTokens+final.Usage.ComputedPromptTokens)]...)
+	if n := len(res.Tokens); n > 0 {
+		if res.Reason != Interrupted {
+			n--
 		}
-		n := min(len(tokens), promptChunk)
-		l, err := s.lm.Feed(tokens[:n])
-		if err != nil {
-			return nil, err
-		}
-		s.cached = append(s.cached, tokens[:n]...)
-		tokens, logits = tokens[n:], l
+		s.cached = append(s.cached, res.Tokens[:n]...)
 	}
-	return logits, nil
-}
-
-// isEOG is the tokenizer's verdict, false for ids past its vocabulary (a
-// model's logit rows may be padded beyond it).
-func (s *Session) isEOG(id int32) bool {
-	return id >= 0 && int(id) < s.tok.Size() && s.tok.IsEOG(id)
-}
-
-// isBOS reports whether id is the beginning-of-sequence token. A model
-// that samples it has ended its document and starts another (TinyStories
-// models separate stories so, and a base model without a chat template
-// would otherwise run to a full context printing <s>): it ends the answer
-// like an end-of-generation token.
-func (s *Session) isBOS(id int32) bool {
-	bos := s.tok.Vocab().BOS
-	return bos >= 0 && id == bos
+	return res, werr
 }
 
 // write writes piece and flushes out when it buffers, so that each piece
@@ -158,15 +118,4 @@ func write(out io.Writer, piece string) error {
 		return f.Flush()
 	}
 	return nil
-}
-
-// commonPrefix is the length of the longest common prefix of a and b.
-func commonPrefix(a, b []int32) int {
-	n := min(len(a), len(b))
-	for i := range n {
-		if a[i] != b[i] {
-			return i
-		}
-	}
-	return n
 }

@@ -4,35 +4,21 @@ import (
 	"context"
 	"strings"
 	"testing"
-
-	"kiln/chatloop/chattest"
 )
 
-// bosLM is the scripted model, except that its n-th one-token Feed makes
-// BOS the most likely next token.
-type bosLM struct {
-	*chattest.LM
-	n, ones int
-}
-
-func (m *bosLM) Feed(tokens []int32) ([]float32, error) {
-	logits, err := m.LM.Feed(tokens)
-	if err == nil && len(tokens) == 1 {
-		if m.ones++; m.ones == m.n {
-			logits[m.Tok.Vocab().BOS] = 30
+// A sampled BOS ends the answer (a base model starting its next document)
+// and is not printed as "<s>": the scripted model's third one-token
+// forward makes BOS the most likely next token.
+func TestBOSEndsTheAnswer(t *testing.T) {
+	s, lm := newSession(t, 512, nil)
+	ones := 0
+	lm.Edit = func(fed int, logits []float32) {
+		if fed == 1 {
+			if ones++; ones == 3 {
+				logits[lm.Tok.Vocab().BOS] = 30
+			}
 		}
 	}
-	return logits, err
-}
-
-// A sampled BOS ends the answer (a base model starting its next document)
-// and is not printed as "<s>".
-func TestBOSEndsTheAnswer(t *testing.T) {
-	var lm *bosLM
-	s, _ := newSession(t, 512, func(o *Options) {
-		lm = &bosLM{LM: o.LM.(*chattest.LM), n: 3}
-		o.LM = lm
-	})
 	res, out := turn(t, s, context.Background(), "hello")
 	if out != "1: " || res.Reason != Stop {
 		t.Fatalf("answer %q (%s), want %q ended by BOS (stop)", out, res.Reason, "1: ")

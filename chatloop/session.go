@@ -25,8 +25,9 @@ func inputErrorf(format string, a ...any) error {
 
 // Options configure a Session.
 type Options struct {
-	LM        LM                   // required; its cache should be empty (New truncates it)
-	Tokenizer *tokenizer.Tokenizer // required: detokenizes the answer, knows the end-of-generation ids
+	Engine    Engine               // required: runs the answers
+	Context   int                  // required: the conversation's room in tokens of KV (see Engine)
+	Tokenizer *tokenizer.Tokenizer // required: the engine's; its end-of-generation ids end answers
 	Prompter  Prompter             // required: TemplatePrompter or RawPrompter
 	Params    sample.Params        // checked by New (sample.Params.Validate and the vocabulary size)
 	System    string               // system message; "" for none
@@ -41,20 +42,19 @@ type Options struct {
 }
 
 // Session is one conversation with a model: its messages, the sampling
-// parameters, and a mirror of the tokens in the model's KV cache so that a
-// new turn feeds only what the cache does not already hold.
-//
-// Invariant: cached == the tokens in lm's cache, in order.
+// parameters, and the tokens of the last turn (prompt and answer) whose
+// KV the engine computed, for /show.
 type Session struct {
-	lm       LM
+	engine   Engine
+	capacity int // Options.Context
 	tok      *tokenizer.Tokenizer
 	prompter Prompter
 	params   sample.Params
-	sampler  *sample.Sampler
+	seed     uint64 // of the current random stream: answer k since SetParams is seeded seed+k
+	answers  uint64 // answers since SetParams
 	system   string
 	msgs     []chat.Message // user and assistant turns, oldest first (the system message is kept apart)
-	cached   []int32        // [lm.Len()] the tokens in the model's cache
-	one      [1]int32       // the sampled token, fed back without allocating
+	cached   []int32        // the last turn's prompt and computed answer tokens
 	reserve  int
 	load     time.Duration // reported once, then zeroed
 	stats    io.Writer
@@ -62,17 +62,19 @@ type Session struct {
 
 // New starts an empty conversation.
 func New(o Options) (*Session, error) {
-	if o.LM == nil || o.Tokenizer == nil || o.Prompter == nil {
-		return nil, fmt.Errorf("chatloop: Options need LM, Tokenizer and Prompter")
+	if o.Engine == nil || o.Tokenizer == nil || o.Prompter == nil {
+		return nil, fmt.Errorf("chatloop: Options need Engine, Tokenizer and Prompter")
+	}
+	if o.Context <= 0 {
+		return nil, fmt.Errorf("chatloop: Context %d is not positive", o.Context)
 	}
 	if o.Reserve < 0 {
 		return nil, fmt.Errorf("chatloop: Reserve %d is negative", o.Reserve)
 	}
-	s := &Session{lm: o.LM, tok: o.Tokenizer, prompter: o.Prompter, system: o.System, reserve: o.Reserve, load: o.Load, stats: o.Stats}
+	s := &Session{engine: o.Engine, capacity: o.Context, tok: o.Tokenizer, prompter: o.Prompter, system: o.System, reserve: o.Reserve, load: o.Load, stats: o.Stats}
 	if err := s.SetParams(o.Params); err != nil {
 		return nil, err
 	}
-	s.lm.Truncate(0)
 	return s, nil
 }
 
@@ -80,22 +82,23 @@ func New(o Options) (*Session, error) {
 func (s *Session) Params() sample.Params { return s.params }
 
 // SetParams replaces the sampling parameters (and restarts the random
-// stream: with a fixed Seed the next answer replays). Invalid parameters
-// are an ErrInput and change nothing.
+// stream: with a fixed Seed the next answer replays; answer k after it is
+// seeded Seed+k, so that a chat's answers do not repeat one stream).
+// Invalid parameters are an ErrInput and change nothing.
 func (s *Session) SetParams(p sample.Params) error {
 	if err := p.Validate(); err != nil {
 		return fmt.Errorf("%w: %v", ErrInput, err)
 	}
-	sm, err := sample.New(p, s.lm.Vocab())
+	sm, err := sample.New(p, s.engine.Vocab()) // checks ids against the model, draws a seed when none is set
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrInput, err)
 	}
-	s.params, s.sampler = p, sm
+	s.params, s.seed, s.answers = p, sm.Seed(), 0
 	return nil
 }
 
 // Seed is the seed of the current random stream (drawn when Params.Seed is nil).
-func (s *Session) Seed() uint64 { return s.sampler.Seed() }
+func (s *Session) Seed() uint64 { return s.seed }
 
 // System returns the system message ("" for none).
 func (s *Session) System() string { return s.system }
@@ -108,11 +111,13 @@ func (s *Session) Messages() []chat.Message {
 	return s.conversation(s.msgs)
 }
 
-// Clear forgets the conversation (the system message stays). The KV cache
-// is kept: the next turn reuses whatever prefix still matches.
+// Clear forgets the conversation (the system message stays). The engine's
+// prefix cache keeps the KV: the next turn reuses whatever prefix still
+// matches.
 func (s *Session) Clear() { s.msgs = nil }
 
-// CacheLen is the number of tokens in the model's KV cache.
+// CacheLen is the number of tokens of the last turn (its prompt and the
+// answer tokens computed) whose KV the engine holds for the next turn.
 func (s *Session) CacheLen() int { return len(s.cached) }
 
 // conversation puts the system message in front of msgs.
@@ -161,7 +166,7 @@ func (s *Session) Turn(ctx context.Context, user string, out io.Writer) (Result,
 // When only the new message is left it is accepted as long as one token of
 // room remains. It returns the prompt and how many messages to drop.
 func (s *Session) fit(msgs []chat.Message) ([]int32, int, error) {
-	capacity := s.lm.Cap()
+	capacity := s.capacity
 	reserve := s.reserve
 	if reserve == 0 {
 		reserve = capacity / 4

@@ -20,17 +20,22 @@ func greedy() sample.Params {
 	return p
 }
 
-// newSession returns a ChatML session over a scripted model with room for
-// capacity tokens; edit adjusts the options first.
+// newSession returns a ChatML session over a scripted model, run by an
+// engine, with room for capacity tokens; edit adjusts the options first.
 func newSession(t *testing.T, capacity int, edit func(*Options)) (*Session, *chattest.LM) {
 	t.Helper()
 	tok := chattest.Tokenizer(chattest.Vocab())
 	lm := chattest.NewLM(tok, capacity)
+	e, err := chattest.NewEngine(lm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
 	tmpl, err := chat.Compile(chat.ChatML)
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := Options{LM: lm, Tokenizer: tok, Prompter: TemplatePrompter(tmpl, tok), Params: greedy()}
+	o := Options{Engine: e, Context: capacity, Tokenizer: tok, Prompter: TemplatePrompter(tmpl, tok), Params: greedy()}
 	if edit != nil {
 		edit(&o)
 	}
@@ -68,8 +73,8 @@ func TestTurnAnswersAndStopsAtEndOfTurn(t *testing.T) {
 	if got := s.Messages(); !slices.Equal(got, want) {
 		t.Fatalf("messages %v, want %v", got, want)
 	}
-	// The end-of-turn token is sampled but never fed: the cache holds the
-	// prompt and the answer's text.
+	// The end-of-turn token is sampled but never computed: the engine
+	// holds the prompt and the answer's text.
 	if s.CacheLen() != lm.Len() || res.Stats.PromptTokens+len(out) != lm.Len() || res.Stats.CachedTokens != 0 {
 		t.Fatalf("cache %d (model %d), prompt %d + answer %d", s.CacheLen(), lm.Len(), res.Stats.PromptTokens, len(out))
 	}
@@ -104,13 +109,14 @@ func TestCacheRewindsWhereTheConversationChanged(t *testing.T) {
 	s, lm := newSession(t, 512, nil)
 	turn(t, s, context.Background(), "one")
 	s.SetSystem("now with a system message")
+	forwards := len(lm.Starts)
 	res, out := turn(t, s, context.Background(), "two")
 	// Only the leading <|im_start|> is shared: the system turn comes first.
 	if out != "2: two" || res.Stats.CachedTokens != 1 {
 		t.Fatalf("answer %q with %d cached tokens; want %q and 1 reusable", out, res.Stats.CachedTokens, "2: two")
 	}
-	if lm.Cut[len(lm.Cut)-1] != 1 {
-		t.Fatalf("truncations %v, want the last at 1", lm.Cut)
+	if lm.Starts[forwards] != 1 {
+		t.Fatalf("the second turn's forwards began at %v; want its prompt at 1", lm.Starts[forwards:])
 	}
 	s.Clear()
 	res, out = turn(t, s, context.Background(), "three")
@@ -183,10 +189,10 @@ func TestInterruptDuringPromptDropsTheMessage(t *testing.T) {
 	turn(t, s, context.Background(), "one")
 	ctx, cancel := context.WithCancel(context.Background())
 	lm.OnFeed = func(int) { cancel() }
-	long := strings.Repeat("x", 2*promptChunk) // two prompt chunks: cancelled after the first
+	long := strings.Repeat("x", 2*chattest.PromptChunk) // two prompt chunks: cancelled after the first
 	res, out := turn(t, s, ctx, long)
-	if res.Reason != Interrupted || out != "" || res.Stats.PromptTokens != promptChunk {
-		t.Fatalf("%q (%s) after %d prompt tokens; want nothing, interrupted after %d", out, res.Reason, res.Stats.PromptTokens, promptChunk)
+	if res.Reason != Interrupted || out != "" || res.Stats.PromptTokens != chattest.PromptChunk {
+		t.Fatalf("%q (%s) after %d prompt tokens; want nothing, interrupted after %d", out, res.Reason, res.Stats.PromptTokens, chattest.PromptChunk)
 	}
 	if got := s.Messages(); len(got) != 2 {
 		t.Fatalf("an answer interrupted before any text left %d messages, want the 2 of the first turn", len(got))
@@ -262,15 +268,11 @@ func TestAnswerFillsTheContext(t *testing.T) {
 }
 
 func TestTemplateErrorIsInputError(t *testing.T) {
-	tok := chattest.Tokenizer(chattest.Vocab())
 	tmpl, err := chat.Compile(`{% if messages[-1]['content'] == 'bad' %}{{ raise_exception('no bad words') }}{% endif %}` + chat.ChatML)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := New(Options{LM: chattest.NewLM(tok, 256), Tokenizer: tok, Prompter: TemplatePrompter(tmpl, tok), Params: greedy()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, _ := newSession(t, 256, func(o *Options) { o.Prompter = TemplatePrompter(tmpl, o.Tokenizer) })
 	if _, err := s.Turn(context.Background(), "bad", &strings.Builder{}); !errors.Is(err, ErrInput) || !strings.Contains(err.Error(), "no bad words") {
 		t.Fatalf("err = %v, want ErrInput with the template's message", err)
 	}
@@ -316,7 +318,11 @@ func TestPrompters(t *testing.T) {
 
 func TestNewRejectsBadOptions(t *testing.T) {
 	tok := chattest.Tokenizer(chattest.Vocab())
-	lm := chattest.NewLM(tok, 16)
+	e, err := chattest.NewEngine(chattest.NewLM(tok, 16))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
 	bad := greedy()
 	bad.TopP = 0
 	for _, tc := range []struct {
@@ -324,19 +330,13 @@ func TestNewRejectsBadOptions(t *testing.T) {
 		o    Options
 		msg  string
 	}{
-		{"no LM", Options{Tokenizer: tok, Prompter: RawPrompter(tok), Params: greedy()}, "need LM"},
-		{"bad params", Options{LM: lm, Tokenizer: tok, Prompter: RawPrompter(tok), Params: bad}, "top_p"},
-		{"negative reserve", Options{LM: lm, Tokenizer: tok, Prompter: RawPrompter(tok), Params: greedy(), Reserve: -1}, "negative"},
+		{"no engine", Options{Context: 16, Tokenizer: tok, Prompter: RawPrompter(tok), Params: greedy()}, "need Engine"},
+		{"no context", Options{Engine: e, Tokenizer: tok, Prompter: RawPrompter(tok), Params: greedy()}, "Context 0"},
+		{"bad params", Options{Engine: e, Context: 16, Tokenizer: tok, Prompter: RawPrompter(tok), Params: bad}, "top_p"},
+		{"negative reserve", Options{Engine: e, Context: 16, Tokenizer: tok, Prompter: RawPrompter(tok), Params: greedy(), Reserve: -1}, "negative"},
 	} {
 		if _, err := New(tc.o); err == nil || !strings.Contains(strings.ToLower(err.Error()), strings.ToLower(tc.msg)) {
 			t.Errorf("%s: err = %v, want one mentioning %q", tc.name, err, tc.msg)
 		}
-	}
-}
-
-func TestPaddedVocabIDsAreNotEndOfGeneration(t *testing.T) {
-	s, _ := newSession(t, 64, nil)
-	if s.isEOG(int32(s.tok.Size())) || s.isEOG(-1) {
-		t.Fatal("an id outside the tokenizer counted as end of generation")
 	}
 }

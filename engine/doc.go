@@ -23,7 +23,10 @@
 //     and the model; Submit, cancellation and Close talk to it through a
 //     mutex-guarded inbox and a wake-up channel.
 //   - A cancelled context aborts its request at the start of the next step
-//     (its blocks are freed before that step is scheduled).
+//     (its blocks are freed before that step is scheduled), and no token
+//     event follows the cancellation: a token sampled in the step during
+//     which ctx was cancelled is dropped, the final event (Abort) comes
+//     instead. A client may print every token event it reads.
 //   - Every completion gets exactly one final event (Done), and the
 //     channel closes after the request's last, whatever ends them: stop,
 //     length, abort, error or Close.
@@ -44,5 +47,16 @@
 // own stop matching and its own final event; the channel closes after the
 // last. Cancellation, a slow reader and a failed step end them all.
 //
-// Out of scope: beam search.
+// Beam search (Request.BeamWidth, beam.go): the beams are scheduler
+// requests sharing KV blocks, forked (sched.Branch) and freed as the
+// rounds keep and prune them; the best N sequences are delivered at the
+// end, as token events and a final event each (with Event.CumLogprob).
+//
+// Prompt logits (Request.PromptLogits): the raw logit rows of the
+// prompt's last positions ride on the first token event; those positions
+// are computed even when cached (sched.Request.ComputeTail).
+//
+// Time: Config.Now (default time.Now) is the clock of Timings and of the
+// step counters, so tests can make them exact. NewBackend runs the engine
+// over any runner.Backend (runner/scripted for tests without weights).
 package engine

@@ -28,9 +28,12 @@ type Config struct {
 	MaxModelLen      int                  // context per request; 0 (or more than the model's) means the model's
 	StreamBuffer     int                  // token events a reader may lag behind; 0 means 1024
 	Tokenizer        *tokenizer.Tokenizer // optional: Request.Text, Event.Text, end-of-generation ids
+	// Now is the clock of Timings and of the step counters; nil means
+	// time.Now. Tests inject a fake one to make timings deterministic.
+	Now func() time.Time
 }
 
-func (c *Config) fill(m *model.Model) error {
+func (c *Config) fill(context int) error {
 	if c.NumBlocks <= 0 {
 		return fmt.Errorf("engine: Config.NumBlocks must be positive (got %d)", c.NumBlocks)
 	}
@@ -43,8 +46,11 @@ func (c *Config) fill(m *model.Model) error {
 	if c.MaxSeqs == 0 {
 		c.MaxSeqs = 64
 	}
-	if c.MaxModelLen <= 0 || c.MaxModelLen > m.Config.Context {
-		c.MaxModelLen = m.Config.Context
+	if c.MaxModelLen <= 0 || c.MaxModelLen > context {
+		c.MaxModelLen = context
+	}
+	if c.Now == nil {
+		c.Now = time.Now
 	}
 	if c.StreamBuffer == 0 {
 		c.StreamBuffer = 1024
@@ -62,13 +68,15 @@ type Engine struct {
 	eog []int32 // the tokenizer's end-of-generation ids
 
 	// Owned by the loop goroutine.
-	pool    *kvcache.Pool
-	sched   *sched.Scheduler
-	runner  *runner.Runner
-	live    map[string]*stream
-	spare   []*group // the inbox's other buffer
-	stalled bool     // the last plan was empty: wait for a wake-up
-	ctr     Counters
+	pool     *kvcache.Pool
+	sched    *sched.Scheduler
+	runner   *runner.Runner
+	live     map[string]*stream
+	beams    map[string]*beamSearch // beam search member id -> its search
+	searches []*beamSearch          // step's scratch: searches whose round is due
+	spare    []*group               // the inbox's other buffer
+	stalled  bool                   // the last plan was empty: wait for a wake-up
+	ctr      Counters
 
 	mu      sync.Mutex // guards the fields below
 	inbox   []*group
@@ -92,15 +100,38 @@ func New(m *model.Model, cfg Config) (*Engine, error) {
 	return e, nil
 }
 
-// newEngine builds an engine without starting its loop (tests step it).
+// NewBackend builds an engine over any runner.Backend (a scripted model
+// in tests) and starts its loop. The backend's KV store must have
+// Config.NumBlocks blocks of Config.BlockSize slots (Config.F32KV is the
+// backend's business).
+func NewBackend(b runner.Backend, cfg Config) (*Engine, error) {
+	e, err := build(runner.NewBackend(b), cfg)
+	if err != nil {
+		return nil, err
+	}
+	go e.run()
+	return e, nil
+}
+
+// newEngine builds an engine over a model without starting its loop
+// (tests step it).
 func newEngine(m *model.Model, cfg Config) (*Engine, error) {
-	if err := cfg.fill(m); err != nil {
+	if err := cfg.fill(m.Config.Context); err != nil {
 		return nil, err
 	}
 	kv, err := m.NewKVStore(model.KVStoreOptions{NumBlocks: cfg.NumBlocks, BlockSize: cfg.BlockSize, F32: cfg.F32KV})
 	if err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
 	}
+	return build(runner.New(m, kv), cfg)
+}
+
+// build assembles an engine around its runner, without starting its loop.
+func build(r *runner.Runner, cfg Config) (*Engine, error) {
+	if err := cfg.fill(r.Context()); err != nil {
+		return nil, err
+	}
+	r.SetClock(cfg.Now)
 	pool, err := kvcache.New(cfg.NumBlocks, cfg.BlockSize)
 	if err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
@@ -112,7 +143,7 @@ func newEngine(m *model.Model, cfg Config) (*Engine, error) {
 	if err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
 	}
-	e := &Engine{cfg: cfg, pool: pool, sched: s, runner: runner.New(m, kv), live: map[string]*stream{},
+	e := &Engine{cfg: cfg, pool: pool, sched: s, runner: r, live: map[string]*stream{}, beams: map[string]*beamSearch{},
 		wake: make(chan struct{}, 1), done: make(chan struct{})}
 	if cfg.Tokenizer != nil {
 		e.eog = cfg.Tokenizer.EOG()
@@ -155,35 +186,55 @@ func (e *Engine) Submit(ctx context.Context, req Request) (<-chan Event, error) 
 	if req.N < 0 || n > e.cfg.MaxSeqs {
 		return nil, fmt.Errorf("engine: n = %d completions; at most Config.MaxSeqs = %d", req.N, e.cfg.MaxSeqs)
 	}
+	if req.BeamWidth < 0 {
+		return nil, fmt.Errorf("engine: beam width %d", req.BeamWidth)
+	}
+	if req.PromptLogits < 0 || req.PromptLogits > len(prompt) {
+		return nil, fmt.Errorf("engine: logit rows of the last %d positions of a %d-token prompt", req.PromptLogits, len(prompt))
+	}
 	stop := slices.Concat(req.Params.StopTokens, e.eog)
 	if req.IgnoreEOS {
 		stop = slices.Clone(req.Params.StopTokens)
 	}
+	now := e.cfg.Now
 	g := &group{
-		req:       sched.Request{Prompt: prompt, MaxTokens: req.Params.MaxTokens, Priority: req.Priority, Stop: stop},
+		req:       sched.Request{Prompt: prompt, MaxTokens: req.Params.MaxTokens, Priority: req.Priority, Stop: stop, ComputeTail: req.PromptLogits},
 		ctx:       ctx,
+		done:      ctx.Done(),
 		ch:        make(chan Event, e.cfg.StreamBuffer+n),
 		open:      n,
-		submitted: time.Now(),
+		now:       now,
+		submitted: now(),
+		logits:    req.PromptLogits,
+	}
+	if req.BeamWidth > 0 {
+		bs, err := e.newBeamSearch(g, req, n)
+		if err != nil {
+			return nil, err
+		}
+		g.beam = bs
 	}
 	for i := range n {
-		p := req.Params
-		if p.Seed != nil {
-			seed := *p.Seed + uint64(i) // vLLM's convention for parallel sampling
-			p.Seed = &seed
-		}
-		sm, err := sample.New(p, e.runner.Vocab())
-		if err != nil {
-			return nil, fmt.Errorf("engine: %w", err)
-		}
-		if req.Constraint != nil {
-			c, err := req.Constraint()
-			if err != nil {
-				return nil, fmt.Errorf("engine: output constraint: %w", err)
+		st := &stream{g: g, index: i}
+		if g.beam == nil {
+			p := req.Params
+			if p.Seed != nil {
+				seed := *p.Seed + uint64(i) // vLLM's convention for parallel sampling
+				p.Seed = &seed
 			}
-			sm.SetConstraint(c)
+			sm, err := sample.New(p, e.runner.Vocab())
+			if err != nil {
+				return nil, fmt.Errorf("engine: %w", err)
+			}
+			if req.Constraint != nil {
+				c, err := req.Constraint()
+				if err != nil {
+					return nil, fmt.Errorf("engine: output constraint: %w", err)
+				}
+				sm.SetConstraint(c)
+			}
+			st.sampler = sm
 		}
-		st := &stream{g: g, index: i, sampler: sm}
 		st.usage.PromptTokens = len(prompt)
 		if e.cfg.Tokenizer != nil {
 			st.dec = e.cfg.Tokenizer.NewDecoder()
@@ -218,7 +269,9 @@ func (e *Engine) Submit(ctx context.Context, req Request) (<-chan Event, error) 
 		st.id = g.req.ID
 		if i > 0 {
 			st.id += "/" + strconv.Itoa(i)
-			g.req.Forks = append(g.req.Forks, st.id)
+			if g.beam == nil {
+				g.req.Forks = append(g.req.Forks, st.id)
+			}
 		}
 	}
 	e.inbox = append(e.inbox, g)
@@ -227,6 +280,10 @@ func (e *Engine) Submit(ctx context.Context, req Request) (<-chan Event, error) 
 	e.poke()
 	return g.ch, nil
 }
+
+// Vocab is the length of the model's logit rows: the bound of token ids
+// in requests (sample.New's vocabulary size).
+func (e *Engine) Vocab() int { return e.runner.Vocab() }
 
 // poke wakes the loop if it sleeps.
 func (e *Engine) poke() {

@@ -15,6 +15,7 @@ import (
 	"kiln/engine"
 	"kiln/gguf"
 	"kiln/model"
+	"kiln/runner/scripted"
 	"kiln/sample"
 	"kiln/synth"
 	"kiln/tokenizer"
@@ -556,5 +557,99 @@ func TestIgnoreEOS(t *testing.T) {
 	r = run(t, e, engine.Request{Text: "hello", Params: p, IgnoreEOS: true})
 	if len(r.tokens) != 7 || r.final.Reason != engine.Length {
 		t.Fatalf("with IgnoreEOS: %d tokens, reason %s; want 7 and length", len(r.tokens), r.final.Reason)
+	}
+}
+
+// TestPromptLogits: the first token event carries the raw logit rows of
+// the prompt's last positions, bit-identical to one forward of the whole
+// prompt, computed in chunks and even when the prefix cache holds the
+// prompt (those positions are recomputed, the earlier ones still hit).
+func TestPromptLogits(t *testing.T) {
+	m, _ := tiny(t)
+	prompt := make([]int32, 50)
+	for i := range prompt {
+		prompt[i] = int32(i*41%310 + 2)
+	}
+	vocab := m.Config.Vocab
+	kv, err := m.NewKVStore(model.KVStoreOptions{NumBlocks: 4, BlockSize: 16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := model.Batch{Tokens: prompt, SeqStarts: []int32{0, 50}, BlockTables: [][]int32{{0, 1, 2, 3}}, ContextLens: []int32{50}}
+	for i := range prompt {
+		b.Positions = append(b.Positions, int32(i))
+		b.LogitRows = append(b.LogitRows, int32(i))
+	}
+	all, err := m.Forward(&b, kv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all = slices.Clone(all)
+
+	e := newEngine(t, m, engine.Config{NumBlocks: 16, MaxBatchedTokens: 16})
+	for _, tc := range []struct{ rows, cached int }{{50, 0}, {1, 48}, {20, 16}, {50, 0}} {
+		ch, err := e.Submit(context.Background(), engine.Request{Prompt: prompt, Params: sample.Params{TopP: 1, RepetitionPenalty: 1, MaxTokens: 2}, PromptLogits: tc.rows})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []float32
+		var final engine.Event
+		for ev := range ch {
+			if ev.PromptLogits != nil {
+				if got != nil {
+					t.Fatal("prompt logits in two events")
+				}
+				got = ev.PromptLogits
+			}
+			if ev.Done {
+				final = ev
+			}
+		}
+		if want := all[(50-tc.rows)*vocab:]; !slices.Equal(got, want) {
+			t.Errorf("%d rows: %d logits differ from a whole-prompt forward's", tc.rows, len(got))
+		}
+		if u := final.Usage; u.CachedPromptTokens != tc.cached || u.ComputedPromptTokens != 50-tc.cached {
+			t.Errorf("%d rows: usage %+v; want %d cached", tc.rows, u, tc.cached)
+		}
+	}
+	if _, err := e.Submit(context.Background(), engine.Request{Prompt: prompt, Params: sample.Defaults(), PromptLogits: 51}); err == nil {
+		t.Error("51 rows of a 50-token prompt were accepted")
+	}
+}
+
+// TestCancelIsExact: a context cancelled during a step (here, from inside
+// the forward of a scripted model) gets no token event after that step's
+// forward, and the request runs no further step: cancelled during the
+// 4th forward, it has the 3 tokens of the first three; cancelled during a
+// prompt's first 16-token chunk, it computed that chunk alone.
+func TestCancelIsExact(t *testing.T) {
+	for _, tc := range []struct {
+		prompt, at, tokens, computed int
+	}{{3, 4, 3, 3}, {40, 1, 0, 16}} {
+		ctx, cancel := context.WithCancel(context.Background())
+		forwards := 0
+		sm := &scripted.Model{VocabSize: 8, Ctx: 256, BlockSize: 4,
+			Next: func(h []int32, row []float32) { row[len(h)%8] = 1 },
+			OnForward: func(*model.Batch) {
+				if forwards++; forwards == tc.at {
+					cancel()
+				}
+			}}
+		e, err := engine.NewBackend(sm, engine.Config{NumBlocks: 32, BlockSize: 4, MaxBatchedTokens: 16})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ch, err := e.Submit(ctx, engine.Request{Prompt: make([]int32, tc.prompt), Params: sample.Params{TopP: 1, RepetitionPenalty: 1, MaxTokens: 50}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := collect(ch, nil)
+		if len(r.tokens) != tc.tokens || r.final.Reason != engine.Abort || !errors.Is(r.final.Err, context.Canceled) || r.final.Usage.ComputedPromptTokens != tc.computed {
+			t.Errorf("cancelled in forward %d: %d tokens, final %+v; want %d tokens, %d prompt tokens computed, aborted", tc.at, len(r.tokens), r.final, tc.tokens, tc.computed)
+		}
+		if st := e.Stats(); st.Steps != int64(tc.at) || st.KV.Sequences != 0 {
+			t.Errorf("cancelled in forward %d: %+v", tc.at, st)
+		}
+		e.Close()
 	}
 }

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"fmt"
-	"time"
 
 	"kiln/sched"
 )
@@ -32,6 +31,7 @@ func (e *Engine) intake() bool {
 		for _, g := range cancels {
 			e.endGroup(g, Abort, g.ctx.Err())
 		}
+		e.sweep()
 		if closed {
 			return false
 		}
@@ -43,6 +43,23 @@ func (e *Engine) intake() bool {
 		}
 		<-e.wake
 		e.stalled = false
+	}
+}
+
+// sweep aborts the live requests whose context is done. The ctx watches
+// (Submit's AfterFunc) also report them, but from their own goroutine, so
+// possibly a step late: the sweep makes "cancelled before this step
+// began, so not in it" exact.
+func (e *Engine) sweep() {
+	for _, st := range e.live {
+		if st.g.cancelled() {
+			e.endGroup(st.g, Abort, st.g.ctx.Err())
+		}
+	}
+	for _, bs := range e.beams {
+		if bs.g.cancelled() {
+			e.endBeam(bs, Abort, bs.g.ctx.Err())
+		}
 	}
 }
 
@@ -58,6 +75,12 @@ func (e *Engine) admit(g *group) {
 		abort(err)
 		return
 	}
+	if g.beam != nil {
+		if err := e.admitBeam(g.beam); err != nil {
+			abort(err)
+		}
+		return
+	}
 	if err := e.sched.Add(g.req); err != nil {
 		abort(fmt.Errorf("engine: %w", err))
 		return
@@ -67,6 +90,16 @@ func (e *Engine) admit(g *group) {
 			e.sched.Abort(g.req.ID)
 			for _, prev := range g.members[:i] {
 				e.runner.Remove(prev.id)
+			}
+			abort(fmt.Errorf("engine: %w", err))
+			return
+		}
+	}
+	if g.logits > 0 {
+		if err := e.runner.KeepPromptLogits(g.members[0].id, g.logits); err != nil {
+			e.sched.Abort(g.req.ID)
+			for _, st := range g.members {
+				e.runner.Remove(st.id)
 			}
 			abort(fmt.Errorf("engine: %w", err))
 			return
@@ -92,8 +125,12 @@ func (e *Engine) end(st *stream, reason FinishReason, err error) {
 	st.finish(reason, err)
 }
 
-// endGroup ends every live completion of g.
+// endGroup ends every live completion of g (a beam search's members too).
 func (e *Engine) endGroup(g *group, reason FinishReason, err error) {
+	if g.beam != nil {
+		e.endBeam(g.beam, reason, err)
+		return
+	}
 	for _, st := range g.members {
 		if e.live[st.id] == st {
 			e.end(st, reason, err)
@@ -103,7 +140,7 @@ func (e *Engine) endGroup(g *group, reason FinishReason, err error) {
 
 // step runs one scheduler plan: the whole loop body.
 func (e *Engine) step() {
-	start := time.Now()
+	start := e.cfg.Now()
 	plan := e.sched.Schedule()
 	if len(plan.Seqs) == 0 {
 		e.stalled = true // nothing fits now (not expected): sleep until something changes
@@ -113,10 +150,17 @@ func (e *Engine) step() {
 	e.ctr.Preemptions += int64(len(plan.Preempted))
 	e.ctr.ComputedTokens += int64(plan.NumTokens)
 	for _, q := range plan.Seqs {
-		if st := e.live[q.ID]; st != nil && !st.g.admitted {
-			st.g.admitted = true
-			st.g.cached = q.Start
-			st.g.queued = time.Since(st.g.submitted)
+		g := e.groupOf(q.ID)
+		if g == nil {
+			continue
+		}
+		if !g.admitted {
+			g.admitted = true
+			g.cached = q.Start
+			g.queued = start.Sub(g.submitted)
+		}
+		if p := len(g.req.Prompt); q.Start < p {
+			g.computed += min(q.Start+len(q.Tokens), p) - q.Start
 		}
 	}
 
@@ -134,13 +178,29 @@ func (e *Engine) step() {
 	}
 
 	// One event per sample: ev.Sample indexes out (sequences, then forks).
+	searches := e.searches[:0]
 	for _, ev := range events {
 		e.ctr.GeneratedTokens++
 		st := e.live[ev.ID]
 		if st == nil {
+			switch bs := e.beams[ev.ID]; {
+			case bs == nil:
+			case bs.g.cancelled():
+				e.endBeam(bs, Abort, bs.g.ctx.Err())
+			case bs.sampled(ev.ID, out.Samples[ev.Sample]):
+				searches = append(searches, bs) // every member has sampled: a round
+			}
 			continue
 		}
-		if !st.token(out.Samples[ev.Sample], ev.Done) {
+		if st.g.cancelled() { // no token event after a cancellation
+			e.endGroup(st.g, Abort, st.g.ctx.Err())
+			continue
+		}
+		var logits []float32
+		if st.g.logits > 0 && st.index == 0 && st.usage.CompletionTokens == 0 {
+			logits = e.runner.TakePromptLogits(st.id)
+		}
+		if !st.token(out.Samples[ev.Sample], ev.Done, logits) {
 			e.endGroup(st.g, Abort, ErrSlowReader)
 			continue
 		}
@@ -155,15 +215,36 @@ func (e *Engine) step() {
 			e.end(st, reason, nil)
 		}
 	}
-	e.ctr.StepTime += time.Since(start)
+	for _, bs := range searches {
+		if bs.ended {
+			continue // cancelled since
+		}
+		if err := e.round(bs); err != nil {
+			e.endBeam(bs, Abort, err)
+		}
+	}
+	clear(searches)
+	e.searches = searches[:0]
+	e.ctr.StepTime += e.cfg.Now().Sub(start)
 	e.publish()
+}
+
+// groupOf is the request that sequence id belongs to, nil if none.
+func (e *Engine) groupOf(id string) *group {
+	if st := e.live[id]; st != nil {
+		return st.g
+	}
+	if bs := e.beams[id]; bs != nil {
+		return bs.g
+	}
+	return nil
 }
 
 // fail ends every request of a failed step, all its completions, with err.
 func (e *Engine) fail(seqs []sched.Seq, err error) {
 	for _, q := range seqs {
-		if st := e.live[q.ID]; st != nil {
-			e.endGroup(st.g, Abort, err)
+		if g := e.groupOf(q.ID); g != nil {
+			e.endGroup(g, Abort, err)
 		}
 	}
 	e.publish()
@@ -183,6 +264,9 @@ func (e *Engine) shutdown() {
 	}
 	for _, st := range e.live {
 		e.end(st, Abort, ErrClosed)
+	}
+	for _, bs := range e.beams {
+		e.endBeam(bs, Abort, ErrClosed)
 	}
 	e.publish()
 }

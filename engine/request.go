@@ -34,6 +34,24 @@ type Request struct {
 	// the N gets its own state): structured output, the sampler picking
 	// only among the tokens it allows (sample.Sampler.SetConstraint).
 	Constraint func() (sample.Constraint, error)
+	// PromptLogits > 0 asks for the raw logit rows of the last PromptLogits
+	// prompt positions (at most the prompt's length): the first token
+	// event of completion 0 carries them (Event.PromptLogits). Those
+	// positions are computed even when the prefix cache holds them, so
+	// asking for every position disables the cache for this request.
+	// `kiln probs` prints the next-token distribution from them. They take
+	// PromptLogits x vocabulary x 4 bytes until delivered.
+	PromptLogits int
+	// BeamWidth > 0 runs a beam search instead of sampling (beam.go):
+	// BeamWidth beams (at most 10) are kept by their score, cumulative
+	// raw log-probability / length^LengthPenalty (length in tokens,
+	// prompt included, a final stop token not), as vLLM's beam_search
+	// does. It needs Params.MaxTokens > 0 and greedy parameters (no
+	// temperature, filters, penalties, bias, seed or stop strings; stop
+	// token ids end beams). The N best sequences (N <= BeamWidth) are
+	// delivered at the end, each as its token events and final event.
+	BeamWidth     int
+	LengthPenalty float64 // beam search's length exponent; 0 means 1 (vLLM's default)
 }
 
 // FinishReason says why a request ended.
@@ -54,10 +72,18 @@ var (
 // Event is one step of a request's stream: a token, or the end, or both.
 type Event struct {
 	Token   int32                 // sampled token id; -1 in a final event that carries none
-	Logprob float32               // raw log-probability of Token (Params.Logprobs)
+	Logprob float32               // raw log-probability of Token (Params.Logprobs; always for beam search)
 	Top     []sample.TokenLogprob // Params.TopLogprobs alternatives; the event's own copy
 	Text    string                // text delta (empty without a tokenizer, or while a character is incomplete)
 	Index   int                   // which of the request's N completions, 0 to N-1
+
+	// PromptLogits ([Request.PromptLogits][vocab], row-major, the event's
+	// own) are the raw logits after each of the prompt's last positions,
+	// in the first token event of completion 0.
+	PromptLogits []float32
+	// CumLogprob is a beam search completion's cumulative raw
+	// log-probability (its final event), the numerator of its score.
+	CumLogprob float64
 
 	Done    bool         // the completion's final event: the channel closes after every completion's
 	Reason  FinishReason // set when Done
@@ -71,6 +97,11 @@ type Usage struct {
 	PromptTokens       int // tokens of the prompt
 	CachedPromptTokens int // of those, found in the prefix cache when first admitted
 	CompletionTokens   int // tokens sampled
+	// ComputedPromptTokens are the prompt positions run through the
+	// forward for this request: PromptTokens-CachedPromptTokens once the
+	// prompt is done, fewer when it was aborted mid-prompt, more when a
+	// preemption had it recomputed.
+	ComputedPromptTokens int
 }
 
 // Timings are measured from Submit.

@@ -16,44 +16,65 @@ import (
 type group struct {
 	req       sched.Request // the first completion's, Forks naming the others
 	ctx       context.Context
-	ch        chan Event  // capacity StreamBuffer+N: the last N slots are the final events'
-	stopWatch func() bool // unregisters the ctx watch
-	members   []*stream   // by Event.Index
-	open      int         // completions without their final event yet
+	done      <-chan struct{} // ctx.Done(); nil when ctx can never be cancelled
+	ch        chan Event      // capacity StreamBuffer+N: the last N slots are the final events'
+	stopWatch func() bool     // unregisters the ctx watch
+	members   []*stream       // by Event.Index
+	open      int             // completions without their final event yet
+	logits    int             // Request.PromptLogits
+	beam      *beamSearch     // Request.BeamWidth > 0: the search (its members are not streams)
 
+	now       func() time.Time // Config.Now
 	submitted time.Time
 	admitted  bool          // scheduled at least once
 	cached    int           // prompt tokens found in the prefix cache at admission
+	computed  int           // prompt positions run through the forward
 	queued    time.Duration // until first scheduled
+}
+
+// cancelled reports whether g's context is done, without blocking or
+// locking (a non-blocking receive on its Done channel).
+func (g *group) cancelled() bool {
+	if g.done == nil {
+		return false
+	}
+	select {
+	case <-g.done:
+		return true
+	default:
+		return false
+	}
 }
 
 // stream is one completion's live state.
 type stream struct {
 	g       *group
-	index   int    // Event.Index
-	id      string // the scheduler's and runner's id
-	sampler *sample.Sampler
+	index   int                 // Event.Index
+	id      string              // the scheduler's and runner's id
+	sampler *sample.Sampler     // nil in a beam search (its members sample)
 	dec     *tokenizer.Decoder  // nil without a tokenizer
 	stops   *sample.StopMatcher // nil without stop strings (they need dec)
 
 	usage   Usage
 	timings Timings
+	cum     float64 // a beam search completion's cumulative log-probability
 }
 
-// token delivers one sampled token. It reports false, delivering nothing,
-// when the reader has let the buffer fill: the caller aborts the request.
-// When the token's text completes a stop string, the event's text stops
-// before it and st.stopped() turns true: the caller ends the completion.
-func (st *stream) token(tok sample.Token, last bool) bool {
+// token delivers one sampled token (with the prompt's logit rows, if
+// any, the event's own). It reports false, delivering nothing, when the
+// reader has let the buffer fill: the caller aborts the request. When the
+// token's text completes a stop string, the event's text stops before it
+// and st.stopped() turns true: the caller ends the completion.
+func (st *stream) token(tok sample.Token, last bool, promptLogits []float32) bool {
 	g := st.g
 	if len(g.ch) >= cap(g.ch)-g.open {
 		return false
 	}
 	if st.usage.CompletionTokens == 0 {
-		st.timings.FirstToken = time.Since(g.submitted)
+		st.timings.FirstToken = g.now().Sub(g.submitted)
 	}
 	st.usage.CompletionTokens++
-	ev := Event{Token: tok.ID, Logprob: tok.Logprob, Index: st.index}
+	ev := Event{Token: tok.ID, Logprob: tok.Logprob, Index: st.index, PromptLogits: promptLogits}
 	if len(tok.Top) > 0 {
 		ev.Top = slices.Clone(tok.Top)
 	}
@@ -71,8 +92,8 @@ func (st *stream) token(tok sample.Token, last bool) bool {
 // and, after the group's last one, closes the channel.
 func (st *stream) finish(reason FinishReason, err error) {
 	g := st.g
-	st.usage.CachedPromptTokens = g.cached
-	ev := Event{Token: -1, Index: st.index, Done: true, Reason: reason, Err: err, Usage: st.usage}
+	st.usage.CachedPromptTokens, st.usage.ComputedPromptTokens = g.cached, g.computed
+	ev := Event{Token: -1, Index: st.index, Done: true, Reason: reason, Err: err, Usage: st.usage, CumLogprob: st.cum}
 	if st.dec != nil && !st.stopped() {
 		ev.Text = st.dec.Flush()
 		if st.stops != nil {
@@ -85,7 +106,7 @@ func (st *stream) finish(reason FinishReason, err error) {
 		}
 	}
 	st.timings.Queued = g.queued
-	st.timings.Total = time.Since(g.submitted)
+	st.timings.Total = g.now().Sub(g.submitted)
 	ev.Timings = st.timings
 	g.ch <- ev
 	g.open--

@@ -11,6 +11,12 @@
 //	LogitRows:   [4, 5]            (last row of each sequence that samples)
 //	BlockTables: the plan's tables, as the kvcache pool handed them out
 //
+// A request that asked for its prompt's logit rows (KeepPromptLogits)
+// gets a row for each of those positions in its chunks too; they are
+// copied out after the forward and handed over once (TakePromptLogits).
+// The model is behind the Backend interface: New wraps a model.Model and
+// its KV store, NewBackend takes a scripted double.
+//
 // Invariants:
 //   - Each request has one sample.Sampler for its whole life, created by
 //     Add and dropped by Remove: a preempted request keeps its sampler

@@ -9,21 +9,38 @@ import (
 	"kiln/sched"
 )
 
-// Runner runs scheduler plans on a model over one KV store.
+// Runner runs scheduler plans on a Backend (a model over one KV store).
 type Runner struct {
-	m  *model.Model
-	kv *model.KVStore
+	b   Backend
+	now func() time.Time // the clock of Output.Forward and Output.Sample
 
 	seqs  map[string]*seq
 	batch model.Batch
 	out   Output
-	rows  []int32 // [len(plan.Seqs)] index into the logits (LogitRows) of each sequence, -1 where none
+	rows  []int32 // [len(plan.Seqs)] index into the logits (LogitRows) of each sequence's sample row, -1 where none
+	keeps []keep  // prompt rows to copy out of this step's logits
 }
 
 // seq is one request's sampling state.
 type seq struct {
 	sampler *sample.Sampler
 	history []int32 // prompt, then every sampled token: the penalties' window
+
+	// Prompt logits (KeepPromptLogits): the raw rows of the last tail
+	// prompt positions, [tail][Vocab], filled as the prompt's chunks run;
+	// ready once the prompt's last row is in.
+	prompt, tail int
+	logits       []float32
+	ready, taken bool
+}
+
+// keep is one sequence's run of prompt rows in a step's logits: rows
+// [row, row+n) are positions [pos, pos+n) of s.
+type keep struct {
+	s        *seq
+	row, pos int
+	n        int
+	last     bool // the run ends at the prompt's last position
 }
 
 // Output is one step's result, aligned with plan.Seqs and then
@@ -45,8 +62,17 @@ type Output struct {
 
 // New returns a runner of m over kv.
 func New(m *model.Model, kv *model.KVStore) *Runner {
-	return &Runner{m: m, kv: kv, seqs: map[string]*seq{}}
+	return NewBackend(modelBackend{m, kv})
 }
+
+// NewBackend returns a runner of any Backend.
+func NewBackend(b Backend) *Runner {
+	return &Runner{b: b, now: time.Now, seqs: map[string]*seq{}}
+}
+
+// SetClock replaces time.Now as the clock that times forwards and
+// sampling (the engine's injected clock).
+func (r *Runner) SetClock(now func() time.Time) { r.now = now }
 
 // Add registers request id with its prompt and its sampler (built by the
 // caller, off the loop, with sample.New against this model's vocabulary).
@@ -62,7 +88,43 @@ func (r *Runner) Add(id string, prompt []int32, s *sample.Sampler) error {
 }
 
 // Vocab is the length of the model's logit rows: what sample.New takes.
-func (r *Runner) Vocab() int { return r.m.Config.Vocab }
+func (r *Runner) Vocab() int { return r.b.Vocab() }
+
+// Context is the most positions one sequence may hold in the model.
+func (r *Runner) Context() int { return r.b.Context() }
+
+// KeepPromptLogits asks that the raw logit rows of the last n prompt
+// positions of request id (1 <= n <= its prompt's length) be kept as they
+// are computed, for TakePromptLogits. The scheduler must compute those
+// positions (sched.Request.ComputeTail): rows served from the prefix cache
+// would be missing.
+func (r *Runner) KeepPromptLogits(id string, n int) error {
+	s := r.seqs[id]
+	switch {
+	case s == nil:
+		return fmt.Errorf("runner: request %q was not added", id)
+	case n < 1 || n > len(s.history):
+		return fmt.Errorf("runner: request %q: %d prompt logit rows of a %d-token prompt", id, n, len(s.history))
+	}
+	s.prompt, s.tail = len(s.history), n
+	s.logits = make([]float32, n*r.b.Vocab())
+	return nil
+}
+
+// TakePromptLogits returns request id's kept prompt rows, [n][Vocab] raw
+// logits of its last n prompt positions, once the step that samples its
+// first token has run; nil before that, after a first take, or when none
+// were asked for. The slice is the caller's.
+func (r *Runner) TakePromptLogits(id string) []float32 {
+	s := r.seqs[id]
+	if s == nil || !s.ready || s.taken {
+		return nil
+	}
+	s.taken = true
+	out := s.logits
+	s.logits = nil
+	return out
+}
 
 // Remove forgets request id (finished or aborted).
 func (r *Runner) Remove(id string) { delete(r.seqs, id) }
@@ -82,31 +144,36 @@ func (r *Runner) Run(plan *sched.Plan) (Output, error) {
 		return r.out, nil
 	}
 	for _, c := range plan.Copies {
-		if err := r.kv.CopyBlock(int(c.Src), int(c.Dst)); err != nil {
+		if err := r.b.CopyBlock(int(c.Src), int(c.Dst)); err != nil {
 			return Output{}, fmt.Errorf("runner: step %d: %w", plan.Step, err)
 		}
 	}
 	if err := r.build(plan); err != nil {
 		return Output{}, err
 	}
-	t0 := time.Now()
-	logits, err := r.m.Forward(&r.batch, r.kv)
+	t0 := r.now()
+	logits, err := r.b.Forward(&r.batch)
 	if err != nil {
 		return Output{}, fmt.Errorf("runner: step %d: %w", plan.Step, err)
 	}
-	t1 := time.Now()
+	t1 := r.now()
 	r.out.Forward = t1.Sub(t0)
-	vocab := r.m.Config.Vocab
-	k := 0 // index into LogitRows
+	vocab := r.b.Vocab()
+	for _, k := range r.keeps {
+		s := k.s
+		at := k.pos - (s.prompt - s.tail)
+		copy(s.logits[at*vocab:(at+k.n)*vocab], logits[k.row*vocab:(k.row+k.n)*vocab])
+		s.ready = s.ready || k.last
+	}
 	for i, q := range plan.Seqs {
 		r.out.Tokens[i], r.out.Samples[i] = -1, sample.Token{ID: -1}
-		if r.rows[i] < 0 {
+		k := int(r.rows[i])
+		if k < 0 {
 			continue
 		}
 		if err := r.sample(plan, i, q.ID, logits[k*vocab:(k+1)*vocab]); err != nil {
 			return Output{}, err
 		}
-		k++
 	}
 	for j, f := range plan.Forks {
 		i := len(plan.Seqs) + j
@@ -119,7 +186,7 @@ func (r *Runner) Run(plan *sched.Plan) (Output, error) {
 			return Output{}, err
 		}
 	}
-	r.out.Sample = time.Since(t1)
+	r.out.Sample = r.now().Sub(t1)
 	return r.out, nil
 }
 
@@ -144,9 +211,10 @@ func (r *Runner) build(plan *sched.Plan) error {
 	b.Tokens, b.Positions = b.Tokens[:0], b.Positions[:0]
 	b.SeqStarts = append(b.SeqStarts[:0], 0)
 	b.BlockTables, b.ContextLens, b.LogitRows = b.BlockTables[:0], b.ContextLens[:0], b.LogitRows[:0]
-	r.rows = r.rows[:0]
+	r.rows, r.keeps = r.rows[:0], r.keeps[:0]
 	for _, q := range plan.Seqs {
-		if r.seqs[q.ID] == nil {
+		s := r.seqs[q.ID]
+		if s == nil {
 			return fmt.Errorf("runner: step %d names request %q, which was not added", plan.Step, q.ID)
 		}
 		if len(q.Tokens) == 0 {
@@ -157,13 +225,29 @@ func (r *Runner) build(plan *sched.Plan) error {
 			b.Positions = append(b.Positions, int32(q.Start+j))
 		}
 		end := int32(len(b.Tokens))
+		base := end - int32(len(q.Tokens)) // batch row of position q.Start
 		b.SeqStarts = append(b.SeqStarts, end)
 		b.BlockTables = append(b.BlockTables, q.Table)
 		b.ContextLens = append(b.ContextLens, int32(q.Start+len(q.Tokens)))
+		if s.tail > 0 && !s.ready {
+			// Prompt rows asked for: every position of this chunk from
+			// prompt-tail up to the prompt's end, the sample row included.
+			lo, hi := max(q.Start, s.prompt-s.tail), min(q.Start+len(q.Tokens), s.prompt)
+			if lo < hi {
+				r.keeps = append(r.keeps, keep{s: s, row: len(b.LogitRows), pos: lo, n: hi - lo, last: hi == s.prompt})
+				for p := lo; p < hi; p++ {
+					b.LogitRows = append(b.LogitRows, base+int32(p-q.Start))
+				}
+			}
+		}
 		k := int32(-1)
 		if q.Sample {
-			k = int32(len(b.LogitRows))
-			b.LogitRows = append(b.LogitRows, end-1)
+			if n := len(b.LogitRows); n > 0 && b.LogitRows[n-1] == end-1 {
+				k = int32(n - 1) // the last prompt row kept is also the sample row
+			} else {
+				k = int32(n)
+				b.LogitRows = append(b.LogitRows, end-1)
+			}
 		}
 		r.rows = append(r.rows, k)
 	}

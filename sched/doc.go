@@ -22,7 +22,10 @@
 // across steps (chunked prefill) and never stalls decoding requests.
 // Preemption is by recompute: the victim (lowest priority, newest) keeps
 // its tokens and, when readmitted, finds most of them in the prefix cache.
-// A prompt that can never fit the context or the pool is refused by Add.
+// A running request that lacks blocks preempts so; so does a waiting
+// request that lacks blocks or seats, but only requests of a strictly
+// lower priority than its own (vLLM's priority scheduling). A prompt that
+// can never fit the context or the pool is refused by Add.
 //
 // n > 1 (Request.Forks): the prompt is computed once, by the request
 // itself; the step that samples its last prompt row lists the further
@@ -31,4 +34,12 @@
 // prompt's blocks are shared, the partial one copied on write). From then
 // on each is an ordinary request. Completions not yet forked count
 // against MaxSeqs from their parent's admission.
+//
+// Beam search (Request.Beam, beam.go): the caller decides which
+// continuations survive; the scheduler holds each sampled member until
+// the caller continues it (Continue), forks it onto shared blocks
+// (Branch) or prunes it (Abort), and keeps the search's width in seats.
+//
+// Prompt logit rows (Request.ComputeTail): positions whose rows are
+// wanted are computed, never taken from the prefix cache.
 package sched

@@ -2,6 +2,7 @@ package sched
 
 import (
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -52,6 +53,55 @@ func drive(t testing.TB, data []byte) {
 	}
 	stems := [][]int32{{1, 2, 1, 2, 1, 2, 1, 2, 1, 2}, {3, 1, 3, 1, 3, 1, 3}}
 	ids := 0
+	searches := map[string][]string{} // beam search root -> its live members
+
+	// rounds plays the engine's part in beam search: once every member of
+	// a search is held, each continues with 0 to 2 tokens (the extras as
+	// branches, as the width allows) or is pruned; a search whose members
+	// reached their length limit, or that keeps none, ends.
+	rounds := func() {
+		t.Helper()
+	search:
+		for _, root := range slices.Sorted(maps.Keys(searches)) {
+			members := searches[root]
+			full := false
+			for _, id := range members {
+				r := s.byID[id]
+				if r == nil || !r.held {
+					continue search
+				}
+				full = full || len(r.tokens) >= r.maxLen
+			}
+			var next2 []string
+			for _, id := range members {
+				k := next() % 3
+				if full {
+					k = 0
+				}
+				for j := 1; j < k; j++ {
+					child := fmt.Sprintf("%s.b%d", root, ids)
+					ids++
+					if err := s.Branch(id, child, int32(next()%4)); err == nil {
+						next2 = append(next2, child)
+					}
+				}
+				if k == 0 {
+					s.Abort(id)
+					continue
+				}
+				if err := s.Continue(id, int32(next()%4)); err != nil {
+					fail("continue %s: %v", id, err)
+				}
+				next2 = append(next2, id)
+			}
+			log = append(log, fmt.Sprintf("round %s: %v -> %v", root, members, next2))
+			if len(next2) == 0 {
+				delete(searches, root)
+			} else {
+				searches[root] = next2
+			}
+		}
+	}
 
 	step := func() {
 		t.Helper()
@@ -102,6 +152,7 @@ func drive(t testing.TB, data []byte) {
 		if _, err := s.Update(plan, sampled); err != nil {
 			fail("%v", err)
 		}
+		rounds()
 		if err := pool.Check(); err != nil {
 			fail("%v", err)
 		}
@@ -127,12 +178,19 @@ func drive(t testing.TB, data []byte) {
 			if next()%2 == 0 {
 				req.Stop = []int32{3}
 			}
-			for f := range next() % 3 {
-				req.Forks = append(req.Forks, fmt.Sprintf("%s.%d", req.ID, f+1))
+			if w := next() % 4; w > 0 && w <= cfg.MaxSeqs && next()%2 == 0 {
+				req.Beam, req.Width = true, w
+			} else {
+				for f := range next() % 3 {
+					req.Forks = append(req.Forks, fmt.Sprintf("%s.%d", req.ID, f+1))
+				}
 			}
 			ids++
 			err := s.Add(req)
-			log = append(log, fmt.Sprintf("add %s prompt %v max %d prio %d forks %v: %v", req.ID, prompt, req.MaxTokens, req.Priority, req.Forks, err))
+			log = append(log, fmt.Sprintf("add %s prompt %v max %d prio %d forks %v beam %d: %v", req.ID, prompt, req.MaxTokens, req.Priority, req.Forks, req.Width, err))
+			if err == nil && req.Beam {
+				searches[req.ID] = []string{req.ID}
+			}
 			if err == nil && (len(prompt) >= cfg.MaxModelLen || len(prompt) >= numBlocks*blockSize) {
 				fail("accepted a prompt of %d tokens that cannot fit", len(prompt))
 			}
@@ -146,6 +204,12 @@ func drive(t testing.TB, data []byte) {
 			}
 			free := pool.NumFree()
 			log = append(log, fmt.Sprintf("abort %s: %v", id, s.Abort(id)))
+			if m := searches[id]; m != nil { // a beam search's root: the whole search goes
+				for _, x := range m {
+					s.Abort(x)
+				}
+				delete(searches, id)
+			}
 			if pool.Has(id) || pool.NumFree() < free {
 				fail("abort left %s's blocks in the pool", id)
 			}

@@ -18,8 +18,12 @@ var update = flag.Bool("update", false, "rewrite testdata/*.golden from the scen
 // plans, events and pool state with testdata/*.golden. Script lines:
 //
 //	config tokens=N seqs=N blocks=N block=N context=N   (first line)
-//	add ID prompt=1,2,5-9 [max=N] [stop=T,T] [prio=N] [n=N]   (n > 1: forks ID.1 ... ID.N-1)
+//	add ID prompt=1,2,5-9 [max=N] [stop=T,T] [prio=N] [n=N] [beam=W] [tail=N]
+//	                         (n > 1: forks ID.1 ... ID.N-1; beam: a beam search of width W;
+//	                         tail: ComputeTail)
 //	step [ID=TOKEN ...]      schedule, then update; unnamed samples are 100+step (forks: 200+step)
+//	continue ID TOKEN        Continue a held beam member
+//	branch PARENT CHILD TOKEN
 //	abort ID
 //	# comment
 func TestScenarios(t *testing.T) {
@@ -90,6 +94,12 @@ func runScript(t *testing.T, script string) string {
 			if v, ok := args["prio"]; ok {
 				req.Priority = atoi(t, v)
 			}
+			if v, ok := args["beam"]; ok {
+				req.Beam, req.Width = true, atoi(t, v)
+			}
+			if v, ok := args["tail"]; ok {
+				req.ComputeTail = atoi(t, v)
+			}
 			if v, ok := args["n"]; ok {
 				for i := 1; i < atoi(t, v); i++ {
 					req.Forks = append(req.Forks, fmt.Sprintf("%s.%d", req.ID, i))
@@ -100,6 +110,14 @@ func runScript(t *testing.T, script string) string {
 			}
 		case "abort":
 			fmt.Fprintf(&out, "  aborted: %v\n", s.Abort(fields[1]))
+		case "continue":
+			if err := s.Continue(fields[1], int32(atoi(t, fields[2]))); err != nil {
+				fmt.Fprintf(&out, "  error: %v\n", err)
+			}
+		case "branch":
+			if err := s.Branch(fields[1], fields[2], int32(atoi(t, fields[3]))); err != nil {
+				fmt.Fprintf(&out, "  error: %v\n", err)
+			}
 		case "step":
 			plan := s.Schedule()
 			fmt.Fprintf(&out, "  step %d: %d tokens\n", plan.Step, plan.NumTokens)

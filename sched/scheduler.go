@@ -27,6 +27,7 @@ type Scheduler struct {
 	forkOf  map[string]*request // a completion not yet forked -> its parent
 	arrived int64
 	step    int
+	marks   int // seatsHeld's counting passes
 
 	// Scratch reused by every Schedule and Update (see Schedule).
 	plan   Plan
@@ -59,6 +60,12 @@ func (s *Scheduler) Add(req Request) error {
 		return fmt.Errorf("sched: request %q asks for %d completions; at most %d run at once", req.ID, 1+len(req.Forks), s.cfg.MaxSeqs)
 	case req.MaxTokens < 0:
 		return fmt.Errorf("sched: request %q has max tokens %d", req.ID, req.MaxTokens)
+	case req.ComputeTail < 0 || req.ComputeTail > n:
+		return fmt.Errorf("sched: request %q computes the last %d tokens of a %d-token prompt", req.ID, req.ComputeTail, n)
+	case req.Beam && len(req.Forks) > 0:
+		return fmt.Errorf("sched: request %q is a beam search with forks", req.ID)
+	case req.Beam && (req.Width < 1 || req.Width > s.cfg.MaxSeqs):
+		return fmt.Errorf("sched: request %q: beam width %d; want 1 up to %d", req.ID, req.Width, s.cfg.MaxSeqs)
 	case n >= s.cfg.MaxModelLen:
 		return fmt.Errorf("sched: request %q: prompt of %d tokens leaves no room in the %d-token context", req.ID, n, s.cfg.MaxModelLen)
 	case n >= capacity:
@@ -76,6 +83,9 @@ func (s *Scheduler) Add(req Request) error {
 	req.Prompt = slices.Clone(req.Prompt)
 	req.Forks = slices.Clone(req.Forks)
 	r := &request{Request: req, arrival: s.arrived, tokens: slices.Clone(req.Prompt), maxLen: maxLen}
+	if req.Beam {
+		r.search = &search{width: req.Width, members: 1}
+	}
 	s.arrived++
 	s.byID[req.ID] = r
 	for _, f := range req.Forks {
@@ -109,8 +119,14 @@ func (s *Scheduler) drop(r *request) {
 		s.running = slices.DeleteFunc(s.running, func(x *request) bool { return x == r })
 		s.pool.Free(r.ID)
 		r.running = false
+		if r.search != nil {
+			r.search.running--
+		}
 	} else {
 		s.waiting.remove(r)
+	}
+	if r.search != nil {
+		r.search.members--
 	}
 	delete(s.byID, r.ID)
 	for _, f := range r.Forks {
@@ -126,16 +142,6 @@ func (s *Scheduler) NumRunning() int { return len(s.running) }
 // Done reports whether no request is queued or running.
 func (s *Scheduler) Done() bool { return len(s.byID) == 0 }
 
-// forksPending counts the completions that running requests will fork:
-// they count against MaxSeqs from their parent's admission.
-func (s *Scheduler) forksPending() int {
-	n := 0
-	for _, r := range s.running {
-		n += len(r.Forks)
-	}
-	return n
-}
-
 // Schedule plans one step within the token and sequence budgets:
 //  1. running requests that decode (one token each),
 //  2. running requests mid-prompt (a chunk each, as the budget allows),
@@ -144,7 +150,14 @@ func (s *Scheduler) forksPending() int {
 // When the pool cannot hold a running request's tokens, the lowest
 // priority, newest running request is preempted (its blocks freed, itself
 // back in the waiting queue to be recomputed) until it can; no waiting
-// request is admitted in a step that preempted.
+// request is admitted in a step that preempted so.
+//
+// A waiting request that does not fit (blocks or seats) preempts running
+// requests of a strictly lower priority, lowest and newest first, as long
+// as what they hold could make it fit (vLLM's priority scheduling); among
+// equal priorities it waits (first come, first served: no overtaking).
+// Held beam members (see beam.go) are not admitted, and when nothing else
+// would run they are preempted to make room for the waiting head.
 //
 // The plan's slices (and the block tables in it, views of the pool's) are
 // the scheduler's scratch: they are valid until the next Schedule, so a
@@ -156,6 +169,7 @@ func (s *Scheduler) Schedule() Plan {
 	budget := s.cfg.MaxBatchedTokens
 	seqs, copies := s.seqs[:0], s.copies[:0]
 	clear(s.entry)
+	live := 0 // entries of seqs not undone by a preemption
 
 	schedule := func(r *request, n int, a kvcache.Alloc) {
 		s.entry[r] = len(seqs)
@@ -164,16 +178,21 @@ func (s *Scheduler) Schedule() Plan {
 			Table: s.pool.TableView(r.ID), Sample: end == len(r.tokens)})
 		copies = append(copies, a.Copies)
 		budget -= n
+		live++
 	}
 	preempt := func(v *request) {
 		if i, ok := s.entry[v]; ok {
 			budget += len(seqs[i].Tokens)
 			seqs[i], copies[i] = Seq{}, nil
 			delete(s.entry, v)
+			live--
 		}
 		s.running = slices.DeleteFunc(s.running, func(x *request) bool { return x == v })
 		s.pool.Free(v.ID)
 		v.running, v.computed = false, 0
+		if v.search != nil {
+			v.search.running--
+		}
 		s.waiting.push(v)
 		plan.Preempted = append(plan.Preempted, v.ID)
 	}
@@ -181,7 +200,7 @@ func (s *Scheduler) Schedule() Plan {
 	s.runs = append(s.runs[:0], s.running...)
 	for _, decodes := range [2]bool{true, false} {
 		for _, r := range s.runs {
-			if !r.running || r.decoding() != decodes || budget == 0 {
+			if !r.running || r.idle() || r.decoding() != decodes || budget == 0 {
 				continue
 			}
 			n := min(len(r.tokens)-r.computed, budget)
@@ -189,7 +208,7 @@ func (s *Scheduler) Schedule() Plan {
 				if _, ok := s.pool.CanAllocate(r.ID, r.tokens, n); ok {
 					break
 				}
-				preempt(s.victim())
+				preempt(s.victim(nil))
 			}
 			if r.running {
 				a, _ := s.pool.Allocate(r.ID, r.tokens, n)
@@ -198,22 +217,37 @@ func (s *Scheduler) Schedule() Plan {
 		}
 	}
 	clear(s.runs)
-	pending := s.forksPending()
-	for len(plan.Preempted) == 0 && len(s.waiting) > 0 && budget > 0 {
-		r := s.waiting[0]
-		if len(s.running)+pending+1+len(r.Forks) > s.cfg.MaxSeqs {
-			break
+	grew := len(plan.Preempted) > 0 // a running request lacked blocks: admit nothing
+	for i := 0; !grew && i < len(s.waiting) && budget > 0; {
+		r := s.waiting[i]
+		if r.held {
+			i++ // sampled already: needs no step until it is continued
+			continue
 		}
-		n := min(len(r.tokens)-s.pool.CachedPrefix(r.tokens), budget)
-		if _, ok := s.pool.CanAllocate(r.ID, r.tokens, n); !ok {
-			break // first come, first served: no overtaking
+		look := r.lookup()
+		n := min(len(r.tokens)-s.pool.CachedPrefix(look), budget)
+		need, fits := s.pool.CanAllocate(r.ID, look, n)
+		seated := s.seatsHeld(nil)+seats(r) <= s.cfg.MaxSeqs
+		if fits && seated {
+			a, _ := s.pool.Allocate(r.ID, look, n)
+			s.waiting = slices.Delete(s.waiting, i, i+1)
+			r.running, r.computed = true, a.Cached
+			s.running = append(s.running, r)
+			if r.search != nil {
+				r.search.running++
+			}
+			schedule(r, n, a)
+			continue
 		}
-		a, _ := s.pool.Allocate(r.ID, r.tokens, n)
-		s.waiting = s.waiting[1:]
-		r.running, r.computed = true, a.Cached
-		s.running = append(s.running, r)
-		pending += len(r.Forks)
-		schedule(r, n, a)
+		if v := s.victim(nil); v != nil && v.Priority > r.Priority && s.reclaimable(r, need, seats(r)) {
+			preempt(v) // priority preemption: v waits behind r
+			continue
+		}
+		if v := s.victim(func(x *request) bool { return x.held }); live == 0 && v != nil {
+			preempt(v) // nothing else runs: a held beam member makes room
+			continue
+		}
+		break // first come, first served: no overtaking
 	}
 
 	for i, q := range seqs {
@@ -234,23 +268,41 @@ func (s *Scheduler) Schedule() Plan {
 	return plan
 }
 
-// victim is the running request to preempt: the lowest priority (highest
-// value), newest among those.
-func (s *Scheduler) victim() *request {
-	v := s.running[0]
-	for _, r := range s.running[1:] {
-		if before(v, r) {
+// victim is the running request to preempt among those ok accepts (all
+// when ok is nil): the lowest priority (highest value), newest among
+// those; nil if there is none.
+func (s *Scheduler) victim(ok func(*request) bool) *request {
+	var v *request
+	for _, r := range s.running {
+		if (ok == nil || ok(r)) && (v == nil || before(v, r)) {
 			v = r
 		}
 	}
 	return v
 }
 
+// reclaimable reports whether preempting every running request of a
+// lower priority than r could give r the blocks (need more than are free)
+// and the seats it lacks: an upper bound (a shared block is not freed by
+// one of its holders), so that a priority preemption is never hopeless.
+func (s *Scheduler) reclaimable(r *request, need, seats int) bool {
+	lower := func(v *request) bool { return v.Priority > r.Priority }
+	blocks := s.pool.NumFree()
+	for _, v := range s.running {
+		if lower(v) {
+			blocks += len(s.pool.TableView(v.ID))
+		}
+	}
+	return blocks >= need && s.seatsHeld(lower)+seats <= s.cfg.MaxSeqs
+}
+
 // Update applies a step's results: sampled[i] is the token sampled for
 // plan.Seqs[i] (read only where Sample is set), then sampled[len(plan.Seqs)+j]
 // is plan.Forks[j]'s. It forks those completions, commits the computed
 // tokens' KV, appends sampled tokens, and finishes requests on a stop
-// token or their length limit, freeing their blocks. Entries of requests
+// token or their length limit, freeing their blocks. A beam member's
+// sample appends nothing and finishes nothing: its event reports the
+// sample and the member is held (see beam.go). Entries of requests
 // aborted since Schedule are skipped. The events are valid until the next
 // Update.
 func (s *Scheduler) Update(plan Plan, sampled []int32) ([]Event, error) {
@@ -269,6 +321,11 @@ func (s *Scheduler) Update(plan Plan, sampled []int32) ([]Event, error) {
 		}
 		r.computed += len(q.Tokens)
 		if !q.Sample {
+			continue
+		}
+		if r.Beam {
+			r.held = true // the caller continues, branches or prunes it
+			events = append(events, Event{ID: r.ID, Token: sampled[i], Sample: i})
 			continue
 		}
 		// Forks first: they share the blocks of the prompt alone.

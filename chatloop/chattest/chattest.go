@@ -1,6 +1,7 @@
 // Package chattest holds test doubles for package chatloop and its callers:
-// a tiny ChatML vocabulary and a scripted language model, so that chat
-// transcripts can be asserted exactly without model weights.
+// a tiny ChatML vocabulary and a scripted language model run by a real
+// engine, so that chat transcripts can be asserted exactly without model
+// weights.
 package chattest
 
 import (
@@ -9,6 +10,9 @@ import (
 	"strings"
 
 	"kiln/chat"
+	"kiln/engine"
+	"kiln/model"
+	"kiln/runner/scripted"
 	"kiln/tokenizer"
 )
 
@@ -60,81 +64,110 @@ func Tokenizer(v *tokenizer.Vocab) *tokenizer.Tokenizer {
 	return t
 }
 
-// LM is a scripted language model over a ChatML conversation: it keeps the
-// tokens it was fed (its "KV cache") and its logits always put all the
-// weight on one token, chosen by Reply from the conversation so far. It
-// implements chatloop.LM.
+// PromptChunk is the step budget of NewEngine's engine (prompt tokens
+// per forward): tests interrupt a long prompt between its chunks.
+const PromptChunk = 128
+
+// LM is a scripted language model over a ChatML conversation, run by a
+// real engine (NewEngine): its logits always put all the weight on one
+// token, chosen by Reply from the conversation so far, which it reads
+// back through the engine's block tables (runner/scripted), so a wrong
+// prefix-cache hit shows as a wrong answer.
 //
-// The default reply to a user message X, in the n-th user turn still in the
-// cache, is "n: X" followed by <|im_end|>; so a transcript shows both what
-// the model was asked and how much of the conversation it still sees.
+// The default reply to a user message X, in the n-th user turn of the
+// prompt, is "n: X" followed by <|im_end|>; so a transcript shows both
+// what the model was asked and how much of the conversation it still sees.
 type LM struct {
 	Tok      *tokenizer.Tokenizer
-	Capacity int // most tokens the cache holds
+	Capacity int // the chat's context: NewEngine's requests hold Capacity+1 tokens
 
 	// Reply, when set, replaces the default answer: it gets the user turns
-	// still in the cache (oldest first) and returns the answer text.
+	// of the sequence (oldest first) and returns the answer text.
 	Reply func(users []string) string
 
-	// OnFeed, when set, is called after every Feed with the number of
-	// tokens fed; tests use it to interrupt a generation mid-way.
+	// Edit, when set, may change the logits of every forward's last row;
+	// fed is the number of tokens that forward ran.
+	Edit func(fed int, logits []float32)
+
+	// OnFeed, when set, is called after every forward with the number of
+	// tokens it ran (a prompt chunk, or one answer token fed back); tests
+	// use it to interrupt a generation mid-way.
 	OnFeed func(n int)
 
-	Tokens []int32 // the cache: every token fed and not truncated
-	Fed    []int   // the length of every Feed call, in order
-	Cut    []int   // the argument of every Truncate call, in order
+	Tokens []int32 // the sequence of the last forward, up to its last token
+	Fed    []int   // the tokens run by every forward, in order
+	Starts []int   // the position of the first of them: where each forward began
+
+	model scripted.Model
 }
 
-// NewLM returns a scripted model with room for capacity tokens.
+// NewLM returns a scripted model for a chat context of capacity tokens.
 func NewLM(tok *tokenizer.Tokenizer, capacity int) *LM {
-	return &LM{Tok: tok, Capacity: capacity}
+	m := &LM{Tok: tok, Capacity: capacity}
+	m.model = scripted.Model{VocabSize: tok.Size(), Ctx: capacity + 1, BlockSize: 1, Next: m.next}
+	return m
 }
 
-// Vocab is the size of a logit row.
-func (m *LM) Vocab() int { return m.Tok.Size() }
+// NewEngine runs lm in an engine sized for one chat of lm.Capacity
+// tokens: blocks of one token, so that the prefix cache reuses exactly
+// the common prefix of two turns (as a chat's own cache would), and
+// PromptChunk tokens per step. Close it after use.
+func NewEngine(lm *LM) (*engine.Engine, error) {
+	return engine.NewBackend(lm, engine.Config{NumBlocks: lm.Capacity + 1, BlockSize: 1, MaxSeqs: 1,
+		MaxModelLen: lm.Capacity + 1, MaxBatchedTokens: PromptChunk, Tokenizer: lm.Tok})
+}
 
-// Len is the number of tokens in the cache.
+// Vocab, Context: runner.Backend.
+func (m *LM) Vocab() int   { return m.Tok.Size() }
+func (m *LM) Context() int { return m.Capacity + 1 }
+
+// Len is the length of Tokens; Cap is Capacity.
 func (m *LM) Len() int { return len(m.Tokens) }
-
-// Cap is the most tokens the cache holds.
 func (m *LM) Cap() int { return m.Capacity }
 
-// Truncate keeps the first n tokens.
-func (m *LM) Truncate(n int) {
-	m.Cut = append(m.Cut, n)
-	m.Tokens = m.Tokens[:n]
-}
+// CopyBlock: runner.Backend.
+func (m *LM) CopyBlock(src, dst int) error { return m.model.CopyBlock(src, dst) }
 
-// Feed appends tokens and returns the logits of the next token: 0 for all
-// ids but the scripted one, which gets 20.
-func (m *LM) Feed(tokens []int32) ([]float32, error) {
-	if len(tokens) == 0 {
-		return nil, fmt.Errorf("chattest: Feed of no tokens")
+// Forward runs the scripted model (one chat sequence per batch), then
+// Edit and OnFeed.
+func (m *LM) Forward(b *model.Batch) ([]float32, error) {
+	logits, err := m.model.Forward(b)
+	if err != nil {
+		return nil, err
 	}
-	if len(m.Tokens)+len(tokens) > m.Capacity {
-		return nil, fmt.Errorf("chattest: %d tokens overflow the cache of %d", len(m.Tokens)+len(tokens), m.Capacity)
+	n := len(b.Tokens)
+	last := b.Positions[n-1]
+	h, err := m.model.History(b.BlockTables[len(b.BlockTables)-1], int(last)+1)
+	if err != nil {
+		return nil, err
 	}
-	m.Tokens = append(m.Tokens, tokens...)
-	m.Fed = append(m.Fed, len(tokens))
-	logits := make([]float32, m.Vocab())
-	logits[m.next()] = 20
+	m.Tokens = append(m.Tokens[:0], h...)
+	m.Fed = append(m.Fed, n)
+	m.Starts = append(m.Starts, int(b.Positions[0]))
+	if m.Edit != nil && len(logits) > 0 {
+		m.Edit(n, logits[len(logits)-m.Vocab():])
+	}
 	if m.OnFeed != nil {
-		m.OnFeed(len(tokens))
+		m.OnFeed(n)
 	}
 	return logits, nil
 }
 
-// next is the scripted token after m.Tokens: the next token of the answer
-// to the last user turn, or <|im_end|> once it is complete (or when the
-// cache does not end inside an assistant turn).
-func (m *LM) next() int32 {
+// next writes the scripted row after history: all the weight (20) on the
+// next token of the answer to its last user turn, or on <|im_end|> once
+// it is complete (or when history does not end inside an assistant turn).
+func (m *LM) next(history []int32, row []float32) {
+	row[m.nextToken(history)] = 20
+}
+
+func (m *LM) nextToken(tokens []int32) int32 {
 	end, _ := m.Tok.ID("<|im_end|>")
 	header := m.Tok.EncodePrompt("<|im_start|>assistant\n")
-	i := lastIndex(m.Tokens, header)
+	i := lastIndex(tokens, header)
 	if i < 0 {
 		return end
 	}
-	users := m.users(m.Tokens[:i])
+	users := m.users(tokens[:i])
 	var answer string
 	if m.Reply != nil {
 		answer = m.Reply(users)
@@ -142,7 +175,7 @@ func (m *LM) next() int32 {
 		answer = fmt.Sprintf("%d: %s", len(users), users[len(users)-1])
 	}
 	want := m.Tok.Encode(answer, false)
-	got := m.Tokens[i+len(header):]
+	got := tokens[i+len(header):]
 	if len(got) >= len(want) || !slices.Equal(got, want[:len(got)]) {
 		return end
 	}

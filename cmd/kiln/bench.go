@@ -42,6 +42,7 @@ type benchResult struct {
 	// the model's forward (scheduling, batch building, sampling,
 	// streaming), over the whole run.
 	EngineOverhead float64 `json:"engine_overhead"`
+	memReport
 }
 
 // prefixResult is the shared-prefix workload's report.
@@ -59,6 +60,7 @@ type prefixResult struct {
 	TotalS      float64 `json:"total_s"`       // first Submit to last final event
 	CachedTok   int     `json:"cached_tokens"` // prompt tokens served from the prefix cache, all requests
 	Kernels     string  `json:"kernels"`
+	memReport
 }
 
 func runBench(args []string, stdout, stderr io.Writer) error {
@@ -161,9 +163,10 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	}
 	defer closeModel()
 	c := &m.Config
+	mem := memAfterLoad(bytes)
 
 	if *workload == "gap" {
-		return runGap(stdout, *asJSON, m, kvf, *streams, *longPrompt, *gen, *maxBatched, *noPrefixCache)
+		return runGap(stdout, *asJSON, m, kvf, mem, *streams, *longPrompt, *gen, *maxBatched, *noPrefixCache)
 	}
 
 	// The requests: deterministic pseudo-text token ids (speed does not
@@ -220,11 +223,12 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	mem.afterRun(c, numBlocks, blockSize)
 
 	if *workload == "prefix" {
 		return reportPrefix(stdout, *asJSON, prefixResult{
 			Engine: "kiln", Workload: "prefix", Threads: m.Threads(), Requests: *requests, PrefixLen: *prefixLen,
-			SuffixLen: *suffixLen, GenTokens: *gen, PrefixCache: !*noPrefixCache, Kernels: simd.Impl(),
+			SuffixLen: *suffixLen, GenTokens: *gen, PrefixCache: !*noPrefixCache, Kernels: simd.Impl(), memReport: mem,
 		}, runs)
 	}
 
@@ -249,6 +253,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		PrefillTokS: round2(float64(*prompt**parallel) / prefill.Seconds()),
 		ModelBytes:  bytes,
 		Kernels:     simd.Impl(),
+		memReport:   mem,
 	}
 	if st := e.Stats(); st.StepTime > 0 {
 		r.EngineOverhead = float64(int64(10000*float64(st.StepTime-st.ForwardTime)/float64(st.StepTime)+0.5)) / 10000
@@ -267,6 +272,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, "prefill   %8.2f tok/s  (%d tokens x %d sequences)\n", r.PrefillTokS, *prompt, *parallel)
 	fmt.Fprintf(stdout, "decode    %8.2f tok/s  (%d tokens x %d sequences; %.1f GB/s of weights)\n", r.DecodeTokS, *gen, *parallel, r.DecodeGBs)
 	fmt.Fprintf(stdout, "engine    %8.2f%% of step time outside the forward\n", 100*r.EngineOverhead)
+	r.memReport.print(stdout)
 	return nil
 }
 
@@ -342,6 +348,7 @@ func reportPrefix(stdout io.Writer, asJSON bool, r prefixResult, runs []*benchRu
 	fmt.Fprintf(stdout, "cache     %s: %d prompt tokens served from it\n", cache, r.CachedTok)
 	fmt.Fprintf(stdout, "ttft      median %.2f ms, max %.2f ms\n", r.TTFTMedian, r.TTFTMax)
 	fmt.Fprintf(stdout, "total     %.2f s\n", r.TotalS)
+	r.memReport.print(stdout)
 	return nil
 }
 

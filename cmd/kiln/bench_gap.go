@@ -34,12 +34,13 @@ type gapResult struct {
 	LongTTFTMs  float64 `json:"long_ttft_ms"`  // the long prompt's time to first token
 	StepsDuring int64   `json:"steps_during"`  // engine steps from its submission to its first token
 	Kernels     string  `json:"kernels"`
+	memReport
 }
 
 // runGap runs the gap workload on m: streams requests of 16-token prompts
 // decode gen tokens each; once each has gapWarm tokens, one request with a
 // longPrompt-token prompt (and one token to generate) is submitted.
-func runGap(stdout io.Writer, asJSON bool, m *model.Model, kvf *kvPoolFlags, streams, longPrompt, gen, maxBatched int, noPrefixCache bool) error {
+func runGap(stdout io.Writer, asJSON bool, m *model.Model, kvf *kvPoolFlags, mem memReport, streams, longPrompt, gen, maxBatched int, noPrefixCache bool) error {
 	c := &m.Config
 	tok := func(i int) int32 { return int32((i*7919 + 13) % c.Vocab) }
 	const streamPrompt = 16
@@ -118,6 +119,7 @@ func runGap(stdout io.Writer, asJSON bool, m *model.Model, kvf *kvPoolFlags, str
 	if first.IsZero() {
 		return fmt.Errorf("the long request produced no token")
 	}
+	mem.afterRun(c, numBlocks, blockSize)
 
 	var beforeGaps, duringGaps []float64
 	for _, ts := range times {
@@ -133,7 +135,7 @@ func runGap(stdout io.Writer, asJSON bool, m *model.Model, kvf *kvPoolFlags, str
 	}
 	r := gapResult{Engine: "kiln", Workload: "gap", Threads: m.Threads(), Streams: streams, LongPrompt: longPrompt,
 		MaxBatched: maxBatched, LongTTFTMs: round4(float64(first.Sub(submitted).Nanoseconds()) / 1e6),
-		StepsDuring: steps, Kernels: simd.Impl()}
+		StepsDuring: steps, Kernels: simd.Impl(), memReport: mem}
 	if len(beforeGaps) > 0 {
 		slices.Sort(beforeGaps)
 		r.GapBeforeMs = round4(median(beforeGaps))
@@ -151,6 +153,7 @@ func runGap(stdout io.Writer, asJSON bool, m *model.Model, kvf *kvPoolFlags, str
 	fmt.Fprintf(stdout, "streams   inter-token gap %.2f ms before; while it prefills: median %.2f ms, worst %.2f ms\n",
 		r.GapBeforeMs, r.GapMedianMs, r.GapMaxMs)
 	fmt.Fprintf(stdout, "long      first token after %.2f ms (%d steps)\n", r.LongTTFTMs, r.StepsDuring)
+	r.memReport.print(stdout)
 	return nil
 }
 

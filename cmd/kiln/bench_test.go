@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -42,6 +43,33 @@ func TestBenchParallel(t *testing.T) {
 		if r.Parallel != 5 || r.PromptTokens != 20 || r.GenTokens != 6 || r.PrefillTokS <= 0 || r.DecodeTokS <= 0 {
 			t.Errorf("%v: %s", extra, out)
 		}
+		checkMem(t, raw, r.memReport, r.ModelBytes)
+	}
+	// The table says the same in a line.
+	out, stderr, code := kiln(t, "bench", m, "--prompt", "20", "--gen", "6", "--threads", "1")
+	if code != 0 || !strings.Contains(out, "memory    RSS ") || !strings.Contains(out, "KV pool ") {
+		t.Errorf("table: exit %d\n%s%s", code, out, stderr)
+	}
+}
+
+// checkMem: a bench report states the weights' and the pool's bytes and,
+// on Linux, the resident set after load and after the run (never above its
+// peak; null elsewhere).
+func checkMem(t *testing.T, raw map[string]any, r memReport, weights uint64) {
+	t.Helper()
+	for _, k := range []string{"weights_bytes", "kv_pool_bytes", "rss_after_load_bytes", "rss_after_run_bytes", "rss_peak_bytes"} {
+		if _, ok := raw[k]; !ok {
+			t.Errorf("no %q in the report", k)
+		}
+	}
+	if r.WeightsBytes != weights || r.KVPoolBytes <= 0 {
+		t.Errorf("weights %d bytes (model %d), pool %d bytes", r.WeightsBytes, weights, r.KVPoolBytes)
+	}
+	if runtime.GOOS != "linux" {
+		return
+	}
+	if r.RSSLoad == nil || r.RSSRun == nil || r.RSSPeak == nil || *r.RSSLoad <= 0 || *r.RSSRun > *r.RSSPeak {
+		t.Errorf("RSS after load %v, after the run %v, peak %v", r.RSSLoad, r.RSSRun, r.RSSPeak)
 	}
 }
 
@@ -59,6 +87,9 @@ func TestBenchPrefixWorkload(t *testing.T) {
 		if err := json.Unmarshal([]byte(out), &r); err != nil {
 			t.Fatal(err)
 		}
+		var raw map[string]any
+		json.Unmarshal([]byte(out), &raw)
+		checkMem(t, raw, r.memReport, r.WeightsBytes)
 		if r.Workload != "prefix" || r.Requests != 8 || r.PrefixLen != 96 || r.TTFTMedian <= 0 || r.TTFTMax < r.TTFTMedian {
 			t.Fatalf("%v: %s", extra, out)
 		}
@@ -115,6 +146,9 @@ func TestBenchGapWorkload(t *testing.T) {
 		if err := json.Unmarshal([]byte(out), &r); err != nil {
 			t.Fatal(err)
 		}
+		var raw map[string]any
+		json.Unmarshal([]byte(out), &raw)
+		checkMem(t, raw, r.memReport, r.WeightsBytes)
 		// (Whether the streams still decode while the long prompt runs is a
 		// race on a model this small: only the real-model figures in
 		// BENCHMARKS.md read gap_max_ms.)

@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strings"
 
 	"kiln/kvcache"
 	"kiln/model"
@@ -90,4 +91,19 @@ func fmtBytes(n int64) string {
 		return fmt.Sprintf("%.1fKiB", float64(n)/(1<<10))
 	}
 	return fmt.Sprintf("%dB", n)
+}
+
+// kvTypeFlag registers --kv-type (llama.cpp's --cache-type-k/v) on fs; the
+// returned func reports whether F32 storage was asked for.
+func kvTypeFlag(fs *flag.FlagSet) func() (bool, error) {
+	v := fs.String("kv-type", "f16", "KV cache element type: f16 (default, as llama.cpp) or f32")
+	return func() (bool, error) {
+		switch strings.ToLower(*v) {
+		case "f16":
+			return false, nil
+		case "f32":
+			return true, nil
+		}
+		return false, usageErrorf("--kv-type %q: want f16 or f32", *v)
+	}
 }

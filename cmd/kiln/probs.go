@@ -1,11 +1,15 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"io"
 	"math"
 	"sort"
+
+	"kiln/engine"
 )
 
 func init() {
@@ -60,11 +64,11 @@ func runProbs(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return usageErrorf("%v", err)
 	}
-	seq, err := newSequence(l.model, len(prompt), f32)
-	if err != nil {
-		return err
+	rows := 1
+	if *all {
+		rows = len(prompt)
 	}
-	logits, err := seq.feed(prompt, *all)
+	logits, err := promptLogits(l, prompt, rows, f32)
 	if err != nil {
 		return err
 	}
@@ -79,6 +83,44 @@ func runProbs(args []string, stdout, stderr io.Writer) error {
 		out.Positions = append(out.Positions, probsAtStep{Pos: p, Top: topProbs(row, *top)})
 	}
 	return json.NewEncoder(stdout).Encode(out)
+}
+
+// probsChunk is how many prompt tokens one forward takes: the engine's
+// step budget, so that each chunk's weights are read once.
+const probsChunk = 256
+
+// promptLogits runs prompt through an engine over l's model as one
+// request that asks for the raw logit rows of its last rows positions
+// ([rows][Vocab]), in steps of probsChunk tokens, and samples one token
+// (which nothing reads).
+func promptLogits(l *loaded, prompt []int32, rows int, f32 bool) ([]float32, error) {
+	if n := len(prompt); n > l.model.Config.Context {
+		return nil, fmt.Errorf("%d tokens exceed the model's context of %d", n, l.model.Config.Context)
+	}
+	const blockSize = 16
+	e, err := engine.New(l.model, engine.Config{NumBlocks: (len(prompt) + blockSize) / blockSize, BlockSize: blockSize,
+		F32KV: f32, MaxSeqs: 1, MaxBatchedTokens: probsChunk})
+	if err != nil {
+		return nil, err
+	}
+	defer e.Close()
+	ch, err := e.Submit(context.Background(), engine.Request{Prompt: prompt, Params: greedyParams(1), PromptLogits: rows})
+	if err != nil {
+		return nil, err
+	}
+	var logits []float32
+	for ev := range ch {
+		if ev.PromptLogits != nil {
+			logits = ev.PromptLogits
+		}
+		if ev.Done && ev.Reason == engine.Abort {
+			return nil, ev.Err
+		}
+	}
+	if logits == nil {
+		return nil, fmt.Errorf("the engine returned no prompt logits")
+	}
+	return logits, nil
 }
 
 // topProbs returns the k most probable tokens of softmax(logits), computed

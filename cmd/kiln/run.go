@@ -16,6 +16,7 @@ import (
 
 	"kiln/chat"
 	"kiln/chatloop"
+	"kiln/engine"
 	"kiln/sample"
 )
 
@@ -40,6 +41,11 @@ const (
 	// runMaxContext caps the default KV cache: models declare up to 128k
 	// tokens, which would reserve gigabytes (llama-cli's default is 4096).
 	runMaxContext = 4096
+	// runPromptChunk is the engine's step budget: prompt tokens per
+	// forward, small enough that Ctrl-C stops a long prompt within a
+	// fraction of a second, large enough that each weight is read once for
+	// many tokens.
+	runPromptChunk = 128
 )
 
 // stringList is a repeatable string flag.
@@ -72,6 +78,7 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	ctxSize := fs.Int("ctx", 0, fmt.Sprintf("context size in tokens (0: the model's, at most %d)", runMaxContext))
 	threads := fs.Int("threads", 0, "worker threads (0: one per core)")
 	kvF32 := kvTypeFlag(fs)
+	kvf := addKVPoolFlags(fs)
 	fs.Usage = func() {
 		io.WriteString(stderr, `usage: kiln run MODEL [PROMPT] [flags]
   With PROMPT (or, when stdin is not a terminal, the text read from it), stream
@@ -100,6 +107,9 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	}
 	f32, err := kvF32()
 	if err != nil {
+		return err
+	}
+	if err := kvf.check(); err != nil {
 		return err
 	}
 
@@ -151,10 +161,21 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	if n == 0 {
 		n = min(l.model.Config.Context, runMaxContext)
 	}
-	seq, err := newSequence(l.model, n, f32)
-	if err != nil {
-		return usageErrorf("--ctx: %v", err)
+	if n > l.model.Config.Context {
+		return usageErrorf("--ctx: %d tokens exceed the model's context of %d", n, l.model.Config.Context)
 	}
+	// One conversation: its n tokens of KV and the last answer token,
+	// which needs none (chatloop.Engine).
+	numBlocks, blockSize, err := kvf.pool(&l.model.Config, f32, n+1, 1)
+	if err != nil {
+		return err
+	}
+	e, err := engine.New(l.model, engine.Config{NumBlocks: numBlocks, BlockSize: blockSize, F32KV: f32, MaxSeqs: 1,
+		MaxModelLen: n + 1, MaxBatchedTokens: runPromptChunk, Tokenizer: l.tok})
+	if err != nil {
+		return err
+	}
+	defer e.Close()
 	load := time.Since(t0)
 	if ctx.Err() != nil {
 		return errors.New("interrupted")
@@ -167,7 +188,7 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	if how != "" {
 		fmt.Fprintf(stderr, "kiln run: %s\n", how)
 	}
-	opts := chatloop.Options{LM: seq, Tokenizer: l.tok, Prompter: prompter, Params: params, System: *system, Load: load}
+	opts := chatloop.Options{Engine: e, Context: n, Tokenizer: l.tok, Prompter: prompter, Params: params, System: *system, Load: load}
 	if *verbose {
 		opts.Stats = stderr
 	}

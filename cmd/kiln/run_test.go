@@ -142,36 +142,45 @@ func TestRunUsesTheChatTemplate(t *testing.T) {
 func TestRunInteractive(t *testing.T) {
 	m := chatModel(t)
 	script := "/set temperature 0\nhello\n/show\n/clear\nhello\nwhat now\n/bye\nunread\n"
-	out, stderr, code := kilnRun(t, script, m, "-i", "-n", "6", "--verbose", "--system", "S")
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
-	// Each answer is on the line after its ">>> message" line.
-	answers := map[string][]string{}
-	lines := strings.Split(out, "\n")
-	for i, l := range lines {
-		if msg, ok := strings.CutPrefix(l, ">>> "); ok && !strings.HasPrefix(msg, "/") && i+1 < len(lines) {
-			answers[msg] = append(answers[msg], lines[i+1])
-		}
-	}
-	if len(answers["hello"]) != 2 || answers["hello"][0] != answers["hello"][1] || len(answers["what now"]) != 1 {
-		t.Fatalf("answers %q: want the same greedy answer to hello before and after /clear\n%s", answers, out)
-	}
-	for _, want := range []string{"Set temperature.\n", "temperature     0\n", "system          \"S\"\n", "Cleared the conversation.\n", ">>> /bye\n"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("transcript lacks %q:\n%s", want, out)
-		}
-	}
-	if strings.Contains(out, "unread") {
-		t.Error("a line after /bye was read")
-	}
-	// After /clear, the whole prompt but its last token is still in the
-	// cache; the next turn feeds only what follows the answer it kept.
 	tok := chattest.Tokenizer(chattest.Vocab())
 	prompt := len(tok.EncodePrompt("<|im_start|>system\nS<|im_end|>\n<|im_start|>user\nhello<|im_end|>\n<|im_start|>assistant\n"))
-	got := promptCounts(stderr)
-	if len(got) != 3 || got[0] != [2]int{prompt, 0} || got[1] != [2]int{1, prompt - 1} || got[2][1] < prompt {
-		t.Fatalf("prompt counts (fed, cached) %v; want [%d 0], [1 %d], then more than %d cached", got, prompt, prompt-1, prompt)
+	for _, bs := range []int{16, 1} {
+		out, stderr, code := kilnRun(t, script, m, "-i", "-n", "6", "--verbose", "--system", "S", "--block-size", fmt.Sprint(bs))
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		// Each answer is on the line after its ">>> message" line.
+		answers := map[string][]string{}
+		lines := strings.Split(out, "\n")
+		for i, l := range lines {
+			if msg, ok := strings.CutPrefix(l, ">>> "); ok && !strings.HasPrefix(msg, "/") && i+1 < len(lines) {
+				answers[msg] = append(answers[msg], lines[i+1])
+			}
+		}
+		if len(answers["hello"]) != 2 || answers["hello"][0] != answers["hello"][1] || len(answers["what now"]) != 1 {
+			t.Fatalf("answers %q: want the same greedy answer to hello before and after /clear\n%s", answers, out)
+		}
+		for _, want := range []string{"Set temperature.\n", "temperature     0\n", "system          \"S\"\n", "Cleared the conversation.\n", ">>> /bye\n"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("transcript lacks %q:\n%s", want, out)
+			}
+		}
+		if strings.Contains(out, "unread") {
+			t.Error("a line after /bye was read")
+		}
+		// After /clear, the engine's prefix cache still holds the first
+		// turn: the same prompt is served from it but for its last token
+		// (in whole blocks of the block size), and the next turn computes
+		// only what follows the answer it kept (from the blocks that the
+		// answer filled).
+		whole := (prompt - 1) / bs * bs
+		got := promptCounts(stderr)
+		if len(got) != 3 || got[0] != [2]int{prompt, 0} || got[1] != [2]int{prompt - whole, whole} || got[2][1] < whole || got[2][1]%bs != 0 {
+			t.Fatalf("block size %d: prompt counts (fed, cached) %v; want [%d 0], [%d %d], then at least %d cached", bs, got, prompt, prompt-whole, whole, whole)
+		}
+		if bs == 1 && got[2][1] < prompt {
+			t.Fatalf("block size 1: the third turn reused %d tokens, want more than the prompt's %d", got[2][1], prompt)
+		}
 	}
 }
 
