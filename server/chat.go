@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"strings"
 
@@ -31,7 +32,20 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 	}
 	defer s.reg.release(sl)
 	m := sl.m
-	prompt, err := renderChat(m, q.Messages, q.AddGenerationPrompt, q.ChatTemplateKwargs)
+	tools, toolSpec, err := parseTools(q.Tools, q.ToolChoice)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	kwargs := q.ChatTemplateKwargs
+	if tools != nil { // the template shows the model its tools
+		kwargs = maps.Clone(kwargs)
+		if kwargs == nil {
+			kwargs = map[string]any{}
+		}
+		kwargs["tools"] = tools.tools
+	}
+	prompt, err := renderChat(m, q.Messages, q.AddGenerationPrompt, kwargs)
 	if err != nil {
 		writeError(w, err)
 		return
@@ -40,6 +54,16 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		writeError(w, err)
 		return
+	}
+	if toolSpec != nil {
+		if j.constraint != nil {
+			writeError(w, badRequest("tool_choice", "tool_choice %s constrains the reply: it does not combine with structured output", tools.kind))
+			return
+		}
+		if j.constraint, err = s.constraint(sl, toolSpec); err != nil {
+			writeError(w, err)
+			return
+		}
 	}
 	if q.TopLogprobs != nil {
 		k := *q.TopLogprobs
@@ -61,7 +85,11 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 	}
 	defer j.cancel()
 	c := &chatWriter{s: s, j: j, tok: m.Tokenizer, id: newID("chatcmpl-"), created: s.cfg.Now().Unix(), model: q.Model,
-		logprobs: q.Logprobs, text: make([]strings.Builder, j.n), lps: make([][]chatTokenLogprob, j.n), reasons: make([]*string, j.n)}
+		logprobs: q.Logprobs, text: make([]strings.Builder, j.n), lps: make([][]chatTokenLogprob, j.n), reasons: make([]*string, j.n),
+		tools: tools, holding: make([]bool, j.n)}
+	for i := range c.holding {
+		c.holding[i] = tools != nil
+	}
 	if q.Stream {
 		c.stream(r.Context(), w, items, q.StreamOptions != nil && q.StreamOptions.IncludeUsage)
 	} else {
@@ -71,9 +99,6 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 
 // unsupported refuses what kiln does not do yet rather than ignore it.
 func (q *chatRequest) unsupported() error {
-	if !isNull(q.Tools) && strings.TrimSpace(string(q.Tools)) != "[]" {
-		return badRequest("tools", "tools are not supported yet")
-	}
 	if len(q.Messages) == 0 {
 		return badRequest("messages", "messages must hold at least one message")
 	}
@@ -163,6 +188,9 @@ type chatWriter struct {
 	lps      [][]chatTokenLogprob
 	reasons  []*string
 	usage    usageSum
+	tools    *toolMode // nil: no tool calls
+	calls    []calledChoice
+	holding  []bool // per choice: text held back while it may be a tool call (streaming)
 }
 
 // tokenLogprob is one token's entry in the chat logprobs shape.
@@ -190,9 +218,17 @@ func (c *chatWriter) add(it item) chatChoice {
 	ev := it.ev
 	delta := chatChoice{Index: i, Delta: &chatOut{}}
 	if ev.Text != "" {
+		c.text[i].WriteString(ev.Text)
 		text := ev.Text
-		delta.Delta.Content = &text
-		c.text[i].WriteString(text)
+		if c.holding[i] {
+			if c.tools.kind == "auto" && !mayBeCall(c.text[i].String()) {
+				c.holding[i] = false // plain text after all: release what was held
+				text = c.text[i].String()
+				delta.Delta.Content = &text
+			}
+		} else {
+			delta.Delta.Content = &text
+		}
 	}
 	if c.logprobs && ev.Token >= 0 {
 		e := c.tokenLogprob(ev)
@@ -201,11 +237,32 @@ func (c *chatWriter) add(it item) chatChoice {
 	}
 	if ev.Done {
 		reason := finishReason(ev.Reason)
+		if c.tools != nil && ev.Reason == engine.Stop {
+			if calls, content, ok := c.tools.calls(c.text[i].String()); ok {
+				reason = "tool_calls"
+				c.calls = append(c.calls, calledChoice{i, calls, content})
+				if c.holding[i] {
+					delta.Delta.ToolCalls, delta.Delta.Content = calls, content
+				}
+				c.holding[i] = false
+			}
+		}
+		if c.holding[i] { // held text that was no call after all
+			text := c.text[i].String()
+			delta.Delta.Content = &text
+		}
 		delta.FinishReason = &reason
 		c.reasons[i] = &reason
 		c.usage.add(ev)
 	}
 	return delta
+}
+
+// calledChoice is a choice whose reply parsed as tool calls.
+type calledChoice struct {
+	index   int
+	calls   []toolCall
+	content *string
 }
 
 func (c *chatWriter) whole(ctx context.Context, w http.ResponseWriter, items <-chan item) {
@@ -229,6 +286,11 @@ func (c *chatWriter) whole(ctx context.Context, w http.ResponseWriter, items <-c
 	for i := range resp.Choices {
 		text := c.text[i].String()
 		resp.Choices[i] = chatChoice{Index: i, Message: &chatOut{Role: "assistant", Content: &text}, FinishReason: c.reasons[i]}
+		for _, cc := range c.calls {
+			if cc.index == i {
+				resp.Choices[i].Message = &chatOut{Role: "assistant", Content: cc.content, ToolCalls: cc.calls}
+			}
+		}
 		if c.logprobs {
 			resp.Choices[i].Logprobs = &chatLogprobs{Content: c.lps[i]}
 			if resp.Choices[i].Logprobs.Content == nil {

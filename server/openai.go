@@ -124,8 +124,9 @@ type chatChoice struct {
 }
 
 type chatOut struct {
-	Role    string  `json:"role,omitempty"`
-	Content *string `json:"content,omitempty"`
+	Role      string     `json:"role,omitempty"`
+	Content   *string    `json:"content,omitempty"`
+	ToolCalls []toolCall `json:"tool_calls,omitempty"`
 }
 
 type chatLogprobs struct {

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"maps"
 	"net/http"
 
 	"kiln/hub"
@@ -18,9 +19,17 @@ func (s *Server) handleTokenize(w http.ResponseWriter, r *http.Request) {
 		writeError(w, badRequest("prompt", "give either prompt or messages"))
 		return
 	}
-	if !isNull(q.Tools) {
-		writeError(w, badRequest("tools", "tools are not supported yet"))
+	tools, _, err := parseTools(q.Tools, nil)
+	if err != nil {
+		writeError(w, err)
 		return
+	}
+	if tools != nil {
+		q.ChatTemplateKwargs = maps.Clone(q.ChatTemplateKwargs)
+		if q.ChatTemplateKwargs == nil {
+			q.ChatTemplateKwargs = map[string]any{}
+		}
+		q.ChatTemplateKwargs["tools"] = tools.tools
 	}
 	sl, err := s.acquire(r, q.Model)
 	if err != nil {

@@ -1,0 +1,203 @@
+package server
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+// Tool calls (OpenAI's tools / tool_choice), as vLLM serves them:
+//
+//	none       the tools are not shown to the model; plain text
+//	auto       the tools are rendered by the chat template (its "tools"
+//	           variable); calls are parsed out of the reply in the Hermes /
+//	           Qwen format, <tool_call>{"name": ..., "arguments": {...}}</tool_call>
+//	required   the reply is constrained to a JSON list of calls
+//	           [{"name": N, "parameters": {...}}, ...] (vLLM's schema), one
+//	           alternative per tool with its parameters' schema
+//	named      {"type":"function","function":{"name":N}}: the reply is
+//	           constrained to N's parameters, which become its arguments
+//
+// Constrained calls always parse when the reply finishes with "stop";
+// their finish_reason is then "tool_calls". Streaming sends a call as one
+// tool_calls delta when its completion ends (the arguments whole), and in
+// auto mode holds back a reply that starts like a <tool_call> until it
+// can tell.
+
+// toolDef is one entry of "tools".
+type toolDef struct {
+	Type     string `json:"type"`
+	Function struct {
+		Name        string          `json:"name"`
+		Description string          `json:"description"`
+		Parameters  json.RawMessage `json:"parameters"`
+	} `json:"function"`
+}
+
+// toolMode is a request's resolved tools.
+type toolMode struct {
+	kind  string          // auto, required, named
+	name  string          // named: the function
+	tools json.RawMessage // as sent, for the template
+}
+
+type toolCall struct {
+	Index    int          `json:"index"`
+	ID       string       `json:"id"`
+	Type     string       `json:"type"` // function
+	Function toolFunction `json:"function"`
+}
+
+type toolFunction struct {
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"` // JSON text
+}
+
+// parseTools reads tools and tool_choice; nil means no tool handling.
+// A constrained mode also returns the structured-output spec.
+func parseTools(rawTools, rawChoice json.RawMessage) (*toolMode, *constraintSpec, error) {
+	var tools []toolDef
+	if !isNull(rawTools) {
+		if err := json.Unmarshal(rawTools, &tools); err != nil {
+			return nil, nil, badRequest("tools", "tools must be a list of {\"type\":\"function\",\"function\":{...}}")
+		}
+	}
+	choice := "auto"
+	named := ""
+	if !isNull(rawChoice) {
+		var s string
+		if json.Unmarshal(rawChoice, &s) == nil {
+			choice = s
+		} else {
+			var obj struct {
+				Type     string `json:"type"`
+				Function struct {
+					Name string `json:"name"`
+				} `json:"function"`
+			}
+			if err := json.Unmarshal(rawChoice, &obj); err != nil || obj.Type != "function" || obj.Function.Name == "" {
+				return nil, nil, badRequest("tool_choice", "tool_choice must be none, auto, required or {\"type\":\"function\",\"function\":{\"name\":...}}")
+			}
+			choice, named = "named", obj.Function.Name
+		}
+	}
+	switch choice {
+	case "none", "auto", "required", "named":
+	default:
+		return nil, nil, badRequest("tool_choice", "tool_choice %q: want none, auto, required or a named function", choice)
+	}
+	if len(tools) == 0 {
+		if choice == "required" || choice == "named" {
+			return nil, nil, badRequest("tool_choice", "tool_choice %s needs tools", choice)
+		}
+		return nil, nil, nil
+	}
+	if choice == "none" {
+		return nil, nil, nil
+	}
+	seen := map[string]bool{}
+	var alts []string
+	var namedParams json.RawMessage
+	for i, t := range tools {
+		f := t.Function
+		if t.Type != "function" || f.Name == "" {
+			return nil, nil, badRequest("tools", "tools[%d]: want type function with a name", i)
+		}
+		if seen[f.Name] {
+			return nil, nil, badRequest("tools", "two tools are named %q", f.Name)
+		}
+		seen[f.Name] = true
+		params := f.Parameters
+		if isNull(params) {
+			params = json.RawMessage(`{"type":"object","properties":{}}`)
+		}
+		if !json.Valid(params) {
+			return nil, nil, badRequest("tools", "tools[%d].function.parameters is not JSON", i)
+		}
+		name, _ := json.Marshal(f.Name)
+		alts = append(alts, fmt.Sprintf(`{"type":"object","properties":{"name":{"const":%s},"parameters":%s},"required":["name","parameters"],"additionalProperties":false}`, name, params))
+		if f.Name == named {
+			namedParams = params
+		}
+	}
+	m := &toolMode{kind: choice, name: named, tools: rawTools}
+	switch choice {
+	case "required":
+		schema := `{"type":"array","minItems":1,"items":{"anyOf":[` + strings.Join(alts, ",") + `]}}`
+		return m, &constraintSpec{kind: "json_schema", text: schema, param: "tools"}, nil
+	case "named":
+		if namedParams == nil {
+			return nil, nil, badRequest("tool_choice", "tool_choice names %q, which is not among the tools", named)
+		}
+		return m, &constraintSpec{kind: "json_schema", text: string(namedParams), param: "tools"}, nil
+	}
+	return m, nil, nil
+}
+
+// hermesCall matches one <tool_call>...</tool_call> block (the closing
+// tag may be cut off at the end of the reply).
+var hermesCall = regexp.MustCompile(`(?s)<tool_call>\s*(.*?)\s*(?:</tool_call>|$)`)
+
+// calls parses a finished reply into tool calls and the content left
+// over; ok is false when the reply holds no call (it stays content).
+func (m *toolMode) calls(text string) (calls []toolCall, content *string, ok bool) {
+	add := func(name string, args json.RawMessage) {
+		if isNull(args) {
+			args = json.RawMessage("{}")
+		}
+		calls = append(calls, toolCall{Index: len(calls), ID: newID("call_"), Type: "function",
+			Function: toolFunction{Name: name, Arguments: string(args)}})
+	}
+	switch m.kind {
+	case "named":
+		if !json.Valid([]byte(text)) {
+			return nil, nil, false
+		}
+		add(m.name, json.RawMessage(strings.TrimSpace(text)))
+		return calls, nil, true
+	case "required":
+		var list []struct {
+			Name       string          `json:"name"`
+			Parameters json.RawMessage `json:"parameters"`
+		}
+		if json.Unmarshal([]byte(text), &list) != nil || len(list) == 0 {
+			return nil, nil, false
+		}
+		for _, c := range list {
+			add(c.Name, c.Parameters)
+		}
+		return calls, nil, true
+	}
+	// auto: Hermes / Qwen blocks.
+	rest := text
+	for _, match := range hermesCall.FindAllStringSubmatch(text, -1) {
+		var c struct {
+			Name      string          `json:"name"`
+			Arguments json.RawMessage `json:"arguments"`
+		}
+		if json.Unmarshal([]byte(match[1]), &c) != nil || c.Name == "" {
+			return nil, nil, false // a malformed call: leave the reply as text
+		}
+		add(c.Name, c.Arguments)
+		rest = strings.Replace(rest, match[0], "", 1)
+	}
+	if len(calls) == 0 {
+		return nil, nil, false
+	}
+	if rest = strings.TrimSpace(rest); rest != "" {
+		content = &rest
+	}
+	return calls, content, true
+}
+
+// mayBeCall reports whether text (a reply's start) may still turn out to
+// be a tool call: auto mode holds it back while it does.
+func mayBeCall(text string) bool {
+	t := strings.TrimLeft(text, " \t\r\n")
+	const tag = "<tool_call>"
+	if len(t) < len(tag) {
+		return strings.HasPrefix(tag, t)
+	}
+	return strings.HasPrefix(t, tag)
+}

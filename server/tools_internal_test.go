@@ -1,0 +1,59 @@
+package server
+
+import (
+	"encoding/json"
+	"testing"
+)
+
+func TestHermesCalls(t *testing.T) {
+	m := &toolMode{kind: "auto"}
+	calls, content, ok := m.calls("Let me check.\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>\n<tool_call>{\"name\":\"now\"}")
+	if !ok || len(calls) != 2 || calls[0].Function.Name != "get_weather" || calls[1].Function.Name != "now" ||
+		calls[1].Function.Arguments != "{}" || content == nil || *content != "Let me check." || calls[1].Index != 1 {
+		t.Fatalf("calls %+v, content %v, ok %v", calls, content, ok)
+	}
+	var args map[string]string
+	if json.Unmarshal([]byte(calls[0].Function.Arguments), &args) != nil || args["city"] != "Paris" {
+		t.Errorf("arguments %q", calls[0].Function.Arguments)
+	}
+	for _, text := range []string{"just text", "<tool_call>{not json}</tool_call>", "<tool_call>{\"arguments\":{}}</tool_call>"} {
+		if _, _, ok := m.calls(text); ok {
+			t.Errorf("%q parsed as a call", text)
+		}
+	}
+	for text, want := range map[string]bool{"": true, "  <to": true, "<tool_call>{": true, "<tool_cx": false, "Sure": false, "\n<tool_call>": true} {
+		if got := mayBeCall(text); got != want {
+			t.Errorf("mayBeCall(%q) = %v", text, got)
+		}
+	}
+}
+
+func TestParseTools(t *testing.T) {
+	tools := json.RawMessage(`[{"type":"function","function":{"name":"a","parameters":{"type":"object","properties":{"x":{"type":"integer"}}}}},{"type":"function","function":{"name":"b"}}]`)
+	for _, c := range []struct {
+		choice string
+		kind   string
+		spec   bool
+		err    bool
+	}{
+		{``, "auto", false, false},
+		{`"none"`, "", false, false},
+		{`"required"`, "required", true, false},
+		{`{"type":"function","function":{"name":"b"}}`, "named", true, false},
+		{`{"type":"function","function":{"name":"zz"}}`, "", false, true},
+		{`"sometimes"`, "", false, true},
+	} {
+		m, spec, err := parseTools(tools, json.RawMessage(c.choice))
+		if (err != nil) != c.err || (spec != nil) != c.spec || (m == nil && c.kind != "") || (m != nil && m.kind != c.kind) {
+			t.Errorf("tool_choice %s: mode %+v spec %v err %v", c.choice, m, spec, err)
+		}
+		if spec != nil {
+			if _, err := spec.compile(); err != nil {
+				t.Errorf("tool_choice %s: schema does not compile: %v", c.choice, err)
+			}
+		}
+	}
+	if _, _, err := parseTools(json.RawMessage(`[{"type":"function","function":{"name":"a"}},{"type":"function","function":{"name":"a"}}]`), nil); err == nil {
+		t.Error("two tools of one name accepted")
+	}
+}
