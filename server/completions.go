@@ -73,7 +73,7 @@ func (q *completionRequest) unsupported() error {
 	case q.Suffix != nil && *q.Suffix != "":
 		return badRequest("suffix", "suffix is not supported")
 	case q.BestOf != nil && *q.BestOf != 1 && (q.N == nil || *q.BestOf != *q.N):
-		return badRequest("best_of", "best_of is not supported (use n)")
+		return badRequest("best_of", "best_of is not supported (use n, or use_beam_search with n beams)")
 	}
 	return nil
 }
@@ -148,6 +148,14 @@ func (s *Server) newJob(sl *slot, q *samplingRequest, prompts [][]int32, promptP
 		return nil, err
 	}
 	j := &job{srv: s, slot: sl, prompts: prompts, params: p, n: n, ignoreEOS: q.IgnoreEOS, priority: q.Priority}
+	if q.UseBeamSearch {
+		j.beamWidth, j.lengthPen = n, 1
+		if q.LengthPenalty != nil {
+			j.lengthPen = *q.LengthPenalty
+		}
+	} else if q.LengthPenalty != nil {
+		return nil, badRequest("length_penalty", "length_penalty applies to beam search (use_beam_search)")
+	}
 	spec, err := q.spec()
 	if err != nil {
 		return nil, err

@@ -24,6 +24,8 @@ type job struct {
 	ignoreEOS  bool
 	priority   int
 	constraint func() (sample.Constraint, error) // structured output; nil: none
+	beamWidth  int                               // > 0: beam search (vLLM's use_beam_search)
+	lengthPen  float64
 
 	// Filled while it runs.
 	queued   []bool      // prompt i still counts against Config.MaxQueue
@@ -60,7 +62,8 @@ func (j *job) start(ctx context.Context) (<-chan item, error) {
 	for i, prompt := range j.prompts {
 		p := j.params
 		p.MaxTokens = j.maxTokens[i]
-		ch, err := j.slot.m.Engine.Submit(ctx, engine.Request{Prompt: prompt, Params: p, N: j.n, IgnoreEOS: j.ignoreEOS, Priority: j.priority, Constraint: j.constraint})
+		ch, err := j.slot.m.Engine.Submit(ctx, engine.Request{Prompt: prompt, Params: p, N: j.n, IgnoreEOS: j.ignoreEOS, Priority: j.priority, Constraint: j.constraint,
+			BeamWidth: j.beamWidth, LengthPenalty: j.lengthPen})
 		if err != nil {
 			cancel()
 			for _, ch := range chans { // aborted: their channels close within a step
@@ -71,7 +74,7 @@ func (j *job) start(ctx context.Context) (<-chan item, error) {
 			if errors.Is(err, engine.ErrClosed) {
 				return nil, errDraining
 			}
-			return nil, badRequest("prompt", "%s", strings.TrimPrefix(err.Error(), "engine: "))
+			return nil, badRequest("", "%s", strings.TrimPrefix(err.Error(), "engine: "))
 		}
 		chans = append(chans, ch)
 	}

@@ -27,7 +27,9 @@ type samplingRequest struct {
 	User                string             `json:"user"`
 	Stream              bool               `json:"stream"`
 	StreamOptions       *streamOptions     `json:"stream_options"`
-	Priority            int                `json:"priority"` // vLLM's extra: lower runs first
+	Priority            int                `json:"priority"`        // vLLM's extra: lower runs first
+	UseBeamSearch       bool               `json:"use_beam_search"` // vLLM's extra: beam search of width max(n, best_of)
+	LengthPenalty       *float64           `json:"length_penalty"`  // beam search's length exponent (1)
 	structuredRequest
 }
 

@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -266,5 +267,39 @@ func TestSDKErrors(t *testing.T) {
 				t.Errorf("status %d code %q message %q; want %d %q", apiErr.StatusCode, apiErr.Code, apiErr.Message, tc.status, tc.code)
 			}
 		})
+	}
+}
+
+// TestBeamSearch: vLLM's use_beam_search: width 1 is greedy; n = 3 gives
+// three distinct beams (the engine's tests check the search itself);
+// what beam search refuses is a 400.
+func TestBeamSearch(t *testing.T) {
+	ts := start(t, server.Config{}, nil)
+	status, _, b := ts.post(t, "/v1/completions", `{"model":"tiny","prompt":"beam me","max_tokens":8,"temperature":0,"ignore_eos":true}`)
+	if status != 200 {
+		t.Fatalf("%d %s", status, b)
+	}
+	var greedy, beam1, beam3 struct {
+		Choices []struct{ Text string } `json:"choices"`
+	}
+	json.Unmarshal(b, &greedy)
+	status, _, b = ts.post(t, "/v1/completions", `{"model":"tiny","prompt":"beam me","max_tokens":8,"use_beam_search":true,"ignore_eos":true}`)
+	if status != 200 {
+		t.Fatalf("%d %s", status, b)
+	}
+	json.Unmarshal(b, &beam1)
+	if len(beam1.Choices) != 1 || beam1.Choices[0].Text != greedy.Choices[0].Text {
+		t.Errorf("beam width 1 %+v, greedy %+v", beam1, greedy)
+	}
+	status, _, b = ts.post(t, "/v1/completions", `{"model":"tiny","prompt":"beam me","max_tokens":8,"use_beam_search":true,"n":3,"length_penalty":0.5,"ignore_eos":true}`)
+	if status != 200 {
+		t.Fatalf("%d %s", status, b)
+	}
+	json.Unmarshal(b, &beam3)
+	if len(beam3.Choices) != 3 || beam3.Choices[0].Text == beam3.Choices[1].Text || beam3.Choices[1].Text == beam3.Choices[2].Text {
+		t.Errorf("3 beams: %+v", beam3)
+	}
+	if status, _, b := ts.post(t, "/v1/completions", `{"model":"tiny","prompt":"x","max_tokens":8,"use_beam_search":true,"stop":["a"]}`); status != 400 {
+		t.Errorf("beam search with a stop string: %d %s", status, b)
 	}
 }
