@@ -38,6 +38,9 @@ type Client struct {
 	// Timeout bounds one request, from send to the end of its stream
 	// (0: no bound beyond the caller's context).
 	Timeout time.Duration
+	// Extra holds fields merged into every request body after kiln's own
+	// (vLLM bench's --extra-body): structured output, penalties, ...
+	Extra map[string]any
 	// HTTP is the client that sends the requests (nil: NewHTTPClient(0)).
 	HTTP *http.Client
 }
@@ -94,6 +97,9 @@ func (c *Client) body(r Request) ([]byte, error) {
 		m["prompt"] = r.PromptIDs
 	} else {
 		m["prompt"] = r.Text
+	}
+	for k, v := range c.Extra {
+		m[k] = v
 	}
 	return json.Marshal(m)
 }

@@ -32,6 +32,7 @@ func runBenchServe(args []string, stdout, stderr io.Writer) error {
 	apiKey := fs.String("api-key", "", "API key sent as Bearer token (default: $KILN_API_KEY, else $OPENAI_API_KEY)")
 	dataset := fs.String("dataset", "random", "random, prefix-repetition or sharegpt")
 	datasetPath := fs.String("dataset-path", "", "sharegpt: the ShareGPT JSON file")
+	extraBody := fs.String("extra-body", "", "a JSON object merged into every request body, e.g. '{\"response_format\":{\"type\":\"json_object\"}}'")
 	promptsFlag := fs.String("num-prompts", "100", "requests per run; with a --max-concurrency sweep, one count per run may be given (8,16,48,128)")
 	seed := fs.Uint64("seed", 0, "seed of the dataset and the arrival times")
 	inLen := fs.Int("random-input-len", 128, "random: prompt tokens")
@@ -119,6 +120,12 @@ func runBenchServe(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	var extra map[string]any
+	if *extraBody != "" {
+		if err := json.Unmarshal([]byte(*extraBody), &extra); err != nil || extra == nil {
+			return usageErrorf("--extra-body %q: want a JSON object", *extraBody)
+		}
+	}
 	numPrompts := new(int)
 	*numPrompts = slices.Max(counts)
 	pcts, err := parsePercentiles(*pctFlag)
@@ -179,7 +186,7 @@ func runBenchServe(args []string, stdout, stderr io.Writer) error {
 	defer stop()
 	client := &benchserve.Client{
 		BaseURL: *baseURL, Path: *endpoint, Model: *modelName, APIKey: key,
-		Temperature: *temperature, Timeout: *timeout, HTTP: benchserve.NewHTTPClient(maxInt(concs)),
+		Temperature: *temperature, Timeout: *timeout, HTTP: benchserve.NewHTTPClient(maxInt(concs)), Extra: extra,
 	}
 	if client.Model == "" {
 		if client.Model, err = client.FirstModel(ctx); err != nil {
