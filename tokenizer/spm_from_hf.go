@@ -20,7 +20,9 @@ import (
 // (added tokens, <0xNN>) get a score below every merge.
 //
 // The normalizer must be what llama.cpp's add_space_prefix and escaping do:
-// an optional Prepend("▁") followed by Replace(" " → "▁").
+// an optional Prepend("▁") followed by Replace(" " → "▁"); or, with no
+// normalizer, a Metaspace("▁", split false) pre-tokenizer, whose prepend
+// scheme becomes add_space_prefix (it differs a little: see GGUFCaveats).
 //
 // Where it cannot agree, plainly: text with a character that is not a
 // token, in a vocab without the <0xNN> byte tokens for it. HF then emits
@@ -37,17 +39,9 @@ func (v *Vocab) AsSPM() (*Vocab, error) {
 	if h.IgnoreMerges {
 		return nil, fmt.Errorf("tokenizer: ignore_merges has no llama.cpp SPM equivalent")
 	}
-	prefix := false
-	steps := h.Normalizer
-	if len(steps) > 0 && steps[0].Prepend != "" {
-		if steps[0].Prepend != "▁" {
-			return nil, fmt.Errorf("tokenizer: normalizer Prepend(%q) has no llama.cpp SPM equivalent (only \"▁\", as add_space_prefix)", steps[0].Prepend)
-		}
-		prefix = true
-		steps = steps[1:]
-	}
-	if len(steps) != 1 || steps[0].Prepend != "" || steps[0].Old != " " || steps[0].New != "▁" {
-		return nil, fmt.Errorf("tokenizer: normalizer %v has no llama.cpp SPM equivalent (want [Prepend(\"▁\")] Replace(\" \" → \"▁\"))", h.Normalizer)
+	prefix, err := spmPrefix(h)
+	if err != nil {
+		return nil, err
 	}
 	const maxRank = 1 << 24 // float32 holds every integer rank exactly
 	if len(v.Merges) >= maxRank {
@@ -91,6 +85,61 @@ func (v *Vocab) AsSPM() (*Vocab, error) {
 		s.Types = make([]TokenType, len(s.Tokens))
 	}
 	return s, s.Validate()
+}
+
+// spmPrefix returns the add_space_prefix that the normalizer and
+// pre-tokenizer of h amount to, or why llama.cpp has no equivalent.
+func spmPrefix(h *HFSettings) (bool, error) {
+	steps := h.Normalizer
+	if ms := h.Metaspace; ms != nil {
+		if ms.Split || ms.Replacement != spaceMark || len(steps) > 0 {
+			return false, fmt.Errorf("tokenizer: pre_tokenizer %+v with normalizer %v has no llama.cpp SPM equivalent (want Metaspace(\"▁\", split false) and no normalizer)", *ms, steps)
+		}
+		return ms.Prepend != PrependNever, nil
+	}
+	prefix := false
+	if len(steps) > 0 && steps[0].Prepend != "" {
+		if steps[0].Prepend != "▁" {
+			return false, fmt.Errorf("tokenizer: normalizer Prepend(%q) has no llama.cpp SPM equivalent (only \"▁\", as add_space_prefix)", steps[0].Prepend)
+		}
+		prefix = true
+		steps = steps[1:]
+	}
+	if len(steps) != 1 || steps[0].NFC || steps[0].Prepend != "" || steps[0].Old != " " || steps[0].New != "▁" {
+		return false, fmt.Errorf("tokenizer: normalizer %v has no llama.cpp SPM equivalent (want [Prepend(\"▁\")] Replace(\" \" → \"▁\"))", h.Normalizer)
+	}
+	return prefix, nil
+}
+
+// GGUFCaveats says, one sentence each, where llama.cpp reading a GGUF
+// written from v (Metadata) tokenizes differently from the Hugging Face
+// library reading v's tokenizer.json; none for vocabs not read from one.
+func (v *Vocab) GGUFCaveats() []string {
+	h := v.HF
+	if h == nil {
+		return nil
+	}
+	var out []string
+	if hasNFC(h.Normalizer) {
+		out = append(out, "tokenizer.json's NFC normalizer has no GGUF equivalent: llama.cpp does not compose text first, so text not in NFC (such as decomposed accents, e + U+0301) tokenizes differently")
+	}
+	if v.Model != ModelHFBPE {
+		return out
+	}
+	if n := v.MissingByteTokens(); n > 0 {
+		out = append(out, fmt.Sprintf("the vocab lacks %d of the 256 <0xNN> byte tokens: text with characters outside it tokenizes differently in llama.cpp (which throws) than in Hugging Face (<unk>)", n))
+	}
+	if ms := h.Metaspace; ms != nil && ms.Prepend != PrependNever {
+		s := "the Metaspace pre-tokenizer puts no \"▁\" in front of text that starts with a space, where llama.cpp's add_space_prefix does"
+		if ms.Prepend == PrependFirst {
+			s += "; and with prepend_scheme first none after an added token, where llama.cpp does"
+		}
+		out = append(out, s)
+	}
+	if len(h.NormalizedAdded) > 0 {
+		out = append(out, fmt.Sprintf("%d added tokens are normalized: the library finds them in normalized text (\"▁\" in front of one is part of it), llama.cpp in the raw text", len(h.NormalizedAdded)))
+	}
+	return out
 }
 
 // MissingByteTokens reports how many of the 256 <0xNN> byte tokens v lacks;

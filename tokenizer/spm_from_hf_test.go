@@ -107,6 +107,11 @@ func TestAsSPMRefusals(t *testing.T) {
 		"ignore_merges": func(v *Vocab) { v.HF.IgnoreMerges = true },
 		"lowercase":     func(v *Vocab) { v.HF.Normalizer = append(v.HF.Normalizer, NormStep{Old: "A", New: "a"}) },
 		"prepend x":     func(v *Vocab) { v.HF.Normalizer[0].Prepend = "x" },
+		"nfc":           func(v *Vocab) { v.HF.Normalizer = append([]NormStep{{NFC: true}}, v.HF.Normalizer...) },
+		"metaspace split": func(v *Vocab) {
+			v.HF.Normalizer, v.HF.Metaspace = nil, &Metaspace{"▁", PrependFirst, true}
+		},
+		"metaspace and normalizer": func(v *Vocab) { v.HF.Metaspace = &Metaspace{"▁", PrependFirst, false} },
 		"two merges": func(v *Vocab) {
 			v.Tokens = append(v.Tokens, "aa", "aab")
 			v.Merges = append(v.Merges, "a a", "aa b", "a ab")
@@ -117,6 +122,45 @@ func TestAsSPMRefusals(t *testing.T) {
 		if _, err := v.AsSPM(); err == nil {
 			t.Errorf("%s: AsSPM accepted it", name)
 		}
+	}
+}
+
+// TestAsSPMMetaspace: a Metaspace pre-tokenizer without split (Llama 2
+// with legacy: false, Mistral v0.3) becomes llama.cpp's add_space_prefix,
+// and GGUFCaveats says where the two then differ.
+func TestAsSPMMetaspace(t *testing.T) {
+	for _, c := range []struct {
+		scheme  string
+		prefix  bool
+		caveats int
+	}{{PrependFirst, true, 2}, {PrependAlways, true, 2}, {PrependNever, false, 1}} {
+		v := NewVocab(ModelHFBPE)
+		v.Tokens = []string{"<unk>", "a", "b", "ab", "▁"}
+		v.Merges = []string{"a b"}
+		v.UNK = 0
+		v.HF = &HFSettings{Metaspace: &Metaspace{"▁", c.scheme, false}}
+		s, err := v.AsSPM()
+		if err != nil {
+			t.Fatalf("%s: %v", c.scheme, err)
+		}
+		if s.AddSpacePrefix != c.prefix || s.HF != nil {
+			t.Errorf("%s: AddSpacePrefix %v HF %v, want %v nil", c.scheme, s.AddSpacePrefix, s.HF, c.prefix)
+		}
+		// The byte tokens are missing in every case; Metaspace differs unless never.
+		if got := v.GGUFCaveats(); len(got) != c.caveats || (c.prefix && !strings.Contains(got[1], "Metaspace")) {
+			t.Errorf("%s: caveats %q", c.scheme, got)
+		}
+		if c.scheme == PrependFirst && !strings.Contains(v.GGUFCaveats()[1], "after an added token") {
+			t.Errorf("first: caveats %q do not say it differs after an added token", v.GGUFCaveats())
+		}
+	}
+	nfc := NewVocab(ModelBPE)
+	nfc.HF = &HFSettings{Normalizer: []NormStep{{NFC: true}}}
+	if got := nfc.GGUFCaveats(); len(got) != 1 || !strings.Contains(got[0], "NFC") {
+		t.Errorf("byte-level NFC vocab: caveats %q", got)
+	}
+	if got := NewVocab(ModelBPE).GGUFCaveats(); got != nil {
+		t.Errorf("GGUF vocab: caveats %q", got)
 	}
 }
 
