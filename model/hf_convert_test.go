@@ -102,6 +102,71 @@ func TestKilnConvertQuantized(t *testing.T) {
 	}
 }
 
+// TestQuantizeOnLoad: convert.LoadHF (kiln run/generate/probs/bench
+// --type on a folder) gives the model that `kiln convert --type` then
+// model.Load gives: same Config, same tensor types, bit-identical logits at
+// all 65 positions of the story, for quantized, half and pure types.
+func TestQuantizeOnLoad(t *testing.T) {
+	dir := tinyStoriesDir(t)
+	prompt := storyPrompt()
+	for _, typ := range []string{"Q8_0", "Q4_0", "Q4_K_M", "Q6_K", "Q5_K_S", "F16", "BF16", "Q4_0 pure"} {
+		t.Run(strings.ReplaceAll(typ, " ", "-"), func(t *testing.T) {
+			name, pure := strings.CutSuffix(typ, " pure")
+			ft, err := convert.ParseFileType(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := convert.Scheme{FileType: ft, Pure: pure}
+			path := filepath.Join(t.TempDir(), "converted.gguf")
+			if _, err := convert.FromHF(dir, path, convert.Options{Scheme: s}, false); err != nil {
+				t.Fatal(err)
+			}
+			f, err := gguf.Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			conv, err := model.Load(f, model.Options{Threads: 2})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conv.Close()
+			onLoad, rep, err := convert.LoadHF(dir, convert.Options{Scheme: s}, model.Options{Threads: 2})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer onLoad.Close()
+			if !reflect.DeepEqual(onLoad.Config, conv.Config) {
+				t.Fatalf("config:\n on load %+v\n GGUF    %+v", onLoad.Config, conv.Config)
+			}
+			if len(rep.Tensors) != len(f.Tensors) {
+				t.Fatalf("%d tensors converted on load, the GGUF has %d", len(rep.Tensors), len(f.Tensors))
+			}
+			quantized := 0
+			for i, tr := range rep.Tensors {
+				if g := f.Tensors[i]; g.Name != tr.Name || g.Type != tr.To || g.Size != tr.Bytes {
+					t.Errorf("tensor %d: on load %s %s %d bytes, GGUF %s %s %d bytes", i, tr.Name, tr.To, tr.Bytes, g.Name, g.Type, g.Size)
+				}
+				if tr.To != gguf.TypeF32 {
+					quantized++
+				}
+			}
+			if quantized < 14 { // 7 matrices per layer
+				t.Errorf("only %d tensors converted", quantized)
+			}
+			a, b := newRunner(t, onLoad, len(prompt), true), newRunner(t, conv, len(prompt), true)
+			la, lb := a.feed(prompt...), b.feed(prompt...)
+			for p := range la {
+				for i := range la[p] {
+					if math.Float32bits(la[p][i]) != math.Float32bits(lb[p][i]) {
+						t.Fatalf("position %d logit %d: on load %g, converted %g", p, i, la[p][i], lb[p][i])
+					}
+				}
+			}
+		})
+	}
+}
+
 // TestKilnConvertOracle compares kiln on tinystories-656k's `kiln convert`
 // GGUFs with llama.cpp on the same files, as recorded by
 // scripts/convert-oracle-goldens.sh (testdata/convert): the greedy story

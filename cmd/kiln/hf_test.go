@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -76,5 +77,67 @@ func TestHFFolderCommands(t *testing.T) {
 	out, stderr, code = kiln(t, "bench", dir, "--prompt", "8", "--gen", "4", "--json")
 	if code != 0 || !strings.Contains(out, `"model_bytes"`) {
 		t.Fatalf("bench: exit %d: %s%s", code, out, stderr)
+	}
+}
+
+// TestHFFolderTypeOnLoad: --type on a folder MODEL quantizes it on load
+// exactly as kiln convert --type writes it: probs (all positions) and
+// generate print the same on the folder with --type as on the converted
+// GGUF; bench reports the quantized size; --type on a GGUF, an unknown
+// type and --pure alone are usage errors.
+func TestHFFolderTypeOnLoad(t *testing.T) {
+	dir := testutil.SharedModel(t, "tinystories-656k")
+	run := func(args ...string) string {
+		t.Helper()
+		out, stderr, code := kiln(t, args...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, stderr)
+		}
+		return out
+	}
+	for _, typ := range [][]string{{"Q4_0"}, {"Q8_0", "--pure"}} {
+		gguf := filepath.Join(t.TempDir(), "ts.gguf")
+		run(append([]string{"convert", dir, gguf, "--type"}, typ...)...)
+		onLoad := append([]string{"--type"}, typ...)
+		a := run(append([]string{"probs", dir, "Once upon a time there was", "--all-positions", "--top", "5"}, onLoad...)...)
+		if b := run("probs", gguf, "Once upon a time there was", "--all-positions", "--top", "5"); a != b {
+			t.Errorf("--type %v: probs on the folder\n%s\non the converted GGUF\n%s", typ, a, b)
+		}
+		a = run(append([]string{"generate", dir, "ids:1", "-n", "24", "--json"}, onLoad...)...)
+		if b := run("generate", gguf, "ids:1", "-n", "24", "--json"); a != b {
+			t.Errorf("--type %v: generate on the folder %s, on the converted GGUF %s", typ, a, b)
+		}
+	}
+	f32 := run("probs", dir, "Once upon a time", "--top", "5")
+	if q := run("probs", dir, "Once upon a time", "--top", "5", "--type", "Q4_0"); q == f32 {
+		t.Errorf("--type Q4_0 changed nothing: %s", q)
+	}
+	var full, quant struct {
+		ModelBytes uint64 `json:"model_bytes"`
+	}
+	for _, b := range []struct {
+		dst *struct {
+			ModelBytes uint64 `json:"model_bytes"`
+		}
+		args []string
+	}{{&full, nil}, {&quant, []string{"--type", "Q8_0"}}} {
+		out := run(append([]string{"bench", dir, "--prompt", "8", "--gen", "4", "--json"}, b.args...)...)
+		if err := json.Unmarshal([]byte(out), b.dst); err != nil {
+			t.Fatalf("bench: %v: %s", err, out)
+		}
+	}
+	// F32 to Q8_0: 34 bytes per 32 weights instead of 128, norms stay F32.
+	if quant.ModelBytes == 0 || quant.ModelBytes*3 > full.ModelBytes {
+		t.Errorf("bench model_bytes: folder %d, --type Q8_0 %d", full.ModelBytes, quant.ModelBytes)
+	}
+	stories := testutil.SharedModel(t, "stories260K.gguf")
+	for _, args := range [][]string{
+		{"probs", stories, "hi", "--type", "Q8_0"},
+		{"generate", dir, "hi", "--type", "Q9_9"},
+		{"bench", dir, "--pure"},
+	} {
+		if _, stderr, code := kiln(t, args...); code != 2 {
+			t.Errorf("%v: exit %d, want 2 (usage): %s", args, code, stderr)
+		}
 	}
 }
