@@ -267,6 +267,27 @@ type hfName struct {
 	permute  int
 }
 
+// HFTensorName is one tensor LoadHF reads, as a Hugging Face checkpoint
+// and as GGUF name it: HF name, GGUF name, HF (row-major) shape, and for
+// llama's q/k projections the heads in which GGUF interleaves the rows HF
+// keeps in rotate_half order (0: rows as they are).
+type HFTensorName struct {
+	HF, GGUF string
+	Shape    []int
+	Permute  int
+}
+
+// HFTensorNames lists the tensors a folder of config c holds (as
+// ConfigFromHF reads it; a tied model's embedding is model.embed_tokens),
+// in convert_hf_to_gguf.py's order: what a writer of HF folders names.
+func HFTensorNames(c Config) []HFTensorName {
+	var out []HFTensorName
+	for _, n := range hfTensors(&c) {
+		out = append(out, HFTensorName{HF: n.hf, GGUF: n.gguf, Shape: n.shape, Permute: n.permute})
+	}
+	return out
+}
+
 // hfTensors lists the tensors c needs, as convert_hf_to_gguf.py names them.
 func hfTensors(c *Config) []hfName {
 	qh, kh := 0, 0

@@ -258,7 +258,7 @@ function readSentencePiece(file) {
 // with vocab_scores given: for each piece, in id order, every split into two
 // pieces (by code point), ordered by the ids of the two; then all of them
 // by (score of the piece, length of left, length of right), highest first,
-// a stable sort. tokenizer/hfgoldens_test.go spmMerges is the same.
+// a stable sort. tokenizer.MergesFromScores is the same in Go.
 function spmMerges(pieces) {
   const ids = new Map(pieces.map((p, i) => [p.piece, i]));
   const merges = [];

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -141,7 +140,7 @@ func builtTokenizerJSON(t *testing.T, g *hfGolden) []byte {
 		if vocab, err = json.Marshal(ids); err != nil {
 			t.Fatal(err)
 		}
-		pairs := spmMerges(sv.Tokens, sv.Scores)
+		pairs := MergesFromScores(sv.Tokens, sv.Scores)
 		for _, p := range pairs {
 			lines = append(lines, p[0]+" "+p[1])
 		}
@@ -173,56 +172,4 @@ func builtTokenizerJSON(t *testing.T, g *hfGolden) []byte {
 		t.Fatal(err)
 	}
 	return tj
-}
-
-// spmMerges is transformers' generate_merges (convert_slow_tokenizer.py),
-// as scripts/hf-tokenizer-goldens.js spmMerges: for each piece, in id
-// order, every split into two pieces (by code point), ordered by the ids of
-// the two; then all by (the piece's score, left length, right length),
-// highest first, a stable sort.
-func spmMerges(pieces []string, scores []float32) [][2]string {
-	ids := make(map[string]int, len(pieces))
-	for i, p := range pieces {
-		ids[p] = i
-	}
-	type merge struct {
-		l, r   string
-		score  float32
-		nl, nr int
-	}
-	var all []merge
-	for i, p := range pieces {
-		cps := []rune(p)
-		var local []merge
-		for k := 1; k < len(cps); k++ {
-			l, r := string(cps[:k]), string(cps[k:])
-			_, lok := ids[l]
-			_, rok := ids[r]
-			if lok && rok {
-				local = append(local, merge{l, r, scores[i], k, len(cps) - k})
-			}
-		}
-		sort.SliceStable(local, func(a, b int) bool {
-			if ids[local[a].l] != ids[local[b].l] {
-				return ids[local[a].l] < ids[local[b].l]
-			}
-			return ids[local[a].r] < ids[local[b].r]
-		})
-		all = append(all, local...)
-	}
-	sort.SliceStable(all, func(a, b int) bool {
-		x, y := all[a], all[b]
-		if x.score != y.score {
-			return x.score > y.score
-		}
-		if x.nl != y.nl {
-			return x.nl > y.nl
-		}
-		return x.nr > y.nr
-	})
-	out := make([][2]string, len(all))
-	for i, m := range all {
-		out[i] = [2]string{m.l, m.r}
-	}
-	return out
 }

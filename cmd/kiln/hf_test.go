@@ -141,3 +141,41 @@ func TestHFFolderTypeOnLoad(t *testing.T) {
 		}
 	}
 }
+
+// TestSynthFormatHF: kiln synth --format hf writes a folder that the other
+// commands take as MODEL; probs on it equal probs on the GGUF synth writes
+// with the same spec and seed, and --json records the folder's digest.
+func TestSynthFormatHF(t *testing.T) {
+	tmp := t.TempDir()
+	dir, file := filepath.Join(tmp, "hf"), filepath.Join(tmp, "m.gguf")
+	args := []string{"--arch", "qwen3", "--dim", "64", "--layers", "2", "--heads", "4", "--kv-heads", "2", "--head-dim", "32",
+		"--ffn", "128", "--vocab-size", "320", "--type", "BF16", "--seed", "5", "--json"}
+	out, stderr, code := kiln(t, append([]string{"synth", "--format", "hf", dir}, args...)...)
+	if code != 0 {
+		t.Fatalf("synth --format hf: exit %d: %s", code, stderr)
+	}
+	var rec struct {
+		Format string `json:"format"`
+		Bytes  int64  `json:"bytes"`
+		SHA256 string `json:"sha256"`
+	}
+	if err := json.Unmarshal([]byte(out), &rec); err != nil || rec.Format != "hf" || rec.Bytes == 0 || len(rec.SHA256) != 64 {
+		t.Fatalf("record %s: %v", out, err)
+	}
+	if _, stderr, code := kiln(t, append([]string{"synth", file}, args...)...); code != 0 {
+		t.Fatalf("synth: exit %d: %s", code, stderr)
+	}
+	a, stderr, code := kiln(t, "probs", dir, "ids:1,5,77,300", "--all-positions")
+	if code != 0 {
+		t.Fatalf("probs on the folder: exit %d: %s", code, stderr)
+	}
+	if b, _, _ := kiln(t, "probs", file, "ids:1,5,77,300", "--all-positions"); a != b {
+		t.Errorf("probs: folder\n%s\nGGUF\n%s", a, b)
+	}
+	if _, stderr, code := kiln(t, "synth", "--format", "hf", filepath.Join(tmp, "q"), "--shape", "stories15m", "--type", "Q8_0"); code == 0 || !strings.Contains(stderr, "F32, F16 or BF16") {
+		t.Errorf("synth --format hf --type Q8_0: exit %d: %s", code, stderr)
+	}
+	if _, _, code := kiln(t, "synth", "--format", "safetensors", filepath.Join(tmp, "x")); code != 2 {
+		t.Errorf("--format safetensors: exit %d, want 2", code)
+	}
+}
