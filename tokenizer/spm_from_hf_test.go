@@ -112,10 +112,6 @@ func TestAsSPMRefusals(t *testing.T) {
 			v.HF.Normalizer, v.HF.Metaspace = nil, &Metaspace{"▁", PrependFirst, true}
 		},
 		"metaspace and normalizer": func(v *Vocab) { v.HF.Metaspace = &Metaspace{"▁", PrependFirst, false} },
-		"two merges": func(v *Vocab) {
-			v.Tokens = append(v.Tokens, "aa", "aab")
-			v.Merges = append(v.Merges, "a a", "aa b", "a ab")
-		},
 	} {
 		v := base()
 		mod(v)
@@ -207,5 +203,50 @@ func TestAsSPMMatchesLlamaCpp(t *testing.T) {
 	t.Logf("%d of %d strings tokenize as llama.cpp does; llama.cpp throws on the other %d", same, len(g.Cases), threw)
 	if len(g.Cases) != 67 {
 		t.Errorf("%d cases, want the 67 of tokenizer/testdata/hf/tinystories-656k.json", len(g.Cases))
+	}
+}
+
+// TestAsSPMLlama2 converts Llama 2's tokenizer.json (the goldens' files:
+// merges from SentencePiece scores, several per piece) as kiln convert
+// does, and tokenizes the library's golden strings with the result as
+// llama.cpp would. The legacy spelling (Prepend + Replace, Llama 2 and
+// Mistral v0.1) agrees on every string. The Metaspace spelling (prepend
+// scheme first, Mistral v0.3) differs only where GGUFCaveats says: text
+// starting with a space or "▁", and text after an added token.
+func TestAsSPMLlama2(t *testing.T) {
+	for _, c := range []struct {
+		golden  string
+		minSame int
+	}{{"llama2-legacy.json", 114}, {"llama2-metaspace.json", 80}} {
+		g := readHFGolden(t, c.golden)
+		v, err := ParseHFTokenizer(builtTokenizerJSON(t, g), nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := v.AsSPM()
+		if err != nil {
+			t.Fatal(err)
+		}
+		tok, err := New(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		same := 0
+		for _, k := range g.Cases {
+			got := tok.EncodePrompt(k.Text)
+			if slices.Equal(got, k.IDsAddSpecial) {
+				same++
+				continue
+			}
+			documented := strings.HasPrefix(k.Text, " ") || strings.HasPrefix(k.Text, "▁") ||
+				strings.Contains(k.Text, "<s>") || strings.Contains(k.Text, "</s>") || strings.Contains(k.Text, "<unk>")
+			if v.HF.Metaspace == nil || !documented {
+				t.Errorf("%s: EncodePrompt(%q)\n got %v\nwant %v", c.golden, k.Text, got, k.IDsAddSpecial)
+			}
+		}
+		t.Logf("%s: %d of %d golden strings tokenize as Hugging Face; caveats %q", c.golden, same, len(g.Cases), v.GGUFCaveats())
+		if same < c.minSame {
+			t.Errorf("%s: only %d strings agree, %d did when this test was written", c.golden, same, c.minSame)
+		}
 	}
 }

@@ -179,3 +179,41 @@ func TestSynthFormatHF(t *testing.T) {
 		t.Errorf("--format safetensors: exit %d, want 2", code)
 	}
 }
+
+// TestSynthHFLlama2Convert: a folder with Llama 2's vocabulary (synth
+// --format hf --vocab the llama-spm GGUF: tokenizer.json merges made from
+// SentencePiece scores, several per piece) goes through kiln convert; the
+// folder, its GGUF and synth's own GGUF tokenize alike and give the same
+// distributions.
+func TestSynthHFLlama2Convert(t *testing.T) {
+	vocab := testutil.SharedModel(t, "llamacpp-vocab/ggml-vocab-llama-spm.gguf")
+	tmp := t.TempDir()
+	dir, conv, file := filepath.Join(tmp, "hf"), filepath.Join(tmp, "conv.gguf"), filepath.Join(tmp, "synth.gguf")
+	spec := []string{"--arch", "llama", "--dim", "64", "--layers", "2", "--heads", "4", "--ffn", "128", "--vocab", vocab, "--type", "F16", "--seed", "3"}
+	for _, args := range [][]string{
+		append([]string{"synth", "--format", "hf", dir}, spec...),
+		append([]string{"synth", file}, spec...),
+		{"convert", dir, conv},
+	} {
+		if _, stderr, code := kiln(t, args...); code != 0 {
+			t.Fatalf("%v: exit %d: %s", args[:3], code, stderr)
+		}
+	}
+	for _, args := range [][]string{
+		{"tokenize", "", " Hello world, this is 🦙.cpp\n\tand <s> more"},
+		{"probs", "", "Hello world", "--top", "5", "--all-positions"},
+	} {
+		var outs []string
+		for _, m := range []string{dir, conv, file} {
+			args[1] = m
+			out, stderr, code := kiln(t, args...)
+			if code != 0 {
+				t.Fatalf("%v: exit %d: %s", args, code, stderr)
+			}
+			outs = append(outs, out)
+		}
+		if outs[0] != outs[1] || outs[0] != outs[2] {
+			t.Errorf("%s: folder %s\nconverted %s\nsynth GGUF %s", args[0], outs[0], outs[1], outs[2])
+		}
+	}
+}
