@@ -2,6 +2,7 @@ package tokenizer
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -145,6 +146,19 @@ func (v *Vocab) GGUFCaveats() []string {
 	var out []string
 	if hasNFC(h.Normalizer) {
 		out = append(out, "tokenizer.json's NFC normalizer has no GGUF equivalent: llama.cpp does not compose text first, so text not in NFC (such as decomposed accents, e + U+0301) tokenizes differently")
+	}
+	if ids, err := v.textIndex(); err == nil {
+		var regular []string
+		for _, list := range [][]string{eogTexts, eotTexts, eomTexts, fimPreTexts, fimSufTexts, fimMidTexts, fimPadTexts, fimRepTexts, fimSepTexts} {
+			for _, text := range list {
+				if id, ok := ids[text]; ok && v.Type(id) == TypeNormal && !slices.Contains(regular, text) {
+					regular = append(regular, text)
+				}
+			}
+		}
+		if len(regular) > 0 {
+			out = append(out, fmt.Sprintf("regular tokens %q have texts llama.cpp makes control tokens of (it splits them out of text and ends generation on some), the tokenizers library does not", regular))
+		}
 	}
 	if v.Model != ModelHFBPE {
 		return out

@@ -151,9 +151,11 @@ func TestAsSPMMetaspace(t *testing.T) {
 		}
 	}
 	nfc := NewVocab(ModelBPE)
+	nfc.Tokens = []string{"a", "</s>", "<|im_end|>"}
+	nfc.Types = []TokenType{TypeNormal, TypeNormal, TypeControl}
 	nfc.HF = &HFSettings{Normalizer: []NormStep{{NFC: true}}}
-	if got := nfc.GGUFCaveats(); len(got) != 1 || !strings.Contains(got[0], "NFC") {
-		t.Errorf("byte-level NFC vocab: caveats %q", got)
+	if got := nfc.GGUFCaveats(); len(got) != 2 || !strings.Contains(got[0], "NFC") || !strings.Contains(got[1], `["</s>"]`) {
+		t.Errorf("byte-level NFC vocab with a regular </s>: caveats %q", got)
 	}
 	if got := NewVocab(ModelBPE).GGUFCaveats(); got != nil {
 		t.Errorf("GGUF vocab: caveats %q", got)
