@@ -156,8 +156,8 @@ func LoadHF(dir string, opts Options, mopts model.Options) (*model.Model, *Repor
 	for _, tr := range rep.Tensors {
 		t, d := byName[tr.Name], data[tr.Name]
 		if tr.To != t.Type {
-			var buf bytes.Buffer
-			if err := convertTensor(&buf, t, d, tr.To); err != nil {
+			buf := bytes.NewBuffer(make([]byte, 0, tr.Bytes)) // the exact size: no growth slack
+			if err := convertTensor(buf, t, d, tr.To); err != nil {
 				h.Close()
 				return nil, nil, fmt.Errorf("convert: tensor %s: %w", t.Name, err)
 			}

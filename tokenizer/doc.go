@@ -14,6 +14,9 @@
 //     llama.cpp's converted GGUFs do; testdata/hf holds the library's ids
 //     for Llama 2 (four normalizer / Metaspace spellings), Llama 3, Qwen2,
 //     GPT-2 and TinyStories, made by scripts/hf-tokenizer-goldens.js);
+//     HFFiles writes a vocabulary back as tokenizer.json (kiln synth
+//     --format hf), AsSPM turns an hf-bpe vocab into llama.cpp's "llama"
+//     (kiln convert) and GGUFCaveats says where that GGUF then differs;
 //   - Tokenizer: SentencePiece ("llama": score-ordered merges, byte
 //     fallback, dummy-prefix space) and byte-level BPE ("gpt2": pre-tokenizer
 //     chosen by tokenizer.ggml.pre, rank-ordered merges), special-token
