@@ -165,8 +165,9 @@ func TestHFMatchesSynthGGUF(t *testing.T) {
 // TestSynthHFFolder: synth's own Hugging Face folder (Model.WriteHF,
 // kiln synth --format hf) loads with LoadHF to the Config and bit-identical
 // logits of the GGUF synth writes with the same spec and seed, for every
-// architecture in F32, F16 and BF16; its tokenizer
-// files give the GGUF vocabulary's tokens.
+// architecture in F32, F16 and BF16; so does its kiln convert GGUF, and the
+// F32 folder quantized on load to Q8_0 equals synth's Q8_0 GGUF. Its
+// tokenizer files give the GGUF vocabulary's tokens.
 func TestSynthHFFolder(t *testing.T) {
 	prompt := []int32{1, 17, 230, 5, 99, 311, 42, 8, 150, 260, 3, 77}
 	for _, spec := range smallSpecs {
@@ -202,6 +203,34 @@ func TestSynthHFFolder(t *testing.T) {
 						}
 					}
 				}
+				// kiln convert of the folder loads to the same logits.
+				cpath := filepath.Join(t.TempDir(), "converted.gguf")
+				if _, err := convert.FromHF(dir, cpath, convert.Options{}, true); err != nil {
+					t.Fatal(err)
+				}
+				cf, err := gguf.Open(cpath)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer cf.Close()
+				conv, err := model.Load(cf, model.Options{Threads: 2})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer conv.Close()
+				sameLogits(t, "converted", newRunner(t, conv, len(prompt), true).feed(prompt...), lb)
+				if typ == "F32" {
+					// Quantized on load from the F32 folder = synth's Q8_0 GGUF
+					// (both encode the same float32 rows).
+					_, q8 := synthModel(t, spec, "Q8_0")
+					onLoad, _, err := convert.LoadHF(dir, convert.Options{Scheme: convert.Scheme{FileType: convert.FileTypeQ8_0, Pure: true}}, model.Options{Threads: 2})
+					if err != nil {
+						t.Fatal(err)
+					}
+					defer onLoad.Close()
+					sameLogits(t, "Q8_0 on load", newRunner(t, onLoad, len(prompt), true).feed(prompt...),
+						newRunner(t, q8, len(prompt), true).feed(prompt...))
+				}
 				hv, err := tokenizer.LoadHFTokenizer(dir)
 				if err != nil {
 					t.Fatal(err)
@@ -214,6 +243,18 @@ func TestSynthHFFolder(t *testing.T) {
 					t.Errorf("tokenizer.json: %d tokens BOS %d EOS %d add %v; GGUF %d %d %d %v", hv.Size(), hv.BOS, hv.EOS, hv.AddBOS, gv.Size(), gv.BOS, gv.EOS, gv.AddBOS)
 				}
 			})
+		}
+	}
+}
+
+// sameLogits fails unless a and b are bit-identical.
+func sameLogits(t *testing.T, what string, a, b [][]float32) {
+	t.Helper()
+	for p := range a {
+		for i := range a[p] {
+			if math.Float32bits(a[p][i]) != math.Float32bits(b[p][i]) {
+				t.Fatalf("%s: position %d logit %d: %g, want %g", what, p, i, a[p][i], b[p][i])
+			}
 		}
 	}
 }
