@@ -4,8 +4,10 @@ package tokenizer
 // remove_special=false and unparse_special=true (what the oracle's
 // detokenize prints): pieces concatenated, control tokens as their text; for
 // SentencePiece vocabs with a dummy-prefix space, the first token loses one
-// leading space (a tokenizer.json Metaspace decoder: every "▁" of it); for BPE vocabs whose pre-tokenizer asks for it, spaces are
-// tidied (" ," → ",", " 's" → "'s", ...). The result may hold invalid UTF-8
+// leading space (with a tokenizer.json Metaspace decoder: every "▁" of it);
+// for BPE vocabs whose pre-tokenizer asks for it (tokenizer.json vocabs:
+// whose clean_up_tokenization_spaces does), spaces are tidied
+// (" ," → ",", " 's" → "'s", ...). The result may hold invalid UTF-8
 // when ids end inside a multi-byte character. Out-of-range ids add nothing.
 func (t *Tokenizer) Decode(ids []int32) string {
 	return string(t.AppendDecode(nil, ids))

@@ -30,13 +30,20 @@ func TestHFBuiltGoldens(t *testing.T) {
 		addBOS     bool
 		nfc        bool
 		ms         *Metaspace
-		check      func(t *testing.T, v *Vocab)
+		check      func(t *testing.T, v *Vocab, tok *Tokenizer)
 	}
 	cases := map[string]want{
-		"qwen2.json":  {model: ModelBPE, pre: "qwen2", size: 151646, nfc: true},
+		"qwen2.json": {model: ModelBPE, pre: "qwen2", size: 151646, nfc: true, check: func(t *testing.T, v *Vocab, tok *Tokenizer) {
+			// "</s>" is a regular token of Qwen2's: text, as in the library,
+			// not the control token and end of generation llama.cpp makes it.
+			id, _ := tok.ID("</s>")
+			if tok.IsEOG(id) || tok.IsControl(id) || !tok.IsEOG(151645) || !tok.IsEOG(151643) {
+				t.Errorf("</s> (%d) EOG %v control %v; <|im_end|> EOG %v, <|endoftext|> EOG %v", id, tok.IsEOG(id), tok.IsControl(id), tok.IsEOG(151645), tok.IsEOG(151643))
+			}
+		}},
 		"llama3.json": {model: ModelBPE, pre: "llama3", size: 128256, addBOS: true},
 		"gpt2.json":   {model: ModelBPE, pre: "gpt-2", size: 50257},
-		"llama2-legacy.json": {model: ModelHFBPE, size: 32000, addBOS: true, check: func(t *testing.T, v *Vocab) {
+		"llama2-legacy.json": {model: ModelHFBPE, size: 32000, addBOS: true, check: func(t *testing.T, v *Vocab, _ *Tokenizer) {
 			if !v.AddSpacePrefix || len(v.HF.Normalizer) != 2 {
 				t.Errorf("AddSpacePrefix %v normalizer %v: want the Strip decoder and Prepend, Replace", v.AddSpacePrefix, v.HF.Normalizer)
 			}
@@ -65,12 +72,12 @@ func TestHFBuiltGoldens(t *testing.T) {
 			if (ms == nil) != (w.ms == nil) || ms != nil && *ms != *w.ms {
 				t.Errorf("Metaspace %+v, want %+v", ms, w.ms)
 			}
-			if w.check != nil {
-				w.check(t, v)
-			}
 			tok, err := New(v)
 			if err != nil {
 				t.Fatal(err)
+			}
+			if w.check != nil {
+				w.check(t, v, tok)
 			}
 			checkHFGolden(t, tok, g)
 			notNFC := 0
