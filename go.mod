@@ -26,4 +26,4 @@ require (
 	google.golang.org/protobuf v1.36.12 // indirect
 )
 
-require golang.org/x/text v0.42.0 // indirect
+require golang.org/x/text v0.44.0

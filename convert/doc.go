@@ -15,6 +15,9 @@
 //   - Convert: read a GGUF, write a new one, metadata copied with
 //     general.file_type and general.quantization_version set, tensors
 //     streamed one at a time (dequantize -> float32 -> quantize).
+//   - FromHF: a Hugging Face folder written as the GGUF convert_hf_to_gguf.py
+//     and llama-quantize would write (kiln convert); LoadHF: the same
+//     conversion in memory, loaded as a model (--type on a folder MODEL).
 //
 // Invariants:
 //

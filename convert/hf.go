@@ -1,6 +1,7 @@
 package convert
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -54,44 +55,13 @@ func FromHF(dir, out string, opts Options, auto bool) (*Report, error) {
 		}
 	}
 
-	// The stored tensors, norms and biases widened to F32.
-	tensors := make([]gguf.TensorInfo, len(h.Tensors))
-	data := map[string][]byte{}
-	for i, t := range h.Tensors {
-		info, d := t.Info, t.Data
-		if len(info.Shape) == 1 && info.Type != gguf.TypeF32 {
-			f := make([]float32, info.Shape[0])
-			if err := Decode(info.Type, d, f); err != nil {
-				return nil, fmt.Errorf("convert: tensor %s: %w", info.Name, err)
-			}
-			d = make([]byte, 4*len(f))
-			if err := Encode(gguf.TypeF32, f, d); err != nil {
-				return nil, err
-			}
-			info.Type, info.Size = gguf.TypeF32, uint64(len(d))
-		}
-		tensors[i] = info
-		data[info.Name] = d
-	}
-	if auto {
-		opts.Scheme.FileType = FileTypeF32
-		for _, t := range tensors {
-			switch t.Type {
-			case gguf.TypeF16:
-				opts.Scheme.FileType = FileTypeF16
-			case gguf.TypeBF16:
-				opts.Scheme.FileType = FileTypeBF16
-			}
-		}
-	}
-	info := ModelInfo{Arch: c.Arch, Layers: c.Layers, Heads: c.Heads, KVHeads: c.KVHeads}
-	rep, err := plan(info, tensors, opts)
+	tensors, data, rep, err := hfPlan(h, opts, auto)
 	if err != nil {
 		return nil, err
 	}
 
 	w := gguf.NewWriter()
-	for _, kv := range hfMetadata(h, filepath.Base(filepath.Clean(dir)), opts.Scheme.FileType) {
+	for _, kv := range hfMetadata(h, filepath.Base(filepath.Clean(dir)), rep.FileType) {
 		w.Add(kv.Key, kv.Value)
 	}
 	for _, kv := range v.Metadata() {
@@ -118,6 +88,93 @@ func FromHF(dir, out string, opts Options, auto bool) (*Report, error) {
 		return nil, fmt.Errorf("convert: %w", err)
 	}
 	return rep, nil
+}
+
+// hfPlan is FromHF's tensor plan: h's tensors with norms and biases widened
+// to F32 (their data in data, by name), and the report of what each
+// becomes under opts (auto: the matrices keep their stored type).
+func hfPlan(h *model.HFFolder, opts Options, auto bool) ([]gguf.TensorInfo, map[string][]byte, *Report, error) {
+	c := h.Config
+	tensors := make([]gguf.TensorInfo, len(h.Tensors))
+	data := map[string][]byte{}
+	for i, t := range h.Tensors {
+		info, d := t.Info, t.Data
+		if len(info.Shape) == 1 && info.Type != gguf.TypeF32 {
+			f := make([]float32, info.Shape[0])
+			if err := Decode(info.Type, d, f); err != nil {
+				return nil, nil, nil, fmt.Errorf("convert: tensor %s: %w", info.Name, err)
+			}
+			d = make([]byte, 4*len(f))
+			if err := Encode(gguf.TypeF32, f, d); err != nil {
+				return nil, nil, nil, err
+			}
+			info.Type, info.Size = gguf.TypeF32, uint64(len(d))
+		}
+		tensors[i] = info
+		data[info.Name] = d
+	}
+	if auto {
+		opts.Scheme.FileType = FileTypeF32
+		for _, t := range tensors {
+			switch t.Type {
+			case gguf.TypeF16:
+				opts.Scheme.FileType = FileTypeF16
+			case gguf.TypeBF16:
+				opts.Scheme.FileType = FileTypeBF16
+			}
+		}
+	}
+	info := ModelInfo{Arch: c.Arch, Layers: c.Layers, Heads: c.Heads, KVHeads: c.KVHeads}
+	rep, err := plan(info, tensors, opts)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return tensors, data, rep, nil
+}
+
+// LoadHF loads the Hugging Face folder dir quantized on load: each tensor
+// converted exactly as FromHF converts it for opts (the same plan, mix
+// rules and conversion code, in memory instead of into a file), then
+// loaded as model.LoadHF loads a folder; so the model computes what
+// model.Load computes on FromHF's GGUF. The report says what each tensor
+// became (BytesOut: the weights' size in memory).
+func LoadHF(dir string, opts Options, mopts model.Options) (*model.Model, *Report, error) {
+	h, err := model.OpenHF(dir)
+	if err != nil {
+		return nil, nil, fmt.Errorf("convert: %w", err)
+	}
+	tensors, data, rep, err := hfPlan(h, opts, false)
+	if err != nil {
+		h.Close()
+		return nil, nil, err
+	}
+	byName := map[string]*gguf.TensorInfo{}
+	for i := range tensors {
+		byName[tensors[i].Name] = &tensors[i]
+	}
+	out := map[string]model.HFTensor{}
+	for _, tr := range rep.Tensors {
+		t, d := byName[tr.Name], data[tr.Name]
+		if tr.To != t.Type {
+			buf := bytes.NewBuffer(make([]byte, 0, tr.Bytes)) // the exact size: no growth slack
+			if err := convertTensor(buf, t, d, tr.To); err != nil {
+				h.Close()
+				return nil, nil, fmt.Errorf("convert: tensor %s: %w", t.Name, err)
+			}
+			d = buf.Bytes()
+		}
+		info := *t
+		info.Type, info.Size = tr.To, uint64(len(d))
+		out[t.Name] = model.HFTensor{Info: info, Data: d}
+	}
+	for i := range h.Tensors {
+		h.Tensors[i] = out[h.Tensors[i].Info.Name]
+	}
+	m, err := h.Load(mopts)
+	if err != nil {
+		return nil, nil, fmt.Errorf("convert: %w", err)
+	}
+	return m, rep, nil
 }
 
 // hfMetadata is the general.* and {arch}.* metadata convert_hf_to_gguf.py

@@ -267,6 +267,27 @@ type hfName struct {
 	permute  int
 }
 
+// HFTensorName is one tensor LoadHF reads, as a Hugging Face checkpoint
+// and as GGUF name it: HF name, GGUF name, HF (row-major) shape, and for
+// llama's q/k projections the heads in which GGUF interleaves the rows HF
+// keeps in rotate_half order (0: rows as they are).
+type HFTensorName struct {
+	HF, GGUF string
+	Shape    []int
+	Permute  int
+}
+
+// HFTensorNames lists the tensors a folder of config c holds (as
+// ConfigFromHF reads it; a tied model's embedding is model.embed_tokens),
+// in convert_hf_to_gguf.py's order: what a writer of HF folders names.
+func HFTensorNames(c Config) []HFTensorName {
+	var out []HFTensorName
+	for _, n := range hfTensors(&c) {
+		out = append(out, HFTensorName{HF: n.hf, GGUF: n.gguf, Shape: n.shape, Permute: n.permute})
+	}
+	return out
+}
+
 // hfTensors lists the tensors c needs, as convert_hf_to_gguf.py names them.
 func hfTensors(c *Config) []hfName {
 	qh, kh := 0, 0
@@ -380,38 +401,13 @@ func hfSourceFor(set *safetensors.Set, c *Config, ropeFreqs []float32) (hfSource
 
 // LoadHF loads a Hugging Face folder: config.json and its safetensors
 // weights (mapped read-only; Model.Close unmaps them). Weights stay in their
-// stored type (F32, F16 or BF16).
+// stored type (F32, F16 or BF16); convert.LoadHF quantizes on load.
 func LoadHF(dir string, opts Options) (*Model, error) {
-	cfg, _, ropeFreqs, err := ConfigFromHF(dir)
+	h, err := OpenHF(dir)
 	if err != nil {
 		return nil, err
 	}
-	set, err := safetensors.OpenDir(dir)
-	if err != nil {
-		return nil, fmt.Errorf("model: %w", err)
-	}
-	vocab, tied := cfg.Vocab, cfg.Tied
-	src, err := hfSourceFor(set, &cfg, ropeFreqs)
-	if err != nil {
-		set.Close()
-		return nil, err
-	}
-	w, err := loadWeights(src, &cfg)
-	if err != nil {
-		set.Close()
-		return nil, fmt.Errorf("%w (loading %s)", err, dir)
-	}
-	if cfg.Vocab != vocab || cfg.Tied != tied {
-		set.Close()
-		return nil, fmt.Errorf("model: %s: loaded vocab %d tied %v, config.json says vocab_size %d tie_word_embeddings %v", dir, cfg.Vocab, cfg.Tied, vocab, tied)
-	}
-	m, err := newModel(cfg, w, opts, func([]byte) {})
-	if err != nil {
-		set.Close()
-		return nil, err
-	}
-	m.files = set
-	return m, nil
+	return h.Load(opts)
 }
 
 // HFTensor is one tensor of a Hugging Face folder as a GGUF conversion
@@ -462,3 +458,32 @@ func OpenHF(dir string) (*HFFolder, error) {
 
 // Close unmaps the folder's safetensors files.
 func (h *HFFolder) Close() error { return h.set.Close() }
+
+// Load builds a model from h.Tensors as they are now: a caller may have
+// replaced a tensor's Info (type, size) and Data, as convert.LoadHF does
+// when it quantizes on load. The model takes over h: Model.Close unmaps
+// the files, and h must not be closed. On error h is closed.
+func (h *HFFolder) Load(opts Options) (*Model, error) {
+	cfg := h.Config
+	src := hfSource{}
+	for i := range h.Tensors {
+		t := &h.Tensors[i]
+		src[t.Info.Name] = &hfTensor{info: t.Info, data: t.Data}
+	}
+	w, err := loadWeights(src, &cfg)
+	if err != nil {
+		h.Close()
+		return nil, fmt.Errorf("%w (loading %s)", err, h.set.Dir)
+	}
+	if cfg.Vocab != h.Config.Vocab || cfg.Tied != h.Config.Tied {
+		h.Close()
+		return nil, fmt.Errorf("model: %s: loaded vocab %d tied %v, config.json says vocab_size %d tie_word_embeddings %v", h.set.Dir, cfg.Vocab, cfg.Tied, h.Config.Vocab, h.Config.Tied)
+	}
+	m, err := newModel(cfg, w, opts, func([]byte) {})
+	if err != nil {
+		h.Close()
+		return nil, err
+	}
+	m.files = h.set
+	return m, nil
+}

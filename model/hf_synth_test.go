@@ -6,13 +6,16 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"kiln/convert"
 	"kiln/gguf"
 	"kiln/model"
 	"kiln/safetensors"
 	"kiln/synth"
+	"kiln/tokenizer"
 )
 
 var hfArchNames = map[string]string{"llama": "LlamaForCausalLM", "qwen2": "Qwen2ForCausalLM", "qwen3": "Qwen3ForCausalLM"}
@@ -155,6 +158,103 @@ func TestHFMatchesSynthGGUF(t *testing.T) {
 					}
 				}
 			})
+		}
+	}
+}
+
+// TestSynthHFFolder: synth's own Hugging Face folder (Model.WriteHF,
+// kiln synth --format hf) loads with LoadHF to the Config and bit-identical
+// logits of the GGUF synth writes with the same spec and seed, for every
+// architecture in F32, F16 and BF16; so does its kiln convert GGUF, and the
+// F32 folder quantized on load to Q8_0 equals synth's Q8_0 GGUF. Its
+// tokenizer files give the GGUF vocabulary's tokens.
+func TestSynthHFFolder(t *testing.T) {
+	prompt := []int32{1, 17, 230, 5, 99, 311, 42, 8, 150, 260, 3, 77}
+	for _, spec := range smallSpecs {
+		for _, typ := range []string{"F32", "F16", "BF16"} {
+			name := spec.Arch
+			if spec.RopeScaling != nil {
+				name += "-llama3rope"
+			}
+			t.Run(name+"-"+typ, func(t *testing.T) {
+				f, want := synthModel(t, spec, typ) // seed 7
+				scheme, err := convert.ParseScheme(typ)
+				if err != nil {
+					t.Fatal(err)
+				}
+				sm, err := synth.Plan(spec, nil, scheme, 7)
+				if err != nil {
+					t.Fatal(err)
+				}
+				dir := filepath.Join(t.TempDir(), "hf")
+				if err := sm.WriteHF(dir); err != nil {
+					t.Fatal(err)
+				}
+				got := loadHF(t, dir)
+				if g, w := got.Config, want.Config; g != w {
+					t.Fatalf("config\n got %+v\nwant %+v", g, w)
+				}
+				la := newRunner(t, got, len(prompt), true).feed(prompt...)
+				lb := newRunner(t, want, len(prompt), true).feed(prompt...)
+				for p := range la {
+					for i := range la[p] {
+						if math.Float32bits(la[p][i]) != math.Float32bits(lb[p][i]) {
+							t.Fatalf("position %d logit %d: HF %g, GGUF %g", p, i, la[p][i], lb[p][i])
+						}
+					}
+				}
+				// kiln convert of the folder loads to the same logits.
+				cpath := filepath.Join(t.TempDir(), "converted.gguf")
+				if _, err := convert.FromHF(dir, cpath, convert.Options{}, true); err != nil {
+					t.Fatal(err)
+				}
+				cf, err := gguf.Open(cpath)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer cf.Close()
+				conv, err := model.Load(cf, model.Options{Threads: 2})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer conv.Close()
+				sameLogits(t, "converted", newRunner(t, conv, len(prompt), true).feed(prompt...), lb)
+				if typ == "F32" {
+					// Quantized on load from the F32 folder = synth's Q8_0 GGUF
+					// (both encode the same float32 rows).
+					_, q8 := synthModel(t, spec, "Q8_0")
+					onLoad, _, err := convert.LoadHF(dir, convert.Options{Scheme: convert.Scheme{FileType: convert.FileTypeQ8_0, Pure: true}}, model.Options{Threads: 2})
+					if err != nil {
+						t.Fatal(err)
+					}
+					defer onLoad.Close()
+					sameLogits(t, "Q8_0 on load", newRunner(t, onLoad, len(prompt), true).feed(prompt...),
+						newRunner(t, q8, len(prompt), true).feed(prompt...))
+				}
+				hv, err := tokenizer.LoadHFTokenizer(dir)
+				if err != nil {
+					t.Fatal(err)
+				}
+				gv, err := tokenizer.VocabFromGGUF(f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !slices.Equal(hv.Tokens, gv.Tokens) || hv.BOS != gv.BOS || hv.EOS != gv.EOS || hv.AddBOS != gv.AddBOS {
+					t.Errorf("tokenizer.json: %d tokens BOS %d EOS %d add %v; GGUF %d %d %d %v", hv.Size(), hv.BOS, hv.EOS, hv.AddBOS, gv.Size(), gv.BOS, gv.EOS, gv.AddBOS)
+				}
+			})
+		}
+	}
+}
+
+// sameLogits fails unless a and b are bit-identical.
+func sameLogits(t *testing.T, what string, a, b [][]float32) {
+	t.Helper()
+	for p := range a {
+		for i := range a[p] {
+			if math.Float32bits(a[p][i]) != math.Float32bits(b[p][i]) {
+				t.Fatalf("%s: position %d logit %d: %g, want %g", what, p, i, a[p][i], b[p][i])
+			}
 		}
 	}
 }

@@ -3,6 +3,7 @@ package safetensors
 import (
 	"bytes"
 	"encoding/binary"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -27,11 +28,29 @@ func u16bytes(xs ...uint16) []byte {
 }
 
 var sample = []WriteTensor{
-	{"a.weight", "F32", []uint64{2, 3}, f32bytes(1, 2, 3, 4, 5, 6)},
-	{"b.half", "F16", []uint64{4}, u16bytes(0x3c00, 0x4000, 0xc000, 0)},
-	{"c.bf", "BF16", []uint64{1, 2}, u16bytes(0x3f80, 0x4040)},
-	{"d.scalar", "F32", nil, f32bytes(7)},
-	{"e.empty", "F32", []uint64{0, 5}, nil},
+	{Name: "a.weight", DType: "F32", Shape: []uint64{2, 3}, Data: f32bytes(1, 2, 3, 4, 5, 6)},
+	{Name: "b.half", DType: "F16", Shape: []uint64{4}, Data: u16bytes(0x3c00, 0x4000, 0xc000, 0)},
+	{Name: "c.bf", DType: "BF16", Shape: []uint64{1, 2}, Data: u16bytes(0x3f80, 0x4040)},
+	{Name: "d.scalar", DType: "F32", Data: f32bytes(7)},
+	{Name: "e.empty", DType: "F32", Shape: []uint64{0, 5}},
+}
+
+// TestWriteFill: a tensor streamed by Fill is written as its Data would
+// be; Fill writing the wrong number of bytes is an error.
+func TestWriteFill(t *testing.T) {
+	streamed := append([]WriteTensor(nil), sample...)
+	for i := range streamed {
+		data := streamed[i].Data
+		streamed[i].Data = nil
+		streamed[i].Fill = func(w io.Writer) error { _, err := w.Write(data); return err }
+	}
+	if a, b := encode(t, nil, sample), encode(t, nil, streamed); !bytes.Equal(a, b) {
+		t.Fatal("Fill output differs from Data output")
+	}
+	bad := []WriteTensor{{Name: "x", DType: "F32", Shape: []uint64{2}, Fill: func(w io.Writer) error { _, err := w.Write(f32bytes(1)); return err }}}
+	if err := Write(io.Discard, nil, bad); err == nil || !strings.Contains(err.Error(), "Fill wrote 4 bytes, want 8") {
+		t.Errorf("short Fill: %v", err)
+	}
 }
 
 func encode(t testing.TB, meta map[string]string, ts []WriteTensor) []byte {

@@ -8,12 +8,44 @@ import (
 	"os"
 )
 
-// WriteTensor is one tensor to write: name, dtype, row-major shape, bytes.
+// WriteTensor is one tensor to write: name, dtype, row-major shape, and
+// its bytes: Data, or, when Data is nil, what Fill writes (streamed, for
+// tensors that should not sit in memory; it must write exactly the size
+// dtype and shape give).
 type WriteTensor struct {
 	Name  string
 	DType DType
 	Shape []uint64
 	Data  []byte
+	Fill  func(w io.Writer) error
+}
+
+// size is the tensor's byte size from dtype and shape (0 for an unknown
+// dtype, or one that overflows).
+func (t *WriteTensor) size() (uint64, error) {
+	n := t.DType.Size()
+	if n == 0 {
+		return 0, fmt.Errorf("safetensors: tensor %q: unknown dtype %q", t.Name, t.DType)
+	}
+	for _, d := range t.Shape {
+		if d != 0 && n > (1<<62)/d {
+			return 0, fmt.Errorf("safetensors: tensor %q: shape %v too large", t.Name, t.Shape)
+		}
+		n *= d
+	}
+	return n, nil
+}
+
+// countWriter counts the bytes written through it.
+type countWriter struct {
+	w io.Writer
+	n uint64
+}
+
+func (c *countWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += uint64(n)
+	return n, err
 }
 
 // Write writes a safetensors file: the tensors in the order given, packed
@@ -25,15 +57,14 @@ func Write(w io.Writer, metadata map[string]string, tensors []WriteTensor) error
 		hdr["__metadata__"] = metadata
 	}
 	var off uint64
-	for _, t := range tensors {
-		n := t.DType.Size()
-		if n == 0 {
-			return fmt.Errorf("safetensors: tensor %q: unknown dtype %q", t.Name, t.DType)
+	sizes := make([]uint64, len(tensors))
+	for i, t := range tensors {
+		n, err := t.size()
+		if err != nil {
+			return err
 		}
-		for _, d := range t.Shape {
-			n *= d
-		}
-		if uint64(len(t.Data)) != n {
+		sizes[i] = n
+		if (t.Data != nil || t.Fill == nil) && uint64(len(t.Data)) != n {
 			return fmt.Errorf("safetensors: tensor %q: %d bytes for %s %v, want %d", t.Name, len(t.Data), t.DType, t.Shape, n)
 		}
 		if _, dup := hdr[t.Name]; dup {
@@ -61,9 +92,19 @@ func Write(w io.Writer, metadata map[string]string, tensors []WriteTensor) error
 	if _, err := w.Write(js); err != nil {
 		return err
 	}
-	for _, t := range tensors {
-		if _, err := w.Write(t.Data); err != nil {
-			return err
+	for i, t := range tensors {
+		if t.Data != nil || t.Fill == nil {
+			if _, err := w.Write(t.Data); err != nil {
+				return err
+			}
+			continue
+		}
+		cw := &countWriter{w: w}
+		if err := t.Fill(cw); err != nil {
+			return fmt.Errorf("safetensors: tensor %q: %w", t.Name, err)
+		}
+		if cw.n != sizes[i] {
+			return fmt.Errorf("safetensors: tensor %q: Fill wrote %d bytes, want %d", t.Name, cw.n, sizes[i])
 		}
 	}
 	return nil

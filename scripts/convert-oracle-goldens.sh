@@ -15,14 +15,26 @@
 # it), and the oracle's output. Probabilities are renormalized after
 # node-llama-cpp's top-k 40 / top-p 0.95, as in scripts/oracle-goldens.sh.
 #
-# Needs: go, node and the oracle (default /tmp/oracle/llamacpp.mjs; set
-# ORACLE), ../shared/models (set SHARED).
+# Needs: go, node and the oracle pinned to its AVX2 build (default
+# /tmp/oracle-avx2/llamacpp.mjs, see below; set ORACLE), ../shared/models
+# (set SHARED).
 # Usage: scripts/convert-oracle-goldens.sh   (from anywhere; writes into the repo)
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 SHARED="${SHARED:-$ROOT/../shared/models}"
-ORACLE="${ORACLE:-/tmp/oracle/llamacpp.mjs}"
+ORACLE="${ORACLE:-/tmp/oracle-avx2/llamacpp.mjs}"
+# kiln computes llama.cpp's AVX2 (haswell) summation orders bit for bit; the
+# oracle left to itself loads the best build for the CPU (zen4 on AVX-512
+# machines), whose F32 products sum in another order: the F32 goldens were
+# 6.5e-5 off kiln with it, 5.6e-7 with the haswell build. So the oracle must
+# be pinned (shared/oracle/README.md):
+#   cp -al /tmp/oracle /tmp/oracle-avx2 && shared/oracle/pin-cpu.sh /tmp/oracle-avx2 haswell
+BINS="$(dirname "$ORACLE")/node_modules/@node-llama-cpp/linux-x64/bins/linux-x64"
+if [[ "$(cd "$BINS" 2>/dev/null && ls libggml-cpu-*.so)" != "libggml-cpu-haswell.so" ]]; then
+  echo "$ORACLE is not pinned to llama.cpp's haswell (AVX2) CPU build; see the comment above ORACLE in $0" >&2
+  exit 1
+fi
 OUT="$ROOT/testdata/convert"
 WORK="$(mktemp -d)"
 trap 'rm -rf "$WORK"' EXIT
@@ -42,6 +54,7 @@ record() {
   CMD="node llamacpp.mjs $*" TYP="$typ" SUM="$sum" ORACLE_OUT="$(node "$ORACLE" "$@")" node -e '
     const e = process.env, rec = {command: e.CMD.replace(/\S*\/(\S+\.gguf)/g, "$1")};
     rec.convert = {from: "tinystories-656k", type: e.TYP, sha256: e.SUM};
+    rec.llama_cpp_cpu = "haswell";
     if (e.CMD.includes(" probs ")) rec.note = "oracle probabilities are llama.cpp softmax at temperature 1 after node-llama-cpp default top-k 40 and top-p 0.95, renormalized over the kept tokens: compare log p - log p(top-1) within the listed tokens";
     rec.oracle = JSON.parse(e.ORACLE_OUT);
     process.stdout.write(JSON.stringify(rec) + "\n");' > "$OUT/$name.json"

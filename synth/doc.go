@@ -20,6 +20,10 @@
 //   - Plan: the whole file but its data (metadata, directory, types);
 //     Model.WriteFile / Write stream it to disk, one batch of rows at a time
 //     (a 1.1B F32 model is 4.4 GB and never sits in memory).
+//   - Model.WriteHF: the same weights as a Hugging Face folder (config.json,
+//     safetensors shards, tokenizer.json from the vocabulary), streamed the
+//     same way, under model.HFTensorNames' names; model.LoadHF of it equals
+//     model.Load of the GGUF.
 //
 // Invariants:
 //

@@ -4,8 +4,10 @@ package tokenizer
 // remove_special=false and unparse_special=true (what the oracle's
 // detokenize prints): pieces concatenated, control tokens as their text; for
 // SentencePiece vocabs with a dummy-prefix space, the first token loses one
-// leading space; for BPE vocabs whose pre-tokenizer asks for it, spaces are
-// tidied (" ," → ",", " 's" → "'s", ...). The result may hold invalid UTF-8
+// leading space (with a tokenizer.json Metaspace decoder: every "▁" of it);
+// for BPE vocabs whose pre-tokenizer asks for it (tokenizer.json vocabs:
+// whose clean_up_tokenization_spaces does), spaces are tidied
+// (" ," → ",", " 's" → "'s", ...). The result may hold invalid UTF-8
 // when ids end inside a multi-byte character. Out-of-range ids add nothing.
 func (t *Tokenizer) Decode(ids []int32) string {
 	return string(t.AppendDecode(nil, ids))
@@ -15,11 +17,11 @@ func (t *Tokenizer) Decode(ids []int32) string {
 func (t *Tokenizer) AppendDecode(dst []byte, ids []int32) []byte {
 	start := len(dst)
 	for i, id := range ids {
-		p := t.piece(id)
-		if i == 0 && t.v.AddSpacePrefix && len(p) > 0 && p[0] == ' ' {
-			p = p[1:]
+		if i == 0 {
+			dst = append(dst, t.firstPiece(id)...)
+			continue
 		}
-		dst = append(dst, p...)
+		dst = append(dst, t.piece(id)...)
 	}
 	if t.cleanSpaces {
 		dst = dst[:start+cleanSpaces(dst[start:], nil)]

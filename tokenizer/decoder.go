@@ -65,14 +65,12 @@ func (d *Decoder) Flush() string {
 }
 
 func (d *Decoder) push(id int32) {
-	p := d.t.piece(id)
 	if d.first {
 		d.first = false
-		if d.t.v.AddSpacePrefix && len(p) > 0 && p[0] == ' ' {
-			p = p[1:]
-		}
+		d.buf = append(d.buf, d.t.firstPiece(id)...)
+		return
 	}
-	d.buf = append(d.buf, p...)
+	d.buf = append(d.buf, d.t.piece(id)...)
 }
 
 // cut returns the largest c such that the text of buf[:c] is final: it ends

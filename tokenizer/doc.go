@@ -8,10 +8,15 @@
 //     for SentencePiece .model, GPT-2 vocab.json + merges.txt and tiktoken
 //     ranks, and AddSpecials for the special tokens those files leave out;
 //     LoadHFTokenizer for Hugging Face tokenizer.json folders (byte-level
-//     BPE maps onto "gpt2"; normalizer-based BPE, such as Llama 2 or
-//     TinyStories, onto ModelHFBPE, which encodes as the tokenizers library
-//     does, not as llama.cpp's converted GGUFs do; testdata/hf holds the
-//     library's ids, made by scripts/hf-tokenizer-goldens.js);
+//     BPE maps onto "gpt2", with Qwen2's NFC normalizer; normalizer- or
+//     Metaspace-based BPE, such as Llama 2, Mistral or TinyStories, onto
+//     ModelHFBPE, which encodes as the tokenizers library does, not as
+//     llama.cpp's converted GGUFs do; testdata/hf holds the library's ids
+//     for Llama 2 (four normalizer / Metaspace spellings), Llama 3, Qwen2,
+//     GPT-2 and TinyStories, made by scripts/hf-tokenizer-goldens.js);
+//     HFFiles writes a vocabulary back as tokenizer.json (kiln synth
+//     --format hf), AsSPM turns an hf-bpe vocab into llama.cpp's "llama"
+//     (kiln convert) and GGUFCaveats says where that GGUF then differs;
 //   - Tokenizer: SentencePiece ("llama": score-ordered merges, byte
 //     fallback, dummy-prefix space) and byte-level BPE ("gpt2": pre-tokenizer
 //     chosen by tokenizer.ggml.pre, rank-ordered merges), special-token

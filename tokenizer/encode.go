@@ -1,5 +1,7 @@
 package tokenizer
 
+import "golang.org/x/text/unicode/norm"
+
 // session holds the scratch buffers of one Encode call; sessions are pooled
 // so that steady-state encoding allocates only its result.
 type session struct {
@@ -68,7 +70,11 @@ func (t *Tokenizer) encode(out []int32, text string, addSpecial, parseSpecial bo
 				out = append(out, f.tok)
 				continue
 			}
-			out = t.bpe.encode(out, text[f.lo:f.hi], &s.bpe)
+			frag := text[f.lo:f.hi]
+			if t.nfc {
+				frag = norm.NFC.String(frag)
+			}
+			out = t.bpe.encode(out, frag, &s.bpe)
 		}
 	}
 	if addSpecial && v.AddEOS && v.EOS >= 0 {

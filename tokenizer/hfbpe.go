@@ -14,13 +14,15 @@ import (
 //	"a <|s|> b"
 //	   │ cut out added tokens that are not normalized (leftmost, longest)
 //	   │ normalize each remaining piece: Prepend "▁", Replace " " → "▁"
+//	   │ (or NFC; see hfnormalize.go)
 //	   ▼
 //	"▁a▁<|s|>▁b"
 //	   │ cut out normalized added tokens, matched as their own normalized
 //	   │ text ("▁<|s|>": so "<|s|>" right after another token is plain text)
 //	   ▼
 //	["▁a"] [<|s|>] ["▁b"]
-//	   │ BPE each piece as one word: one symbol per character (not a token:
+//	   │ pre-tokenize each piece into words (Metaspace, if the vocab has it)
+//	   │ BPE each word: one symbol per character (not a token:
 //	   │ its <0xNN> bytes with byte fallback, else UNK, runs fused), then
 //	   │ merge the pair of lowest merge rank, leftmost first, until none applies
 //	   ▼
@@ -104,16 +106,7 @@ func newHF(v *Vocab, ids map[string]int32) (*hfModel, error) {
 
 // normalize appends text run through the normalizer steps.
 func (m *hfModel) normalize(dst []byte, text string) []byte {
-	for _, st := range m.norm {
-		if st.Prepend != "" {
-			if text != "" {
-				text = st.Prepend + text
-			}
-			continue
-		}
-		text = strings.ReplaceAll(text, st.Old, st.New)
-	}
-	return append(dst, text...)
+	return append(dst, normalizeSteps(m.norm, text)...)
 }
 
 // addedMatcher finds added tokens in text, leftmost first and, among
@@ -162,6 +155,7 @@ func (a *addedMatcher) next(text string, i int, control []bool, parseSpecial boo
 
 type hfScratch struct {
 	norm    []byte
+	pre     []byte // a normalized piece after the Metaspace pre-tokenizer
 	symbols []hfSymbol
 	queue   []hfBigram
 	cache   wordCache
@@ -177,7 +171,7 @@ func (m *hfModel) encode(out []int32, text string, parseSpecial bool, s *hfScrat
 		}
 		if end > pos {
 			s.norm = m.normalize(s.norm[:0], text[pos:end])
-			out = m.encodeNormalized(out, string(s.norm), parseSpecial, s)
+			out = m.encodeNormalized(out, string(s.norm), pos == 0, parseSpecial, s)
 		}
 		if at < 0 {
 			break
@@ -188,8 +182,9 @@ func (m *hfModel) encode(out []int32, text string, parseSpecial bool, s *hfScrat
 	return out
 }
 
-// encodeNormalized appends the tokens of normalized text.
-func (m *hfModel) encodeNormalized(out []int32, text string, parseSpecial bool, s *hfScratch) []int32 {
+// encodeNormalized appends the tokens of normalized text; first tells
+// whether it starts the whole text.
+func (m *hfModel) encodeNormalized(out []int32, text string, first, parseSpecial bool, s *hfScratch) []int32 {
 	for pos := 0; pos < len(text); {
 		at, e := m.normed.next(text, pos, m.control, parseSpecial)
 		end := at
@@ -197,19 +192,41 @@ func (m *hfModel) encodeNormalized(out []int32, text string, parseSpecial bool, 
 			end = len(text)
 		}
 		if end > pos {
-			word := text[pos:end]
-			var hit bool
-			if out, hit = s.cache.get(out, []byte(word)); !hit {
-				before := len(out)
-				out = m.encodeWord(out, word, s)
-				s.cache.put([]byte(word), out[before:])
-			}
+			out = m.encodePiece(out, text[pos:end], first && pos == 0, s)
 		}
 		if at < 0 {
 			break
 		}
 		out = append(out, e.id)
 		pos = at + len(e.text)
+	}
+	return out
+}
+
+// encodePiece appends the tokens of a piece of normalized text between
+// added tokens: pre-tokenized into words (Metaspace), each word BPE'd.
+func (m *hfModel) encodePiece(out []int32, piece string, first bool, s *hfScratch) []int32 {
+	ms := m.opts.Metaspace
+	if ms == nil {
+		return m.encodeCached(out, piece, s)
+	}
+	s.pre = ms.appendPreTokenized(s.pre[:0], piece, first)
+	text := string(s.pre)
+	for i := 0; i < len(text); {
+		j := ms.nextWord(text, i)
+		out = m.encodeCached(out, text[i:j], s)
+		i = j
+	}
+	return out
+}
+
+// encodeCached is encodeWord through the word cache.
+func (m *hfModel) encodeCached(out []int32, word string, s *hfScratch) []int32 {
+	var hit bool
+	if out, hit = s.cache.get(out, []byte(word)); !hit {
+		before := len(out)
+		out = m.encodeWord(out, word, s)
+		s.cache.put([]byte(word), out[before:])
 	}
 	return out
 }

@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"unicode/utf8"
 
 	"kiln/internal/testutil"
 )
@@ -17,7 +16,12 @@ import (
 type hfGolden struct {
 	Library       string `json:"library"`
 	TokenizerJSON string `json:"tokenizer_json"`
-	Cases         []struct {
+	VocabSource   *struct {
+		Format string   `json:"format"` // "vocab.json+merges.txt" or "sentencepiece"
+		Files  []string `json:"files"`  // under shared/models
+	} `json:"vocab_source"`
+	MergesSHA256 string `json:"merges_sha256"` // of the merges, one "left right" per line
+	Cases        []struct {
 		Text          string  `json:"text"`
 		IDs           []int32 `json:"ids"`
 		IDsAddSpecial []int32 `json:"ids_add_special"`
@@ -105,61 +109,6 @@ func TestHFTinyStoriesConfig(t *testing.T) {
 	}
 }
 
-// TestHFQwen2 loads a byte-level tokenizer.json (Qwen2's layout, built by
-// the golden script from the shared vocab.json and merges.txt): it maps onto
-// the gpt2 model with Pre "qwen2", and must match the library's ids.
-func TestHFQwen2(t *testing.T) {
-	g := readHFGolden(t, "qwen2.json")
-	dir := filepath.Join(testutil.SharedModels(t), "tokenizers")
-	vocabJSON, err := os.ReadFile(filepath.Join(dir, "qwen2-vocab.json"))
-	if err != nil {
-		t.Skip(err)
-	}
-	mergesTXT, err := os.ReadFile(filepath.Join(dir, "qwen2-merges.txt"))
-	if err != nil {
-		t.Skip(err)
-	}
-	merges, err := parseMerges(mergesTXT)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var file, model map[string]json.RawMessage
-	if err := json.Unmarshal([]byte(g.TokenizerJSON), &file); err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(file["model"], &model); err != nil {
-		t.Fatal(err)
-	}
-	model["vocab"] = vocabJSON
-	if model["merges"], err = json.Marshal(merges); err != nil {
-		t.Fatal(err)
-	}
-	if file["model"], err = json.Marshal(model); err != nil {
-		t.Fatal(err)
-	}
-	tj, err := json.Marshal(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	v, err := ParseHFTokenizer(tj, nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if v.Model != ModelBPE || v.Pre != "qwen2" || v.AddBOS || v.Size() != 151646 {
-		t.Fatalf("model %q pre %q AddBOS %v size %d; want gpt2 qwen2 false 151646", v.Model, v.Pre, v.AddBOS, v.Size())
-	}
-	tok, err := New(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkHFGolden(t, tok, g)
-	for _, c := range g.Cases {
-		if got := tok.Decode(c.IDs); got != c.Decoded && utf8.ValidString(got) {
-			t.Errorf("Decode(%v) = %q, want %q", c.IDs, got, c.Decoded)
-		}
-	}
-}
-
 // tinyHFJSON is a small ModelHFBPE tokenizer.json: pair-form merges, byte
 // fallback for "é", <unk> for the rest.
 const tinyHFJSON = `{
@@ -242,6 +191,17 @@ func TestHFRefusals(t *testing.T) {
 		{`"unk_token": "<unk>"`, `"unk_token": "<nope>"`, "unk_token"},
 		{`"<unk>": 0,`, `"<unk>": 0, "gap": 40,`, "dense"},
 		{`"type": "TemplateProcessing"`, `"type": "RobertaProcessing"`, "post_processor"},
+		{`"post_processor": {`, `"post_processor": {"type": "Sequence", "processors": [{"type": "BertProcessing"}]}, "x": {`, "processors[0]"},
+		{`"pre_tokenizer": null`, `"pre_tokenizer": {"type": "Metaspace", "replacement": "▁", "prepend_scheme": "sometimes"}`, "prepend_scheme"},
+		{`"pre_tokenizer": null`, `"pre_tokenizer": {"type": "Metaspace", "replacement": "▁", "add_prefix_space": false}`, "add_prefix_space"},
+		{`"pre_tokenizer": null`, `"pre_tokenizer": {"type": "Metaspace", "replacement": "▁▁"}`, "replacement"},
+		{`"pre_tokenizer": null`, `"pre_tokenizer": {"type": "Metaspace"}`, "replacement"},
+		{`{"type": "Prepend", "prepend": "▁"}`, `{"type": "NFD"}`, "normalizer"},
+		{`{"type": "ByteFallback"}, `, ``, "ByteFallback"},
+		{`{"type": "ByteFallback"}, {"type": "Fuse"}`, `{"type": "Fuse"}, {"type": "ByteFallback"}`, "decoder"},
+		{`{"type": "Fuse"},`, `{"type": "Strip", "content": " ", "start": 1, "stop": 0}, {"type": "Fuse"},`, "decoder"},
+		{`{"type": "Replace", "pattern": {"String": "▁"}, "content": " "}, {"type": "ByteFallback"}`,
+			`{"type": "ByteFallback"}, {"type": "Metaspace", "replacement": "▁"}`, "decoder"},
 	} {
 		if !strings.Contains(tinyHFJSON, c.old) {
 			t.Fatalf("test bug: %q not in tinyHFJSON", c.old)
@@ -256,6 +216,41 @@ func TestHFRefusals(t *testing.T) {
 	}
 }
 
+// TestHFByteLevelNFC: a byte-level vocab takes an NFC normalizer (Qwen2),
+// which composes text between added tokens before the Split; no other
+// normalizer, and no added token matched in normalized text.
+func TestHFByteLevelNFC(t *testing.T) {
+	const tj = `{"added_tokens": [{"id": 5, "content": "<e>", "normalized": false, "special": true}],
+ "normalizer": {"type": "NFC"}, "pre_tokenizer": {"type": "ByteLevel"}, "decoder": {"type": "ByteLevel"},
+ "model": {"type": "BPE", "vocab": {"e": 0, "Ã": 1, "©": 2, "Ã©": 3, "Ì": 4}, "merges": ["Ã ©"]}}`
+	v, err := ParseHFTokenizer([]byte(tj), nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := New(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// "e" + U+0301 composes to "é" (C3 A9: "Ã©" in GPT-2's byte spelling);
+	// after "<e>" the mark stays alone (no NFC across an added token).
+	for _, c := range []struct {
+		text string
+		want []int32
+	}{{"é", []int32{3}}, {"é", []int32{3}}, {"<e>", []int32{5}}} {
+		if got := tok.Encode(c.text, true); !slices.Equal(got, c.want) {
+			t.Errorf("Encode(%q) = %v, want %v", c.text, got, c.want)
+		}
+	}
+	for _, c := range []struct{ old, new, want string }{
+		{`"normalized": false`, `"normalized": true`, "normalized"},
+		{`{"type": "NFC"}`, `{"type": "NFKC"}`, "normalizer"},
+	} {
+		if _, err := ParseHFTokenizer([]byte(strings.Replace(tj, c.old, c.new, 1)), nil, nil); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s → %s: err %v, want one naming %q", c.old, c.new, err, c.want)
+		}
+	}
+}
+
 // FuzzParseHFTokenizer feeds arbitrary bytes to the tokenizer.json reader:
 // malformed input is an error, never a panic.
 func FuzzParseHFTokenizer(f *testing.F) {
@@ -263,10 +258,89 @@ func FuzzParseHFTokenizer(f *testing.F) {
 	f.Add([]byte(`{"model": {"type": "BPE", "vocab": {"a": 0, "b": 1, "ab": 2}, "merges": ["a b"]}, "pre_tokenizer": {"type": "ByteLevel"}}`), []byte(nil))
 	f.Add([]byte(`{"model": {"type": "BPE", "vocab": {"a": 0}, "merges": [["a"]]}}`), []byte(`{"chat_template": [{"name": "x"}]}`))
 	f.Add([]byte(`{"model": {"type": "BPE", "vocab": {}}}`), []byte(`[]`))
+	f.Add([]byte(`{"normalizer": {"type": "NFC"}, "pre_tokenizer": {"type": "Metaspace", "replacement": "▁", "prepend_scheme": "first", "split": true},
+ "decoder": {"type": "Metaspace", "replacement": "▁"}, "model": {"type": "BPE", "vocab": {"▁": 0, "a": 1, "▁a": 2}, "merges": [["▁", "a"]]}}`), []byte(`{"clean_up_tokenization_spaces": true}`))
+	f.Add([]byte(`{"normalizer": {"type": "NFC"}, "pre_tokenizer": {"type": "ByteLevel"}, "post_processor": {"type": "Sequence", "processors": [{"type": "ByteLevel"}]},
+ "model": {"type": "BPE", "vocab": {"a": 0, "b": 1, "ab": 2}, "merges": ["a b"]}}`), []byte(nil))
 	f.Fuzz(func(t *testing.T, tj, cfg []byte) {
 		v, err := ParseHFTokenizer(tj, cfg, nil)
 		if err == nil {
 			useVocab(t, v)
 		}
 	})
+}
+
+// TestHFMetaspaceSynthetic runs tinyHFJSON's vocab under the Metaspace
+// pre-tokenizer and decoder, the older Metaspace spelling, and an NFC
+// normalizer. The expected ids and decodes are the tokenizers library's
+// (npm 0.23.2) on the same files.
+func TestHFMetaspaceSynthetic(t *testing.T) {
+	const legacyNorm = `{"type": "Sequence", "normalizers": [
+  {"type": "Prepend", "prepend": "▁"}, {"type": "Replace", "pattern": {"String": " "}, "content": "▁"}]}`
+	const stripDecoder = `{"type": "Sequence", "decoders": [
+  {"type": "Replace", "pattern": {"String": "▁"}, "content": " "}, {"type": "ByteFallback"}, {"type": "Fuse"},
+  {"type": "Strip", "content": " ", "start": 1, "stop": 0}]}`
+	texts := []string{"abc", " abc", "ab  c", "a[X]b", "<s>ab", "<s> ab", "ab<s>c", "e\u0301", "\u00e9", "c\u0327", "▁ab", ""}
+	for _, c := range []struct {
+		name                string
+		normalizer, pre     string
+		decoder             string
+		noByteFallback      bool
+		want                [][]int32
+		decodeA, decodeB    string // of [14 3 7 13] and [3 3 4]
+		decodedFirstOfTexts string // decode of the ids of texts[0]
+	}{
+		{"first", "null", `{"type": "Metaspace", "replacement": "▁", "prepend_scheme": "first", "split": false}`, stripDecoder, false,
+			[][]int32{{13}, {13}, {9, 3, 15}, {7, 16, 5}, {1, 8}, {1, 9}, {9, 1, 6}, {3, 0}, {3, 11, 12}, {15, 0}, {9}, {}},
+			"b  a abc", " a", "abc"},
+		{"always-split", "null", `{"type": "Metaspace", "replacement": "▁", "prepend_scheme": "always", "split": true}`,
+			`{"type": "Sequence", "decoders": [{"type": "Metaspace", "replacement": "▁", "prepend_scheme": "always", "split": true}, {"type": "ByteFallback"}, {"type": "Fuse"}]}`, false,
+			[][]int32{{13}, {13}, {9, 3, 15}, {7, 16, 14}, {1, 9}, {1, 9}, {9, 1, 15}, {3, 0}, {3, 11, 12}, {15, 0}, {9}, {}},
+			"b  a abc", " a", "abc"},
+		{"old-spelling", "null", `{"type": "Metaspace", "replacement": "▁", "add_prefix_space": true, "str_rep": "▁"}`,
+			`{"type": "Metaspace", "replacement": "▁", "add_prefix_space": false, "prepend_scheme": "never"}`, true,
+			[][]int32{{13}, {13}, {9, 3, 15}, {7, 16, 14}, {1, 9}, {1, 9}, {9, 1, 15}, {3, 0}, {3, 0}, {15, 0}, {9}, {}},
+			" b  a abc", "  a", " abc"},
+		{"nfc", `{"type": "Sequence", "normalizers": [{"type": "NFC"}, ` + legacyNorm[strings.Index(legacyNorm, "[")+1:], "null", stripDecoder, false,
+			[][]int32{{13}, {3, 13}, {9, 3, 15}, {7, 16, 14}, {1, 9}, {1, 3, 9}, {9, 1, 15}, {3, 11, 12}, {3, 11, 12}, {3, 0}, {3, 9}, {}},
+			"b  a abc", " a", "abc"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			tj := tinyHFJSON
+			for _, r := range [][2]string{
+				{`"normalizer": ` + legacyNorm, `"normalizer": ` + c.normalizer},
+				{`"pre_tokenizer": null`, `"pre_tokenizer": ` + c.pre},
+				{`"decoder": ` + stripDecoder, `"decoder": ` + c.decoder},
+			} {
+				if !strings.Contains(tj, r[0]) {
+					t.Fatalf("test bug: %q not in tinyHFJSON", r[0])
+				}
+				tj = strings.Replace(tj, r[0], r[1], 1)
+			}
+			if c.noByteFallback {
+				tj = strings.Replace(tj, `"byte_fallback": true`, `"byte_fallback": false`, 1)
+			}
+			v, err := ParseHFTokenizer([]byte(tj), nil, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tok, err := New(v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, text := range texts {
+				if got := tok.Encode(text, true); !slices.Equal(got, c.want[i]) && len(got)+len(c.want[i]) > 0 {
+					t.Errorf("Encode(%q) = %v, want %v", text, got, c.want[i])
+				}
+			}
+			for _, d := range []struct {
+				ids  []int32
+				want string
+			}{{[]int32{14, 3, 7, 13}, c.decodeA}, {[]int32{3, 3, 4}, c.decodeB}, {c.want[0], c.decodedFirstOfTexts}} {
+				if got := tok.Decode(d.ids); got != d.want {
+					t.Errorf("Decode(%v) = %q, want %q", d.ids, got, d.want)
+				}
+			}
+		})
+	}
 }

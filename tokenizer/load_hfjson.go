@@ -47,12 +47,15 @@ func LoadHFTokenizer(dir string) (*Vocab, error) {
 // tokenizer.json maps onto a Vocab as follows. A BPE model whose
 // pre-tokenizer is byte-level (ByteLevel, alone or after a Split whose regex
 // is one llama.cpp's pre-tokenizers implement) becomes a "gpt2" vocab with
-// that Pre. Any other BPE model (no pre-tokenizer, normalizers Prepend and
-// Replace: Llama 2 / Mistral / TinyStories style, byte fallback to <0xNN>,
-// <unk> for the rest) becomes ModelHFBPE, which encodes as the tokenizers
-// library does (merge rank order over characters, not SentencePiece scores).
+// that Pre, and takes an NFC normalizer (Qwen2). Any other BPE model
+// (normalizers Prepend, Replace and NFC, pre-tokenizer none or Metaspace:
+// Llama 2 / Mistral / TinyStories style, byte fallback to <0xNN>, <unk> for
+// the rest) becomes ModelHFBPE, which encodes as the tokenizers library
+// does (merge rank order over characters, not SentencePiece scores).
+// Decoders: ByteLevel; Replace("▁"), Metaspace, ByteFallback, Fuse, Strip.
 // Added tokens become control tokens (special: true) or user-defined tokens
-// (special: false). Every field kiln does not implement is an error that
+// (special: false); they alone are split out of text (HF is set on every
+// vocab read here). Every field kiln does not implement is an error that
 // names it: a tokenizer.json is never silently tokenized differently.
 func ParseHFTokenizer(tokenizerJSON, tokenizerConfig, generationConfig []byte) (*Vocab, error) {
 	var f hfFile
@@ -115,7 +118,11 @@ func ParseHFTokenizer(tokenizerJSON, tokenizerConfig, generationConfig []byte) (
 		return nil, err
 	}
 
-	byteLevel, pre, err := hfPreTokenizer(f.PreTokenizer)
+	byteLevel, pre, ms, err := hfPreTokenizer(f.PreTokenizer)
+	if err != nil {
+		return nil, err
+	}
+	steps, err := hfNormalizer(f.Normalizer)
 	if err != nil {
 		return nil, err
 	}
@@ -124,27 +131,28 @@ func ParseHFTokenizer(tokenizerJSON, tokenizerConfig, generationConfig []byte) (
 		if m.ByteFallback {
 			return nil, fmt.Errorf("tokenizer: tokenizer.json: model.byte_fallback with a ByteLevel pre_tokenizer not supported")
 		}
-		if len(f.Normalizer) > 0 && string(f.Normalizer) != "null" {
-			return nil, fmt.Errorf("tokenizer: tokenizer.json: normalizer %s with a ByteLevel pre_tokenizer not supported", clip(f.Normalizer))
+		for _, st := range steps {
+			if !st.NFC {
+				return nil, fmt.Errorf("tokenizer: tokenizer.json: normalizer %s with a ByteLevel pre_tokenizer not supported (only NFC)", clip(f.Normalizer))
+			}
 		}
-		if err := hfCheckDecoder(f.Decoder, true); err != nil {
+		if _, err := hfDecoder(f.Decoder, true, false); err != nil {
 			return nil, err
 		}
 		v = NewVocab(ModelBPE)
 		v.Pre = pre
 		v.AddBOS = false
+		v.HF = &HFSettings{Normalizer: steps}
 	} else {
 		v = NewVocab(ModelHFBPE)
 		v.AddBOS = false
-		v.AddSpacePrefix = false
-		h := &HFSettings{ByteFallback: m.ByteFallback, FuseUnk: m.FuseUnk}
-		if h.Normalizer, err = hfNormalizer(f.Normalizer); err != nil {
+		h := &HFSettings{ByteFallback: m.ByteFallback, FuseUnk: m.FuseUnk, Normalizer: steps, Metaspace: ms}
+		dec, err := hfDecoder(f.Decoder, false, m.ByteFallback)
+		if err != nil {
 			return nil, err
 		}
-		if err := hfCheckDecoder(f.Decoder, false); err != nil {
-			return nil, err
-		}
-		v.AddSpacePrefix = hfStripsLeadingSpace(f.Decoder)
+		v.AddSpacePrefix = dec.stripSpace
+		h.DecodeFirstMarks = dec.firstMarks
 		v.HF = h
 	}
 	v.Tokens = make([]string, n)
@@ -163,11 +171,17 @@ func ParseHFTokenizer(tokenizerJSON, tokenizerConfig, generationConfig []byte) (
 		if a.Special {
 			v.Types[a.ID] = TypeControl
 		}
-		if v.HF != nil && a.Normalized {
+		if v.Model == ModelHFBPE && a.Normalized {
 			v.HF.NormalizedAdded = append(v.HF.NormalizedAdded, a.ID)
 		}
+		if v.Model == ModelBPE && hasNFC(v.HF.Normalizer) && a.Normalized {
+			// The library would match it in NFC text, kiln's byte-level
+			// tokenizer only in the raw text (they differ where NFC joins
+			// the token's last character with a combining mark after it).
+			return nil, fmt.Errorf("tokenizer: tokenizer.json: added_tokens %q: normalized: true with the NFC normalizer of a ByteLevel vocab not supported", a.Content)
+		}
 	}
-	if v.HF != nil {
+	if v.Model == ModelHFBPE {
 		sort.Slice(v.HF.NormalizedAdded, func(i, j int) bool { return v.HF.NormalizedAdded[i] < v.HF.NormalizedAdded[j] })
 	}
 	if m.UnkToken != nil {
@@ -248,7 +262,7 @@ type hfComponent struct {
 	PreTokenizers []json.RawMessage `json:"pretokenizers"`
 	Decoders      []json.RawMessage `json:"decoders"`
 	Processors    []json.RawMessage `json:"processors"`
-	// Prepend, Replace, Strip, Split, ByteLevel, TemplateProcessing.
+	// Prepend, Replace, Strip, Split, ByteLevel, Metaspace, TemplateProcessing.
 	Prepend        *string         `json:"prepend"`
 	Pattern        *hfPattern      `json:"pattern"`
 	Content        *string         `json:"content"`
@@ -256,8 +270,11 @@ type hfComponent struct {
 	Stop           int             `json:"stop"`
 	Behavior       string          `json:"behavior"`
 	Invert         bool            `json:"invert"`
-	AddPrefixSpace bool            `json:"add_prefix_space"`
+	AddPrefixSpace *bool           `json:"add_prefix_space"`
 	UseRegex       *bool           `json:"use_regex"`
+	Replacement    *string         `json:"replacement"`
+	PrependScheme  *string         `json:"prepend_scheme"`
+	Split          *bool           `json:"split"`
 	Single         json.RawMessage `json:"single"`
 }
 
@@ -333,13 +350,49 @@ var hfSplitRegexes = map[string]string{
 }
 
 // hfPreTokenizer reads pre_tokenizer: null (the whole normalized text is one
-// word), ByteLevel (GPT-2 regex), or Sequence [Split(known regex, Isolated),
-// ByteLevel(use_regex: false)].
-func hfPreTokenizer(b json.RawMessage) (byteLevel bool, pre string, err error) {
+// word), Metaspace, ByteLevel (GPT-2 regex), or Sequence [Split(known regex,
+// Isolated), ByteLevel(use_regex: false)].
+func hfPreTokenizer(b json.RawMessage) (byteLevel bool, pre string, ms *Metaspace, err error) {
 	c, err := parseComponent(b, "pre_tokenizer")
 	if err != nil || c == nil {
-		return false, "", err
+		return false, "", nil, err
 	}
+	if c.Type == "Metaspace" {
+		ms, err := hfMetaspace(c, b, "pre_tokenizer")
+		return false, "", ms, err
+	}
+	byteLevel, pre, err = hfByteLevel(c, b)
+	return byteLevel, pre, nil, err
+}
+
+// hfMetaspace reads a Metaspace pre-tokenizer or decoder, with the
+// library's defaults (prepend_scheme always, split true); the older
+// add_prefix_space is checked as the library does (false needs prepend_scheme
+// never) and str_rep ignored.
+func hfMetaspace(c *hfComponent, raw json.RawMessage, field string) (*Metaspace, error) {
+	if c.Replacement == nil {
+		return nil, fmt.Errorf("tokenizer: tokenizer.json: %s Metaspace without replacement: %s", field, clip(raw))
+	}
+	ms := &Metaspace{Replacement: *c.Replacement, Prepend: PrependAlways, Split: true}
+	if c.PrependScheme != nil {
+		ms.Prepend = *c.PrependScheme
+	}
+	if c.AddPrefixSpace != nil && !*c.AddPrefixSpace && ms.Prepend != PrependNever {
+		// As the library: the default scheme (always) contradicts it too.
+		return nil, fmt.Errorf("tokenizer: tokenizer.json: %s Metaspace add_prefix_space false contradicts prepend_scheme %q", field, ms.Prepend)
+	}
+	if c.Split != nil {
+		ms.Split = *c.Split
+	}
+	if err := ms.validate(); err != nil {
+		return nil, fmt.Errorf("tokenizer: tokenizer.json: %s: %w", field, err)
+	}
+	return ms, nil
+}
+
+// hfByteLevel reads a byte-level pre_tokenizer: ByteLevel (GPT-2 regex), or
+// Sequence [Split(known regex, Isolated), ByteLevel(use_regex: false)].
+func hfByteLevel(c *hfComponent, b json.RawMessage) (byteLevel bool, pre string, err error) {
 	bad := func(what string) error {
 		return fmt.Errorf("tokenizer: tokenizer.json: pre_tokenizer %s not supported: %s", what, clip(b))
 	}
@@ -347,7 +400,7 @@ func hfPreTokenizer(b json.RawMessage) (byteLevel bool, pre string, err error) {
 		if c.Type != "ByteLevel" {
 			return bad(fmt.Sprintf("%q", c.Type))
 		}
-		if c.AddPrefixSpace {
+		if c.AddPrefixSpace != nil && *c.AddPrefixSpace {
 			return bad("ByteLevel.add_prefix_space")
 		}
 		if useRegex := c.UseRegex == nil || *c.UseRegex; useRegex != wantRegex {
@@ -385,7 +438,7 @@ func hfPreTokenizer(b json.RawMessage) (byteLevel bool, pre string, err error) {
 	return false, "", bad(fmt.Sprintf("%q", c.Type))
 }
 
-// hfNormalizer reads normalizer: null, Prepend, Replace with a String
+// hfNormalizer reads normalizer: null, NFC, Prepend, Replace with a String
 // pattern, or a Sequence of those.
 func hfNormalizer(b json.RawMessage) ([]NormStep, error) {
 	c, err := parseComponent(b, "normalizer")
@@ -409,6 +462,9 @@ func hfNormalizer(b json.RawMessage) ([]NormStep, error) {
 				}
 			}
 			return nil
+		case c.Type == "NFC":
+			out = append(out, NormStep{NFC: true})
+			return nil
 		case c.Type == "Prepend" && c.Prepend != nil:
 			out = append(out, NormStep{Prepend: *c.Prepend})
 			return nil
@@ -421,71 +477,84 @@ func hfNormalizer(b json.RawMessage) ([]NormStep, error) {
 	return out, walk(c, b, 0)
 }
 
-// hfCheckDecoder accepts the decoders whose output Decode reproduces:
-// ByteLevel for byte-level vocabs; for the others a Sequence of
-// Replace("▁" → " "), ByteFallback, Fuse and Strip(" ", start ≤ 1, stop 0).
-func hfCheckDecoder(b json.RawMessage, byteLevel bool) error {
+// hfDecoderRules is what a decoder asks of Decode beyond pieces.
+type hfDecoderRules struct {
+	stripSpace bool // Strip(" ", start 1) after Fuse: the text loses one leading space
+	firstMarks bool // Metaspace (prepend_scheme not never): the first token loses every "▁"
+}
+
+// hfDecoder accepts the decoders whose output Decode reproduces:
+// ByteLevel (or none) for byte-level vocabs; for the others Metaspace("▁")
+// alone, or a Sequence of Replace("▁" → " ") or a leading Metaspace("▁"),
+// ByteFallback (before any Fuse; required with model.byte_fallback), Fuse,
+// and Strip(" ", start ≤ 1, stop 0) after Fuse. The order matters because
+// these decoders work token by token until Fuse joins the tokens.
+func hfDecoder(b json.RawMessage, byteLevel, byteFallback bool) (r hfDecoderRules, err error) {
 	c, err := parseComponent(b, "decoder")
 	if err != nil {
-		return err
+		return r, err
 	}
 	bad := fmt.Errorf("tokenizer: tokenizer.json: decoder %s not supported", clip(b))
 	if c == nil {
 		if byteLevel {
-			return nil // Decode spells bytes back either way
+			return r, nil // Decode spells bytes back either way
 		}
-		return bad
+		return r, bad
 	}
 	if byteLevel {
 		if c.Type != "ByteLevel" {
-			return bad
+			return r, bad
 		}
-		return nil
+		return r, nil
 	}
-	if c.Type != "Sequence" {
-		return bad
+	members := []json.RawMessage{b}
+	if c.Type == "Sequence" {
+		members = c.Decoders
 	}
-	replace := false
-	for i, r := range c.Decoders {
-		d, err := parseComponent(r, fmt.Sprintf("decoder.decoders[%d]", i))
+	spaces, bytes, fused := false, false, false
+	for i, raw := range members {
+		d, err := parseComponent(raw, fmt.Sprintf("decoder.decoders[%d]", i))
 		if err != nil {
-			return err
+			return r, err
 		}
 		switch {
 		case d == nil:
-			return bad
+			return r, bad
 		case d.Type == "Replace" && d.Pattern != nil && d.Pattern.String != nil && *d.Pattern.String == spaceMark && d.Content != nil && *d.Content == " ":
-			replace = true
-		case d.Type == "ByteFallback", d.Type == "Fuse":
-		case d.Type == "Strip" && d.Content != nil && *d.Content == " " && d.Start <= 1 && d.Stop == 0:
+			spaces = true
+		case d.Type == "Metaspace" && i == 0:
+			ms, err := hfMetaspace(d, raw, "decoder")
+			if err != nil {
+				return r, err
+			}
+			if ms.Replacement != spaceMark {
+				return r, bad // Piece turns only "▁" into " "
+			}
+			spaces = true
+			r.firstMarks = ms.Prepend != PrependNever
+		case d.Type == "ByteFallback" && !fused:
+			bytes = true
+		case d.Type == "Fuse":
+			fused = true
+		case d.Type == "Strip" && d.Content != nil && *d.Content == " " && d.Stop == 0 && (d.Start == 0 || d.Start == 1 && fused):
+			r.stripSpace = r.stripSpace || d.Start == 1
 		default:
-			return bad
+			return r, bad
 		}
 	}
-	if !replace {
-		return bad // Piece turns "▁" into " " for these vocabs
+	if !spaces || r.stripSpace && r.firstMarks {
+		return r, bad // Piece turns "▁" into " " for these vocabs
 	}
-	return nil
-}
-
-// hfStripsLeadingSpace reports whether the decoder drops one leading space
-// (Strip start 1), which Decode does for vocabs with AddSpacePrefix.
-func hfStripsLeadingSpace(b json.RawMessage) bool {
-	c, _ := parseComponent(b, "decoder")
-	if c == nil {
-		return false
+	if byteFallback && !bytes {
+		return r, fmt.Errorf("tokenizer: tokenizer.json: decoder %s without ByteFallback (before Fuse) for a model with byte_fallback not supported", clip(b))
 	}
-	for _, r := range c.Decoders {
-		if d, _ := parseComponent(r, "decoder"); d != nil && d.Type == "Strip" && d.Start == 1 {
-			return true
-		}
-	}
-	return false
+	return r, nil
 }
 
 // hfPostProcessor reads which special tokens encoding with special tokens
 // adds: TemplateProcessing's single template (tokens before $A are BOS,
-// after it EOS), ByteLevel (none), or null.
+// after it EOS), ByteLevel (none), null, or a Sequence of those with at
+// most one TemplateProcessing (Llama 3).
 func hfPostProcessor(b json.RawMessage, v *Vocab) error {
 	c, err := parseComponent(b, "post_processor")
 	if err != nil || c == nil {
@@ -495,9 +564,32 @@ func hfPostProcessor(b json.RawMessage, v *Vocab) error {
 	case "ByteLevel":
 		return nil
 	case "TemplateProcessing":
-	default:
-		return fmt.Errorf("tokenizer: tokenizer.json: post_processor %q not supported", c.Type)
+		return hfTemplate(c, v)
+	case "Sequence":
+		templates := 0
+		for i, r := range c.Processors {
+			p, err := parseComponent(r, fmt.Sprintf("post_processor.processors[%d]", i))
+			if err != nil {
+				return err
+			}
+			switch {
+			case p != nil && p.Type == "ByteLevel":
+			case p != nil && p.Type == "TemplateProcessing" && templates == 0:
+				templates++
+				if err := hfTemplate(p, v); err != nil {
+					return err
+				}
+			default:
+				return fmt.Errorf("tokenizer: tokenizer.json: post_processor.processors[%d] %s not supported", i, clip(r))
+			}
+		}
+		return nil
 	}
+	return fmt.Errorf("tokenizer: tokenizer.json: post_processor %q not supported", c.Type)
+}
+
+// hfTemplate reads a TemplateProcessing post-processor.
+func hfTemplate(c *hfComponent, v *Vocab) (err error) {
 	var single []struct {
 		SpecialToken *struct {
 			ID string `json:"id"`
@@ -550,7 +642,8 @@ func hfPostProcessor(b json.RawMessage, v *Vocab) error {
 }
 
 // hfConfigs applies tokenizer_config.json (bos_token, eos_token, unk_token,
-// pad_token, add_bos_token, add_eos_token, chat_template) and
+// pad_token, add_bos_token, add_eos_token, clean_up_tokenization_spaces,
+// chat_template) and
 // generation_config.json (bos_token_id, eos_token_id: the ids a model ends
 // generation with; the first of a list becomes EOS).
 func hfConfigs(v *Vocab, tokenizerConfig, generationConfig []byte) error {
@@ -598,6 +691,7 @@ func hfConfigs(v *Vocab, tokenizerConfig, generationConfig []byte) error {
 		PAD          json.RawMessage `json:"pad_token"`
 		AddBOS       *bool           `json:"add_bos_token"`
 		AddEOS       *bool           `json:"add_eos_token"`
+		CleanSpaces  *bool           `json:"clean_up_tokenization_spaces"`
 		ChatTemplate json.RawMessage `json:"chat_template"`
 	}
 	if err := json.Unmarshal(tokenizerConfig, &c); err != nil {
@@ -632,6 +726,9 @@ func hfConfigs(v *Vocab, tokenizerConfig, generationConfig []byte) error {
 	}
 	if c.AddEOS != nil {
 		v.AddEOS = *c.AddEOS
+	}
+	if c.CleanSpaces != nil {
+		v.HF.CleanSpaces = *c.CleanSpaces
 	}
 	if !isNull(c.ChatTemplate) {
 		var s string

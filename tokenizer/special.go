@@ -99,6 +99,12 @@ func (v *Vocab) resolveSpecials(ids map[string]int32) (found []int32) {
 // tokenAttrs derives every token's attributes and the end-of-generation set
 // the way llama.cpp's load does, from the (resolved) vocab. detected are the
 // ids resolveSpecials filled by text.
+//
+// A vocab read from tokenizer.json (v.HF set) keeps the attributes its
+// types give: the tokenizers library splits out exactly the added tokens,
+// so a regular token whose text llama.cpp would make control (Qwen2's
+// "</s>") stays a regular token, and ends generation only as EOS. The
+// added tokens' end-of-generation set is found as for GGUF vocabs.
 func tokenAttrs(v *Vocab, ids map[string]int32, detected []int32) (attrs []attr, eog map[int32]bool) {
 	n := len(v.Tokens)
 	attrs = make([]attr, n)
@@ -150,6 +156,16 @@ func tokenAttrs(v *Vocab, ids map[string]int32, detected []int32) (attrs []attr,
 		if s, ok := inEOG("</s>"); ok {
 			delete(eog, s)
 			attrs[s] = attrNormal
+		}
+	}
+	if v.HF != nil {
+		for i := range attrs {
+			attrs[i] = typeAttr(v.Type(int32(i)))
+		}
+		for id := range eog {
+			if v.Type(id) == TypeNormal && id != v.EOS {
+				delete(eog, id) // Qwen2's regular "</s>" is text there
+			}
 		}
 	}
 	return attrs, eog

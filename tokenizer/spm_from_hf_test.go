@@ -107,16 +107,58 @@ func TestAsSPMRefusals(t *testing.T) {
 		"ignore_merges": func(v *Vocab) { v.HF.IgnoreMerges = true },
 		"lowercase":     func(v *Vocab) { v.HF.Normalizer = append(v.HF.Normalizer, NormStep{Old: "A", New: "a"}) },
 		"prepend x":     func(v *Vocab) { v.HF.Normalizer[0].Prepend = "x" },
-		"two merges": func(v *Vocab) {
-			v.Tokens = append(v.Tokens, "aa", "aab")
-			v.Merges = append(v.Merges, "a a", "aa b", "a ab")
+		"nfc":           func(v *Vocab) { v.HF.Normalizer = append([]NormStep{{NFC: true}}, v.HF.Normalizer...) },
+		"metaspace split": func(v *Vocab) {
+			v.HF.Normalizer, v.HF.Metaspace = nil, &Metaspace{"▁", PrependFirst, true}
 		},
+		"metaspace and normalizer": func(v *Vocab) { v.HF.Metaspace = &Metaspace{"▁", PrependFirst, false} },
 	} {
 		v := base()
 		mod(v)
 		if _, err := v.AsSPM(); err == nil {
 			t.Errorf("%s: AsSPM accepted it", name)
 		}
+	}
+}
+
+// TestAsSPMMetaspace: a Metaspace pre-tokenizer without split (Llama 2
+// with legacy: false, Mistral v0.3) becomes llama.cpp's add_space_prefix,
+// and GGUFCaveats says where the two then differ.
+func TestAsSPMMetaspace(t *testing.T) {
+	for _, c := range []struct {
+		scheme  string
+		prefix  bool
+		caveats int
+	}{{PrependFirst, true, 2}, {PrependAlways, true, 2}, {PrependNever, false, 1}} {
+		v := NewVocab(ModelHFBPE)
+		v.Tokens = []string{"<unk>", "a", "b", "ab", "▁"}
+		v.Merges = []string{"a b"}
+		v.UNK = 0
+		v.HF = &HFSettings{Metaspace: &Metaspace{"▁", c.scheme, false}}
+		s, err := v.AsSPM()
+		if err != nil {
+			t.Fatalf("%s: %v", c.scheme, err)
+		}
+		if s.AddSpacePrefix != c.prefix || s.HF != nil {
+			t.Errorf("%s: AddSpacePrefix %v HF %v, want %v nil", c.scheme, s.AddSpacePrefix, s.HF, c.prefix)
+		}
+		// The byte tokens are missing in every case; Metaspace differs unless never.
+		if got := v.GGUFCaveats(); len(got) != c.caveats || (c.prefix && !strings.Contains(got[1], "Metaspace")) {
+			t.Errorf("%s: caveats %q", c.scheme, got)
+		}
+		if c.scheme == PrependFirst && !strings.Contains(v.GGUFCaveats()[1], "after an added token") {
+			t.Errorf("first: caveats %q do not say it differs after an added token", v.GGUFCaveats())
+		}
+	}
+	nfc := NewVocab(ModelBPE)
+	nfc.Tokens = []string{"a", "</s>", "<|im_end|>"}
+	nfc.Types = []TokenType{TypeNormal, TypeNormal, TypeControl}
+	nfc.HF = &HFSettings{Normalizer: []NormStep{{NFC: true}}}
+	if got := nfc.GGUFCaveats(); len(got) != 2 || !strings.Contains(got[0], "NFC") || !strings.Contains(got[1], `["</s>"]`) {
+		t.Errorf("byte-level NFC vocab with a regular </s>: caveats %q", got)
+	}
+	if got := NewVocab(ModelBPE).GGUFCaveats(); got != nil {
+		t.Errorf("GGUF vocab: caveats %q", got)
 	}
 }
 
@@ -163,5 +205,50 @@ func TestAsSPMMatchesLlamaCpp(t *testing.T) {
 	t.Logf("%d of %d strings tokenize as llama.cpp does; llama.cpp throws on the other %d", same, len(g.Cases), threw)
 	if len(g.Cases) != 67 {
 		t.Errorf("%d cases, want the 67 of tokenizer/testdata/hf/tinystories-656k.json", len(g.Cases))
+	}
+}
+
+// TestAsSPMLlama2 converts Llama 2's tokenizer.json (the goldens' files:
+// merges from SentencePiece scores, several per piece) as kiln convert
+// does, and tokenizes the library's golden strings with the result as
+// llama.cpp would. The legacy spelling (Prepend + Replace, Llama 2 and
+// Mistral v0.1) agrees on every string. The Metaspace spelling (prepend
+// scheme first, Mistral v0.3) differs only where GGUFCaveats says: text
+// starting with a space or "▁", and text after an added token.
+func TestAsSPMLlama2(t *testing.T) {
+	for _, c := range []struct {
+		golden  string
+		minSame int
+	}{{"llama2-legacy.json", 114}, {"llama2-metaspace.json", 80}} {
+		g := readHFGolden(t, c.golden)
+		v, err := ParseHFTokenizer(builtTokenizerJSON(t, g), nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := v.AsSPM()
+		if err != nil {
+			t.Fatal(err)
+		}
+		tok, err := New(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		same := 0
+		for _, k := range g.Cases {
+			got := tok.EncodePrompt(k.Text)
+			if slices.Equal(got, k.IDsAddSpecial) {
+				same++
+				continue
+			}
+			documented := strings.HasPrefix(k.Text, " ") || strings.HasPrefix(k.Text, "▁") ||
+				strings.Contains(k.Text, "<s>") || strings.Contains(k.Text, "</s>") || strings.Contains(k.Text, "<unk>")
+			if v.HF.Metaspace == nil || !documented {
+				t.Errorf("%s: EncodePrompt(%q)\n got %v\nwant %v", c.golden, k.Text, got, k.IDsAddSpecial)
+			}
+		}
+		t.Logf("%s: %d of %d golden strings tokenize as Hugging Face; caveats %q", c.golden, same, len(g.Cases), v.GGUFCaveats())
+		if same < c.minSame {
+			t.Errorf("%s: only %d strings agree, %d did when this test was written", c.golden, same, c.minSame)
+		}
 	}
 }

@@ -24,6 +24,7 @@ type Tokenizer struct {
 	spm         *spmModel   // non-nil for SentencePiece vocabs
 	bpe         *bpeModel   // non-nil for byte-level BPE vocabs
 	hf          *hfModel    // non-nil for Hugging Face character BPE vocabs
+	nfc         bool        // byte-level BPE from tokenizer.json: raw text pieces are NFC-composed first
 	scratch     sync.Pool   // *session: per-call buffers, reused
 }
 
@@ -76,10 +77,14 @@ func New(v *Vocab) (*Tokenizer, error) {
 			return nil, err
 		}
 		t.cleanSpaces = t.bpe.pre.cleanSpaces
+		t.nfc = v.HF != nil && hasNFC(v.HF.Normalizer)
 	case ModelHFBPE:
 		if t.hf, err = newHF(v, ids); err != nil {
 			return nil, err
 		}
+	}
+	if v.HF != nil {
+		t.cleanSpaces = v.HF.CleanSpaces
 	}
 	t.buildPieces()
 	applyNameQuirks(v, ids, t.attrs, t.specials)
@@ -201,6 +206,20 @@ func (t *Tokenizer) appendPieceUncached(dst []byte, id int32) []byte {
 		return dst
 	}
 	return dst // undefined and unused tokens render as nothing
+}
+
+// firstPiece is the piece of id when it is the first token decoded: for
+// vocabs with a dummy-prefix space less one leading space; with the
+// Metaspace decoder's rule, a normal token's text with every "▁" dropped.
+func (t *Tokenizer) firstPiece(id int32) []byte {
+	p := t.piece(id)
+	if t.v.AddSpacePrefix && len(p) > 0 && p[0] == ' ' {
+		return p[1:]
+	}
+	if t.hf != nil && t.hf.opts.DecodeFirstMarks && t.valid(id) && t.attrs[id]&attrNormal != 0 && t.hf.pieces[id] == "" {
+		return []byte(strings.ReplaceAll(t.v.Tokens[id], spaceMark, ""))
+	}
+	return p
 }
 
 // appendUnescaped appends text with SentencePiece's "▁" turned back into spaces.

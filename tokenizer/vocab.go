@@ -43,8 +43,9 @@ const (
 	ModelBPE = "gpt2"  // byte-level BPE: pre-tokenizer split, rank-ordered merges
 
 	// ModelHFBPE is the Hugging Face tokenizers library's BPE over
-	// characters (tokenizer.json with normalizers instead of a byte-level
-	// pre-tokenizer: Llama 2, Mistral, TinyStories): normalize (Vocab.HF),
+	// characters (tokenizer.json with normalizers or Metaspace instead of a
+	// byte-level pre-tokenizer: Llama 2, Mistral, TinyStories): normalize
+	// and pre-tokenize (Vocab.HF),
 	// rank-ordered merges, byte fallback <0xNN>, else the unknown token.
 	// llama.cpp has no such model (its converter turns these files into
 	// "llama" with made-up scores, which merges in a different order); kiln
@@ -53,20 +54,57 @@ const (
 	ModelHFBPE = "hf-bpe"
 )
 
-// NormStep is one normalizer of a ModelHFBPE vocab: Prepend (when set) puts
-// its text in front of a non-empty piece; otherwise every Old becomes New.
+// NormStep is one normalizer of a tokenizer.json vocab: NFC (when set)
+// composes the piece to Unicode Normalization Form C; else Prepend (when
+// set) puts its text in front of a non-empty piece; otherwise every Old
+// becomes New.
 type NormStep struct {
+	NFC      bool
 	Prepend  string
 	Old, New string
 }
 
-// HFSettings holds what a ModelHFBPE vocab needs beyond GGUF's fields.
+// Metaspace prepend schemes (tokenizer.json's prepend_scheme).
+const (
+	PrependAlways = "always" // every word that does not start with the replacement gets one
+	PrependFirst  = "first"  // only the word at the very start of the text
+	PrependNever  = "never"
+)
+
+// Metaspace is tokenizer.json's Metaspace pre-tokenizer (Llama 2 with
+// legacy: false, Mistral v0.3): in each piece of normalized text, spaces
+// become Replacement, Replacement is put in front as Prepend says (not when
+// the piece already starts with it), and with Split the piece is cut before
+// every Replacement (each cut is its own BPE word).
+type Metaspace struct {
+	Replacement string // "▁"
+	Prepend     string // PrependAlways, PrependFirst or PrependNever
+	Split       bool
+}
+
+// HFSettings holds what a vocab read from tokenizer.json needs beyond
+// GGUF's fields; that a vocab has it at all means it is tokenized as the
+// tokenizers library does (only added tokens are split out, none found by
+// text as llama.cpp does). A ModelHFBPE vocab uses all of it; a ModelBPE
+// (byte-level) vocab only Normalizer, which may then hold NFC steps alone
+// (Qwen2), and CleanSpaces.
 type HFSettings struct {
+	// CleanSpaces is tokenizer_config.json's clean_up_tokenization_spaces:
+	// Decode tidies spaces (llama.cpp's clean_spaces, which is close to
+	// transformers' clean_up_tokenization) only when it is set.
+	CleanSpaces bool
+
 	Normalizer      []NormStep // applied in order to each piece of text between non-normalized added tokens
 	NormalizedAdded []int32    // added tokens matched in normalized text (as their normalized text), increasing
+	Metaspace       *Metaspace // pre-tokenizer; nil: each normalized piece is one BPE word
 	ByteFallback    bool       // a character that is not a token becomes its <0xNN> byte tokens (when all exist)
 	FuseUnk         bool       // consecutive unknown characters become one UNK
 	IgnoreMerges    bool       // a word that is a token is taken whole
+
+	// DecodeFirstMarks is the Metaspace decoder's rule (prepend_scheme not
+	// never): the first token decodes with every "▁" dropped, not turned
+	// into a space.
+	DecodeFirstMarks bool
 }
 
 // Vocab is a tokenizer's vocabulary and settings, as the tokenizer.ggml.*
@@ -95,7 +133,7 @@ type Vocab struct {
 
 	ChatTemplate string // tokenizer.chat_template, carried along (kiln synth writes it back)
 
-	HF *HFSettings // ModelHFBPE only: normalizers and BPE options from tokenizer.json
+	HF *HFSettings // set for vocabs read from tokenizer.json (nil from GGUF): the library's rules
 }
 
 // NewVocab returns an empty Vocab of the given model with every special id
@@ -178,6 +216,9 @@ func (v *Vocab) validateShape() error {
 	if v.Model == ModelHFBPE && v.HF == nil {
 		return fmt.Errorf("tokenizer: %q vocab without HF settings", ModelHFBPE)
 	}
+	if err := v.validateHF(); err != nil {
+		return err
+	}
 	n := len(v.Tokens)
 	if n == 0 {
 		return fmt.Errorf("tokenizer: empty vocabulary")
@@ -239,6 +280,10 @@ func (v *Vocab) Clone() *Vocab {
 		h := *v.HF
 		h.Normalizer = append([]NormStep(nil), h.Normalizer...)
 		h.NormalizedAdded = append([]int32(nil), h.NormalizedAdded...)
+		if h.Metaspace != nil {
+			ms := *h.Metaspace
+			h.Metaspace = &ms
+		}
 		c.HF = &h
 	}
 	return &c

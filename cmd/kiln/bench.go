@@ -70,6 +70,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	threads := fs.Int("threads", 0, "worker threads (0: one per core)")
+	lt := loadTypeFlags(fs)
 	prompt := fs.Int("prompt", 128, "prompt tokens to prefill (per sequence)")
 	gen := fs.Int("gen", 64, "tokens to generate (per sequence)")
 	parallel := fs.Int("parallel", 1, "requests submitted together (the engine batches them)")
@@ -86,7 +87,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the timed part to this file (go tool pprof)")
 	kvf := addKVPoolFlags(fs)
 	fs.Usage = func() {
-		io.WriteString(stderr, "usage: kiln bench MODEL [--threads N] [--prompt 128] [--gen 64] [--parallel N] [--json] [--no-repack]\n"+
+		io.WriteString(stderr, "usage: kiln bench MODEL [--threads N] [--prompt 128] [--gen 64] [--parallel N] [--json] [--no-repack] [--type T [--pure]]\n"+
 			"       kiln bench MODEL --workload prefix [--prefix-len 1024] [--suffix-len 32] [--requests 16] [--gen 64] [--no-prefix-cache]\n"+
 			"       kiln bench MODEL --workload gap [--streams 8] [--long-prompt 2000] [--max-batched-tokens 256] [--gen 96]\n")
 		fs.PrintDefaults()
@@ -157,7 +158,11 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	if err := kvf.check(); err != nil {
 		return err
 	}
-	m, bytes, closeModel, err := loadWeights(pos[0], model.Options{Threads: *threads, NoRepack: *noRepack}, stderr)
+	scheme, err := lt.scheme()
+	if err != nil {
+		return err
+	}
+	m, bytes, closeModel, err := loadWeights(pos[0], scheme, model.Options{Threads: *threads, NoRepack: *noRepack}, stderr)
 	if err != nil {
 		return err
 	}

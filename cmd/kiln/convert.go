@@ -46,9 +46,9 @@ func runConvert(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	writeReport(stdout, pos[1], convert.Scheme{FileType: rep.FileType, Pure: *pure}, rep, *verbose)
-	if v, err := tokenizer.LoadHFTokenizer(pos[0]); err == nil && v.Model == tokenizer.ModelHFBPE {
-		if n := v.MissingByteTokens(); n > 0 {
-			fmt.Fprintf(stderr, "kiln convert: note: the vocab lacks %d of the 256 <0xNN> byte tokens: text with characters outside it tokenizes differently in llama.cpp (which throws) than in Hugging Face (<unk>)\n", n)
+	if v, err := tokenizer.LoadHFTokenizer(pos[0]); err == nil {
+		for _, c := range v.GGUFCaveats() {
+			fmt.Fprintf(stderr, "kiln convert: note: %s\n", c)
 		}
 	}
 	return nil

@@ -28,10 +28,11 @@ func runGenerate(args []string, stdout, stderr io.Writer) error {
 	temp := fs.Float64("temperature", 0, "sampling temperature; only 0 (greedy) is supported here, use 'kiln run' to sample")
 	asJSON := fs.Bool("json", false, "print {\"prompt\",\"tokens\",\"text\"} instead of the text")
 	threads := fs.Int("threads", 0, "worker threads (0: one per core)")
+	lt := loadTypeFlags(fs)
 	kvF32 := kvTypeFlag(fs)
 	kvf := addKVPoolFlags(fs)
 	fs.Usage = func() {
-		io.WriteString(stderr, "usage: kiln generate MODEL TEXT -n N --temperature 0 [--json] [--kv-cache-memory SIZE] [--block-size 16]\n  TEXT may be ids:1,2,3 (taken as is, no BOS); a TEXT that begins with - goes after --\n")
+		io.WriteString(stderr, "usage: kiln generate MODEL TEXT -n N --temperature 0 [--json] [--type T [--pure]] [--kv-cache-memory SIZE] [--block-size 16]\n  TEXT may be ids:1,2,3 (taken as is, no BOS); a TEXT that begins with - goes after --\n")
 		fs.PrintDefaults()
 	}
 	pos, err := interspersed(fs, args)
@@ -57,7 +58,11 @@ func runGenerate(args []string, stdout, stderr io.Writer) error {
 	if err := kvf.check(); err != nil {
 		return err
 	}
-	l, err := openModel(pos[0], *threads)
+	scheme, err := lt.scheme()
+	if err != nil {
+		return err
+	}
+	l, err := openModel(pos[0], *threads, scheme)
 	if err != nil {
 		return err
 	}

@@ -33,9 +33,10 @@ func runProbs(args []string, stdout, stderr io.Writer) error {
 	top := fs.Int("top", 20, "how many of the most probable next tokens to print")
 	all := fs.Bool("all-positions", false, "print the distribution after every prompt position, not just the last")
 	threads := fs.Int("threads", 0, "worker threads (0: one per core)")
+	lt := loadTypeFlags(fs)
 	kvF32 := kvTypeFlag(fs)
 	fs.Usage = func() {
-		io.WriteString(stderr, "usage: kiln probs MODEL TEXT [--top 20] [--all-positions]\n  TEXT may be ids:1,2,3 (taken as is, no BOS); a TEXT that begins with - goes after --\n")
+		io.WriteString(stderr, "usage: kiln probs MODEL TEXT [--top 20] [--all-positions] [--type T [--pure]]\n  TEXT may be ids:1,2,3 (taken as is, no BOS); a TEXT that begins with - goes after --\n")
 		fs.PrintDefaults()
 	}
 	pos, err := interspersed(fs, args)
@@ -55,7 +56,11 @@ func runProbs(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	l, err := openModel(pos[0], *threads)
+	scheme, err := lt.scheme()
+	if err != nil {
+		return err
+	}
+	l, err := openModel(pos[0], *threads, scheme)
 	if err != nil {
 		return err
 	}

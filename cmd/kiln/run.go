@@ -77,13 +77,15 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	verbose := fs.Bool("verbose", false, "after each answer, print token counts, rates and durations to stderr")
 	ctxSize := fs.Int("ctx", 0, fmt.Sprintf("context size in tokens (0: the model's, at most %d)", runMaxContext))
 	threads := fs.Int("threads", 0, "worker threads (0: one per core)")
+	lt := loadTypeFlags(fs)
 	kvF32 := kvTypeFlag(fs)
 	kvf := addKVPoolFlags(fs)
 	fs.Usage = func() {
 		io.WriteString(stderr, `usage: kiln run MODEL [PROMPT] [flags]
   With PROMPT (or, when stdin is not a terminal, the text read from it), stream
   the answer and exit. Without, chat: /help lists the commands; Ctrl-C stops an
-  answer, Ctrl-D or /bye leaves. MODEL is a .gguf path or an hf: reference.
+  answer, Ctrl-D or /bye leaves. MODEL is a .gguf path, an hf: reference, or a
+  Hugging Face folder (--type quantizes it on load, as kiln convert --type).
   A PROMPT that begins with - goes after -- (kiln run MODEL -- "-5 apples").
 `)
 		fs.PrintDefaults()
@@ -110,6 +112,10 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if err := kvf.check(); err != nil {
+		return err
+	}
+	scheme, err := lt.scheme()
+	if err != nil {
 		return err
 	}
 
@@ -152,7 +158,7 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	t0 := time.Now()
-	l, err := openModel(path, *threads)
+	l, err := openModel(path, *threads, scheme)
 	if err != nil {
 		return err
 	}

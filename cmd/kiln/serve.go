@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"kiln/chat"
+	"kiln/convert"
 	"kiln/engine"
 	"kiln/hub"
 	"kiln/kvcache"
@@ -59,6 +60,7 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	logFormat := fs.String("log-format", "text", "log lines as text or json (log/slog, on stderr)")
 	kvF32 := kvTypeFlag(fs)
 	kvf := addKVPoolFlags(fs)
+	lt := loadTypeFlags(fs)
 	fs.Usage = func() {
 		io.WriteString(stderr, `usage: kiln serve [--model [NAME=]PATH ...] [--host 127.0.0.1] [--port 8080] [flags]
   Serves OpenAI's API (/v1/completions, /v1/chat/completions, /v1/models), /tokenize,
@@ -83,6 +85,10 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if err := checkThreads(*threads); err != nil {
+		return err
+	}
+	scheme, err := lt.scheme()
+	if err != nil {
 		return err
 	}
 	switch {
@@ -123,7 +129,11 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 		logger = slog.New(slog.NewTextHandler(stderr, nil))
 	}
 	load := func(ctx context.Context, name, path string) (*server.Model, error) {
-		l, err := openModel(path, *threads)
+		var sch *convert.Scheme
+		if isHFDir(path) { // --type quantizes folders on load; GGUF files are served as they are
+			sch = scheme
+		}
+		l, err := openModel(path, *threads, sch)
 		if err != nil {
 			return nil, err
 		}

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"kiln/convert"
 	"kiln/gguf"
 	"kiln/model"
 	"kiln/tokenizer"
@@ -23,10 +24,10 @@ type loaded struct {
 
 // openModel loads a MODEL argument's weights and tokenizer: a GGUF file
 // (or an hf: reference), or a Hugging Face folder (config.json,
-// *.safetensors, tokenizer.json).
-func openModel(path string, threads int) (*loaded, error) {
+// *.safetensors, tokenizer.json), quantized on load when scheme is set.
+func openModel(path string, threads int, scheme *convert.Scheme) (*loaded, error) {
 	if isHFDir(path) {
-		m, err := model.LoadHF(path, model.Options{Threads: threads})
+		m, _, err := loadHF(path, scheme, model.Options{Threads: threads})
 		if err != nil {
 			return nil, err
 		}
@@ -36,6 +37,9 @@ func openModel(path string, threads int) (*loaded, error) {
 			return nil, err
 		}
 		return &loaded{model: m, tok: tok}, nil
+	}
+	if scheme != nil {
+		return nil, errTypeOnGGUF(path)
 	}
 	f, err := openGGUF(path, os.Stderr)
 	if err != nil {
@@ -80,22 +84,28 @@ func hfTokenizer(dir string) (*tokenizer.Tokenizer, error) {
 }
 
 // loadWeights loads a MODEL argument's weights alone (bench): a GGUF file
-// or hf: reference, or a Hugging Face folder. bytes is the weights' size
-// (the GGUF's tensor data; a folder's *.safetensors files), close releases
-// the model and its mapping.
-func loadWeights(arg string, opts model.Options, stderr io.Writer) (m *model.Model, bytes uint64, close func(), err error) {
+// or hf: reference, or a Hugging Face folder (quantized on load when
+// scheme is set). bytes is the weights' size (the GGUF's tensor data; a
+// folder's *.safetensors files, or its tensors as quantized on load), close
+// releases the model and its mapping.
+func loadWeights(arg string, scheme *convert.Scheme, opts model.Options, stderr io.Writer) (m *model.Model, bytes uint64, close func(), err error) {
 	if isHFDir(arg) {
-		files, _ := filepath.Glob(filepath.Join(arg, "*.safetensors"))
-		for _, name := range files {
-			if st, err := os.Stat(name); err == nil {
-				bytes += uint64(st.Size())
-			}
-		}
-		m, err := model.LoadHF(arg, opts)
+		m, bytes, err := loadHF(arg, scheme, opts)
 		if err != nil {
 			return nil, 0, nil, err
 		}
+		if scheme == nil {
+			files, _ := filepath.Glob(filepath.Join(arg, "*.safetensors"))
+			for _, name := range files {
+				if st, err := os.Stat(name); err == nil {
+					bytes += uint64(st.Size())
+				}
+			}
+		}
 		return m, bytes, m.Close, nil
+	}
+	if scheme != nil {
+		return nil, 0, nil, errTypeOnGGUF(arg)
 	}
 	f, err := openGGUF(arg, stderr)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -16,7 +17,7 @@ import (
 )
 
 func init() {
-	register("synth", "make a random-weight GGUF of a real architecture", runSynth)
+	register("synth", "make a random-weight GGUF (or Hugging Face folder) of a real architecture", runSynth)
 }
 
 func runSynth(args []string, stdout, stderr io.Writer) error {
@@ -42,9 +43,11 @@ func runSynth(args []string, stdout, stderr io.Writer) error {
 	fs.BoolVar(&sp.Tied, "tied", false, "tie the output projection to token_embd (no output.weight)")
 	specFile := fs.String("spec", "", "read the spec from a JSON file (the \"spec\" of a --json record, or of testdata/oracle/*.json's \"synth\"); flags override it")
 	asJSON := fs.Bool("json", false, "print a JSON record of what was written (resolved spec, type, seed, vocab, sha256) instead of a summary line")
+	format := fs.String("format", "gguf", "output: gguf (OUT is a file) or hf (OUT is a new Hugging Face folder: config.json, model.safetensors, tokenizer.json; --type F32, F16 or BF16)")
 	llama3 := fs.String("llama3-rope", "", "Llama 3 rope scaling FACTOR,LOW,HIGH,ORIGCTX (e.g. 32,1,4,8192): writes rope_freqs.weight")
 	fs.Usage = func() {
-		io.WriteString(stderr, "usage: kiln synth OUT.gguf (--shape NAME | --arch A --dim N --layers N --heads N --ffn N ...) [--type TYPE] [--seed N] [--vocab SOURCE]\n")
+		io.WriteString(stderr, "usage: kiln synth OUT.gguf (--shape NAME | --arch A --dim N --layers N --heads N --ffn N ...) [--type TYPE] [--seed N] [--vocab SOURCE]\n"+
+			"       kiln synth --format hf OUTDIR ... (the same model as a Hugging Face folder)\n")
 		fs.PrintDefaults()
 	}
 	pos, err := interspersed(fs, args)
@@ -53,6 +56,9 @@ func runSynth(args []string, stdout, stderr io.Writer) error {
 	}
 	if len(pos) != 1 {
 		return usageErrorf("want one OUT.gguf argument, got %d", len(pos))
+	}
+	if *format != "gguf" && *format != "hf" {
+		return usageErrorf("--format %q: want gguf or hf", *format)
 	}
 	scheme, err := convert.ParseScheme(*typ)
 	if err != nil {
@@ -106,54 +112,84 @@ func runSynth(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if err := m.WriteFile(pos[0]); err != nil {
+	write := m.WriteFile
+	if *format == "hf" {
+		write = m.WriteHF
+	}
+	if err := write(pos[0]); err != nil {
 		return err
 	}
-	st, err := os.Stat(pos[0])
+	size, digest, err := outputDigest(pos[0])
 	if err != nil {
 		return err
 	}
 	if *asJSON {
-		return printSynthJSON(stdout, pos[0], m, *typ)
+		rec := synthRecord{File: pos[0], Format: *format, Spec: m.Spec, Type: *typ, Seed: m.Seed, Vocab: m.Vocab.Source, Bytes: size, SHA256: digest}
+		out, err := json.Marshal(rec)
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(stdout, "%s\n", out)
+		return err
 	}
 	s := m.Spec
 	fmt.Fprintf(stdout, "wrote %s: %s %q, dim %d, %d layers, %d heads (%d kv, head dim %d), ffn %d, vocab %d (%s), tied %v, %s, seed %d, %d tensors, %d bytes\n",
 		pos[0], s.Arch, s.Name, s.Dim, s.Layers, s.Heads, s.KVHeads, s.HeadDim, s.FFN, s.VocabSize, m.Vocab.Source,
-		s.Tied, scheme, m.Seed, len(m.Tensors), st.Size())
+		s.Tied, scheme, m.Seed, len(m.Tensors), size)
 	return nil
 }
 
 // synthRecord is the --json output of kiln synth: enough to make the same
-// file again (synth.Plan(Spec, LoadVocab(Vocab), ParseScheme(Type), Seed))
-// and to check that it is the same (SHA256).
+// output again (synth.Plan(Spec, LoadVocab(Vocab), ParseScheme(Type),
+// Seed), then WriteFile or, for Format "hf", WriteHF) and to check that it
+// is the same (SHA256).
 type synthRecord struct {
 	File   string     `json:"file"`
+	Format string     `json:"format"`
 	Spec   synth.Spec `json:"spec"`
 	Type   string     `json:"type"`
 	Seed   uint64     `json:"seed"`
 	Vocab  string     `json:"vocab"` // the --vocab source as given, or "synthetic"
 	Bytes  int64      `json:"bytes"`
-	SHA256 string     `json:"sha256"`
+	SHA256 string     `json:"sha256"` // of the file; of a folder, of each file's name, a NUL and its bytes, in name order
 }
 
-func printSynthJSON(stdout io.Writer, path string, m *synth.Model, typ string) error {
-	f, err := os.Open(path)
+// outputDigest returns the size and sha256 of what synth wrote: a file, or
+// a folder's files (see synthRecord.SHA256).
+func outputDigest(path string) (int64, string, error) {
+	st, err := os.Stat(path)
 	if err != nil {
-		return err
+		return 0, "", err
 	}
-	defer f.Close()
+	files := []string{path}
+	if st.IsDir() {
+		entries, err := os.ReadDir(path)
+		if err != nil {
+			return 0, "", err
+		}
+		files = files[:0]
+		for _, e := range entries { // ReadDir sorts by name
+			files = append(files, filepath.Join(path, e.Name()))
+		}
+	}
 	h := sha256.New()
-	n, err := io.Copy(h, f)
-	if err != nil {
-		return err
+	var total int64
+	for _, name := range files {
+		if st.IsDir() {
+			io.WriteString(h, filepath.Base(name)+"\x00")
+		}
+		f, err := os.Open(name)
+		if err != nil {
+			return 0, "", err
+		}
+		n, err := io.Copy(h, f)
+		f.Close()
+		if err != nil {
+			return 0, "", err
+		}
+		total += n
 	}
-	rec := synthRecord{File: path, Spec: m.Spec, Type: typ, Seed: m.Seed, Vocab: m.Vocab.Source, Bytes: n, SHA256: hex.EncodeToString(h.Sum(nil))}
-	out, err := json.Marshal(rec)
-	if err != nil {
-		return err
-	}
-	_, err = fmt.Fprintf(stdout, "%s\n", out)
-	return err
+	return total, hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // overrideSpec returns base with the fields whose flags were set taken from sp.
