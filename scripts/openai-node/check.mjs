@@ -115,6 +115,43 @@ await check("error statuses", async () => {
   await expect(413, () => client.completions.create({ ...greedy, prompt: "a".repeat(9 << 20) }));
 });
 
+await check("structured output: the SDK's parse helper and tool calls", async () => {
+  const schema = {
+    type: "object",
+    properties: { name: { type: "string", maxLength: 20 }, happy: { type: "boolean" } },
+    required: ["name", "happy"],
+    additionalProperties: false,
+  };
+  let parsed = 0;
+  for (let seed = 0; seed < 4; seed++) {
+    let r;
+    try {
+      r = await client.chat.completions.parse({
+        model, seed, temperature: 0.8, max_tokens: 200,
+        messages: [{ role: "user", content: "Who is in the story?" }],
+        response_format: { type: "json_schema", json_schema: { name: "character", schema, strict: true } },
+      });
+    } catch (e) {
+      if (/length limit/.test(String(e && e.message))) continue; // ran out of tokens inside the object
+      throw e;
+    }
+    const c = r.choices[0];
+    assert.equal(typeof c.message.parsed.name, "string");
+    assert.equal(typeof c.message.parsed.happy, "boolean");
+    parsed++;
+  }
+  assert.ok(parsed > 0, "no reply finished within 200 tokens");
+  const tools = [{ type: "function", function: { name: "set_mood", parameters: { type: "object", properties: { mood: { enum: ["happy", "sad"] } }, required: ["mood"], additionalProperties: false } } }];
+  const t = await client.chat.completions.create({
+    model, temperature: 0, max_tokens: 200, tools, tool_choice: { type: "function", function: { name: "set_mood" } },
+    messages: [{ role: "user", content: "How does Lily feel?" }],
+  });
+  assert.equal(t.choices[0].finish_reason, "tool_calls");
+  const call = t.choices[0].message.tool_calls[0];
+  assert.equal(call.function.name, "set_mood");
+  assert.ok(["happy", "sad"].includes(JSON.parse(call.function.arguments).mood));
+});
+
 await check("models list", async () => {
   const list = await client.models.list();
   const ids = [];
