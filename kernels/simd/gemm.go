@@ -273,6 +273,7 @@ type gemmKind struct {
 	vex   [4]func(nb int, panel *byte, x *byte, xStride int, out *float32, outStride int)
 	gemv  func(nb int, w *byte, wStride int, x *byte, out *float32) // 8 rows, m = 1
 	gemvV func(nb int, w *byte, wStride int, x *byte, out *float32) // gemv on the avx512vnni set, same bits
+	gemvX func(nb int, w *byte, wStride int, x *byte, out *float32) // gemv on the avxvnni set, same bits
 	// v512: the whole m > 1 product on the avx512vnni set, or nil (panel,
 	// pad and tile are run's scratch areas).
 	v512    func(nb int, w []byte, wStride, rows int, a []byte, aStride, m int, out []float32, outStride int, panel, pad []byte, tile []float32)
@@ -303,6 +304,7 @@ var gemmQ4_K = gemmKind{
 	vex:     [4]func(int, *byte, *byte, int, *float32, int){gemmQ4_KXQ8_Kx1, gemmQ4_KXQ8_Kx2, gemmQ4_KXQ8_Kx3, gemmQ4_KXQ8_Kx4},
 	gemv:    gemvQ4_KQ8_K,
 	gemvV:   gemvQ4_KQ8_KV,
+	gemvX:   gemvQ4_KXQ8_K,
 	v512:    gemmQ4_KVNNI,
 	generic: dotQ4_KQ8_KGeneric,
 }
@@ -481,6 +483,8 @@ func (g *gemmKind) run(nb int, w []byte, wStride, rows int, a []byte, aStride, m
 		gemv := g.gemv
 		if g.gemvV != nil && vnni.Load() {
 			gemv = g.gemvV
+		} else if g.gemvX != nil && vexVNNI.Load() {
+			gemv = g.gemvX
 		}
 		r0 := 0
 		for ; r0+8 <= rows; r0 += 8 {
