@@ -113,8 +113,10 @@ import (
 // kernel reduces each 64-element group to iacc of the 8 rows and folds it
 // at once (FMA chain in a register); its mins, per group, go into a second
 // chain first. The VNNI sets run their own Q4_K gemv and Q6_K and Q8_0
-// dots (gemvQ4_KQ8_KV, gemvQ4_KXQ8_K and the like), which form the exact
-// integer sums with VPDPBUSD/VPDPWSSD and keep these float steps.
+// dots (gemvQ4_KQ8_KV, gemvQ4_KXQ8_KI and the like), which form the exact
+// integer sums with VPDPBUSD/VPDPWSSD and keep these float steps; the
+// avxvnni set keeps the AVX2 gemv for raw Q4_K rows (its own was no
+// faster there, only over the load-time layout).
 //
 //	rows of a chunk:  [ r0..r7 ][ r8..r15 ] ...   contiguous in memory
 //	                    ^ read     ^ prefetched
@@ -275,7 +277,6 @@ type gemmKind struct {
 	vex   [4]func(nb int, panel *byte, x *byte, xStride int, out *float32, outStride int)
 	gemv  func(nb int, w *byte, wStride int, x *byte, out *float32) // 8 rows, m = 1
 	gemvV func(nb int, w *byte, wStride int, x *byte, out *float32) // gemv on the avx512vnni set, same bits
-	gemvX func(nb int, w *byte, wStride int, x *byte, out *float32) // gemv on the avxvnni set, same bits
 	// v512: the whole m > 1 product on the avx512vnni set, or nil (panel,
 	// pad and tile are run's scratch areas).
 	v512    func(nb int, w []byte, wStride, rows int, a []byte, aStride, m int, out []float32, outStride int, panel, pad []byte, tile []float32)
@@ -306,7 +307,6 @@ var gemmQ4_K = gemmKind{
 	vex:     [4]func(int, *byte, *byte, int, *float32, int){gemmQ4_KXQ8_Kx1, gemmQ4_KXQ8_Kx2, gemmQ4_KXQ8_Kx3, gemmQ4_KXQ8_Kx4},
 	gemv:    gemvQ4_KQ8_K,
 	gemvV:   gemvQ4_KQ8_KV,
-	gemvX:   gemvQ4_KXQ8_K,
 	v512:    gemmQ4_KVNNI,
 	generic: dotQ4_KQ8_KGeneric,
 }
@@ -485,8 +485,6 @@ func (g *gemmKind) run(nb int, w []byte, wStride, rows int, a []byte, aStride, m
 		gemv := g.gemv
 		if g.gemvV != nil && vnni.Load() {
 			gemv = g.gemvV
-		} else if g.gemvX != nil && vexVNNI.Load() {
-			gemv = g.gemvX
 		}
 		r0 := 0
 		for ; r0+8 <= rows; r0 += 8 {

@@ -7,12 +7,6 @@ package simd
 // for some exact int32 sums, the same float operations in the same order,
 // so the same bits, under the avxvnni set. nb > 0.
 
-// gemvQ4_KXQ8_K is gemvQ4_KQ8_K: 8 raw Q4_K rows (wStride bytes apart)
-// against one Q8_K row.
-//
-//go:noescape
-func gemvQ4_KXQ8_K(nb int, w *byte, wStride int, x *byte, out *float32)
-
 // gemvQ4_KXQ8_KI is gemvQ4_KQ8_KI: one panel of the load-time Q4_K layout
 // (PackQ4_K, wStride = 144) against one Q8_K row.
 //
