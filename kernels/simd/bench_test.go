@@ -3,6 +3,7 @@ package simd
 import (
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 )
 
@@ -13,14 +14,27 @@ import (
 var benchSink float32
 
 // benchImpls runs f under the generic code and, where present, the fast
-// implementation, as sub-benchmarks named by the kernel set.
+// implementation, as sub-benchmarks named by the kernel set. Where the OS
+// has a per-thread CPU clock they also report cpu-ns/op, the benchmark
+// thread's CPU time per operation: on a machine shared with other jobs it
+// leaves out the time the thread waited for a core, which ns/op counts
+// (f must run its loop on the calling goroutine, as the benchmarks here
+// do).
 func benchImpls(b *testing.B, f func(b *testing.B)) {
 	defer ForceGeneric(false)
 	for _, name := range Impls() {
 		if _, err := SetImpl(name); err != nil {
 			b.Fatal(err)
 		}
-		b.Run(name, f)
+		b.Run(name, func(b *testing.B) {
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			c0, ok := threadCPUTime()
+			f(b)
+			if c1, ok1 := threadCPUTime(); ok && ok1 && b.N > 0 {
+				b.ReportMetric(float64(c1-c0)/float64(b.N), "cpu-ns/op")
+			}
+		})
 	}
 }
 

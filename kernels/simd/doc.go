@@ -18,8 +18,9 @@
 // Every primitive has a portable Go version (the reference, and the path on
 // CPUs without the fast one) and, on amd64 with AVX2+FMA+F16C, an assembly
 // version. Kernel sets (impl.go) are chosen once at start-up from the CPU's
-// features: generic, avx2, and two sets that replace the int8 GEMMs with
-// VPDPBUSD kernels, avxvnni (VEX, 256-bit) and avx512vnni (AVX-512
+// features: generic, avx2, and two sets that replace the int8 GEMMs and
+// the Q8_0, Q6_K and Q4_K decode kernels with VPDPBUSD/VPDPWSSD kernels,
+// avxvnni (VEX, 256-bit; gemmvex_dec_amd64.go) and avx512vnni (AVX-512
 // F/BW/VL + AVX512-VNNI, gemmvnni.go); the environment variable
 // KILN_KERNELS caps the choice (KILN_KERNELS=avx2 on an AVX-512 machine).
 // Every set returns the same bits: the VNNI kernels change only how the

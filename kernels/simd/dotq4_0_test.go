@@ -273,29 +273,3 @@ func BenchmarkDotQ4_0Lanes(b *testing.B) {
 		})
 	}
 }
-
-// BenchmarkGemmQ4_0Decode times GemmQ4_0Q8_0 with one activation row (the
-// 8-row decode kernel) on a 64-row slice of a TinyLlama matrix, which
-// stays in L2: the kernel's compute, not DRAM. MB/s of weights.
-func BenchmarkGemmQ4_0Decode(b *testing.B) {
-	r := rand.New(rand.NewPCG(1, 4))
-	var c gemmCase
-	for _, g := range gemmCases {
-		if g.w == "Q4_0" {
-			c = g
-		}
-	}
-	for _, n := range []int{2048, 5632} {
-		nb, rows := n/qk, 64
-		w, wStride, _, a, aStride := gemmInputs(r, c, nb, rows, 1, "random")
-		out, scratch := make([]float32, rows), make([]byte, GemmScratchBytes(n))
-		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
-			benchImpls(b, func(b *testing.B) {
-				b.SetBytes(int64(rows * nb * bytesQ4_0))
-				for b.Loop() {
-					c.gemm(n, w, wStride, rows, a, aStride, 1, out, rows, scratch)
-				}
-			})
-		})
-	}
-}

@@ -27,10 +27,13 @@ func DotQ6_KQ8_K(n int, w, x []byte) float32 {
 }
 
 // dotQ6_KQ8_KFast is the fast set's single-row dot (nb > 0): the
-// avx512vnni kernel or the AVX2 one, the same bits.
+// avx512vnni, avxvnni or AVX2 kernel, the same bits.
 func dotQ6_KQ8_KFast(nb int, w, x []byte) float32 {
 	if vnni.Load() {
 		return dotQ6_KQ8_KV(nb, w, x)
+	}
+	if vexVNNI.Load() {
+		return dotQ6_KXQ8_K(nb, w, x)
 	}
 	return dotQ6_KQ8_KAVX2(nb, w, x)
 }

@@ -16,6 +16,9 @@ func DotQ8_0Q8_0(n int, w, x []byte) float32 {
 	if vnni.Load() && nb > 0 {
 		return dotQ8_0Q8_0V(nb, w, x) // the AVX2 kernel's bits
 	}
+	if vexVNNI.Load() && nb > 0 {
+		return dotQ8_0XQ8_0(nb, w, x) // the AVX2 kernel's bits
+	}
 	if fast.Load() && nb > 0 {
 		return dotQ8_0Q8_0AVX2(nb, w, x)
 	}

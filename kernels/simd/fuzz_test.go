@@ -7,8 +7,9 @@ import (
 
 // FuzzQuantDots feeds arbitrary bytes (any scales, including NaN, Inf and
 // subnormals; any quants; inconsistent bsums) to every quantized dot and
-// requires the fast path, the generic path and the x4 kernels to agree bit
-// for bit (NaN only needs to be NaN: payloads may differ).
+// requires every kernel set's path (generic, avx2, avxvnni, avx512vnni as
+// the CPU has them) and the x4 kernels to agree bit for bit (NaN only
+// needs to be NaN: payloads may differ).
 //
 //	data[0] picks the kernel, data[1] the block count (1..8); the rest fills
 //	the weight row, then the activation rows, cyclically.
@@ -39,10 +40,16 @@ func FuzzQuantDots(f *testing.F) {
 		}
 		ForceGeneric(true)
 		want := q.public(n, w, x)
-		ForceGeneric(false)
-		if got := q.public(n, w, x); !same(got, want) {
-			t.Fatalf("%s nb=%d: %s %g (%#08x), generic %g (%#08x)", q.w, nb, Impl(), got, math.Float32bits(got), want, math.Float32bits(want))
+		for _, set := range Impls() { // every kernel set's single-row dot
+			if _, err := SetImpl(set); err != nil {
+				t.Fatal(err)
+			}
+			if got := q.public(n, w, x); !same(got, want) {
+				ForceGeneric(false)
+				t.Fatalf("%s nb=%d: %s %g (%#08x), generic %g (%#08x)", q.w, nb, set, got, math.Float32bits(got), want, math.Float32bits(want))
+			}
 		}
+		ForceGeneric(false)
 		for _, q4 := range x4Dots {
 			if q4.w != q.w {
 				continue

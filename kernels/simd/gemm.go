@@ -112,7 +112,11 @@ import (
 // serves two rows (Q4_0, Q4_K). Q6_K uses its single-row dot. Q4_K's
 // kernel reduces each 64-element group to iacc of the 8 rows and folds it
 // at once (FMA chain in a register); its mins, per group, go into a second
-// chain first.
+// chain first. The VNNI sets run their own Q4_K gemv and Q6_K and Q8_0
+// dots (gemvQ4_KQ8_KV, gemvQ4_KXQ8_KI and the like), which form the exact
+// integer sums with VPDPBUSD/VPDPWSSD and keep these float steps; the
+// avxvnni set keeps the AVX2 gemv for raw Q4_K rows (its own was no
+// faster there, only over the load-time layout).
 //
 //	rows of a chunk:  [ r0..r7 ][ r8..r15 ] ...   contiguous in memory
 //	                    ^ read     ^ prefetched

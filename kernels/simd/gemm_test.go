@@ -212,3 +212,26 @@ func BenchmarkGemm(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkGemmDecode times each GEMM with one activation row (decode:
+// the 8-row gemv kernels, Q6_K's single-row dots) on a 64-row slice of a
+// TinyLlama matrix, which stays in L2: the kernel's compute, not DRAM.
+// MB/s of weights.
+func BenchmarkGemmDecode(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 4))
+	for _, c := range gemmCases {
+		for _, n := range []int{2048, 5632} {
+			nb, rows := n/formats[c.w].block, 64
+			w, wStride, _, a, aStride := gemmInputs(r, c, nb, rows, 1, "random")
+			out, scratch := make([]float32, rows), make([]byte, GemmScratchBytes(n))
+			b.Run(fmt.Sprintf("%s/n=%d", c.w, n), func(b *testing.B) {
+				benchImpls(b, func(b *testing.B) {
+					b.SetBytes(int64(rows * nb * formats[c.w].bytes))
+					for b.Loop() {
+						c.gemm(n, w, wStride, rows, a, aStride, 1, out, rows, scratch)
+					}
+				})
+			})
+		}
+	}
+}

@@ -365,9 +365,12 @@ func GemmQ4_KPacked(n int, panels []byte, rows int, a []byte, aStride, m int, ou
 	for r0 := 0; r0 < rows; r0 += 8 {
 		panel := &panels[r0/8*pb]
 		if m == 1 {
-			if vnni.Load() {
+			switch {
+			case vnni.Load():
 				gemvQ4_KQ8_KIV(nb, panel, bytesQ4_K, &a[0], &out[r0])
-			} else {
+			case vexVNNI.Load():
+				gemvQ4_KXQ8_KI(nb, panel, bytesQ4_K, &a[0], &out[r0])
+			default:
 				gemvQ4_KQ8_KI(nb, panel, bytesQ4_K, &a[0], &out[r0])
 			}
 			continue

@@ -396,44 +396,14 @@ func gemvQ4_KBody(a *asm, name string, adv int, cursor string) {
 	a.i("VBROADCASTI128 260(DI), Y12") // bsums 0..7
 	a.i("VBROADCASTI128 276(DI), Y13") // bsums 8..15
 	for p := 0; p < 4; p++ {
-		a.i("VMOVDQU %s, X4", sc[p])
-		a.i("VINSERTI128 $1, %s, Y4, Y4", sc[p+4]) // dwords [u0 u1 u2 .] per half
-		a.i("VPAND k4m3f<>(SB), Y4, Y5")           // [sc0-3 mn0-3 . .]
-		a.i("VPSRLD $6, Y4, Y6")
-		a.i("VPAND k4m03<>(SB), Y6, Y6")
-		a.i("VPSLLD $4, Y6, Y6")          // [(u0>>6&3)<<4 (u1>>6&3)<<4 . .]
-		a.i("VPSHUFD $0xaa, Y4, Y7")      // u2 everywhere
-		a.i("VPSRLVD k4sh<>(SB), Y7, Y7") // [u2 u2 u2 u2>>4]
-		a.i("VPAND gemmNib<>(SB), Y7, Y7")
-		a.i("VPSHUFD $0x40, Y6, Y6")      // dword 2 = hi bits of u0, dword 3 = of u1
-		a.i("VPOR Y6, Y7, Y7")            // dword 2 = sc4-7, dword 3 = mn4-7
-		a.i("VPBLENDD $0xcc, Y7, Y5, Y5") // [sc0-3 mn0-3 sc4-7 mn4-7]
-		a.i("VMOVDQU Y5, %d(SP)", 32*p)
+		gemvQ4_KSCP(a, sc[p], sc[p+4], p)
 		a.i("VPSHUFB k4mn<>(SB), Y5, Y6")
 		a.i("VPMADDWD Y12, Y6, Y6") // sub-blocks 0..3
 		a.i("VPSHUFB k4mn<>+32(SB), Y5, Y7")
 		a.i("VPMADDWD Y13, Y7, Y7")   // sub-blocks 4..7
 		a.i("VPHADDD Y7, Y6, Y%d", p) // [imin_0..3 of row p | of row p+4]
 	}
-	// Transpose each half's 4x4: Y_g = imin_g of [rows 0..3 | rows 4..7].
-	a.i("VPUNPCKLDQ Y1, Y0, Y4")
-	a.i("VPUNPCKHDQ Y1, Y0, Y5")
-	a.i("VPUNPCKLDQ Y3, Y2, Y6")
-	a.i("VPUNPCKHDQ Y3, Y2, Y7")
-	a.i("VPUNPCKLQDQ Y6, Y4, Y0")
-	a.i("VPUNPCKHQDQ Y6, Y4, Y1")
-	a.i("VPUNPCKLQDQ Y7, Y5, Y2")
-	a.i("VPUNPCKHQDQ Y7, Y5, Y3")
-	halves8Reg(a, off(0), 8)
-	a.i("VBROADCASTSS (DI), Y9")
-	a.i("VMULPS Y9, Y8, Y8") // d*dx
-	a.i("VMOVUPS Y8, 128(SP)")
-	halves8Reg(a, off(2), 8)
-	a.i("VMULPS Y9, Y8, Y8") // dmin*dx
-	for g := 0; g < 4; g++ {
-		a.i("VCVTDQ2PS Y%d, Y%d", g, g)
-		a.i("VFMADD231PS Y8, Y%d, Y10", g) // accMin = fma(imin_g, dmin*dx, accMin)
-	}
+	gemvQ4_KMins(a, off)
 	for g := 0; g < 4; g++ {
 		// Prefetch the next 8 rows (1152 bytes per super-block), spread
 		// over the groups.
@@ -474,6 +444,52 @@ func gemvQ4_KBody(a *asm, name string, adv int, cursor string) {
 		a.i("VFMADD231PS 128(SP), Y0, Y11") // acc = fma(iacc_g, d*dx, acc)
 	}
 	gemvQ4_KEpilogue(a, name, adv)
+}
+
+// gemvQ4_KMins folds the mins of a super-block: Y0..Y3 hold M_p =
+// [imin_0..3 of row p | of row p+4]; the 4x4 transposes of each half
+// give imin_g of rows 0..7, and accMin (Y10) = fma(float(imin_g),
+// dmin*dx, accMin), g = 0..3. Also stores d*dx of rows 0..7 at 128(SP)
+// (off: the 8 rows' addresses). Clobbers Y0..Y9.
+func gemvQ4_KMins(a *asm, off func(int) [8]string) {
+	// Transpose each half's 4x4: Y_g = imin_g of [rows 0..3 | rows 4..7].
+	a.i("VPUNPCKLDQ Y1, Y0, Y4")
+	a.i("VPUNPCKHDQ Y1, Y0, Y5")
+	a.i("VPUNPCKLDQ Y3, Y2, Y6")
+	a.i("VPUNPCKHDQ Y3, Y2, Y7")
+	a.i("VPUNPCKLQDQ Y6, Y4, Y0")
+	a.i("VPUNPCKHQDQ Y6, Y4, Y1")
+	a.i("VPUNPCKLQDQ Y7, Y5, Y2")
+	a.i("VPUNPCKHQDQ Y7, Y5, Y3")
+	halves8Reg(a, off(0), 8)
+	a.i("VBROADCASTSS (DI), Y9")
+	a.i("VMULPS Y9, Y8, Y8") // d*dx
+	a.i("VMOVUPS Y8, 128(SP)")
+	halves8Reg(a, off(2), 8)
+	a.i("VMULPS Y9, Y8, Y8") // dmin*dx
+	for g := 0; g < 4; g++ {
+		a.i("VCVTDQ2PS Y%d, Y%d", g, g)
+		a.i("VFMADD231PS Y8, Y%d, Y10", g) // accMin = fma(imin_g, dmin*dx, accMin)
+	}
+}
+
+// gemvQ4_KSCP emits get_scale_min_k4 of rows p and p+4 (12 scale bytes
+// at lo and hi) on the vector unit: Y5 = SCP_p = [sc0-3 mn0-3 sc4-7 mn4-7
+// of row p | of row p+4], also stored at 32p(SP). Clobbers Y4, Y6, Y7.
+func gemvQ4_KSCP(a *asm, lo, hi string, p int) {
+	a.i("VMOVDQU %s, X4", lo)
+	a.i("VINSERTI128 $1, %s, Y4, Y4", hi) // dwords [u0 u1 u2 .] per half
+	a.i("VPAND k4m3f<>(SB), Y4, Y5")      // [sc0-3 mn0-3 . .]
+	a.i("VPSRLD $6, Y4, Y6")
+	a.i("VPAND k4m03<>(SB), Y6, Y6")
+	a.i("VPSLLD $4, Y6, Y6")          // [(u0>>6&3)<<4 (u1>>6&3)<<4 . .]
+	a.i("VPSHUFD $0xaa, Y4, Y7")      // u2 everywhere
+	a.i("VPSRLVD k4sh<>(SB), Y7, Y7") // [u2 u2 u2 u2>>4]
+	a.i("VPAND gemmNib<>(SB), Y7, Y7")
+	a.i("VPSHUFD $0x40, Y6, Y6")      // dword 2 = hi bits of u0, dword 3 = of u1
+	a.i("VPOR Y6, Y7, Y7")            // dword 2 = sc4-7, dword 3 = mn4-7
+	a.i("VPBLENDD $0xcc, Y7, Y5, Y5") // [sc0-3 mn0-3 sc4-7 mn4-7]
+	a.i("VMOVDQU Y5, %d(SP)", 32*p)
 }
 
 // gemvQ4_KEpilogue ends a Q4_K gemv's super-block loop (SI, R10 rows

@@ -116,6 +116,7 @@ func Generate() []byte {
 	for nx := 1; nx <= 4; nx++ {
 		kernelQ6_KVEX(a, nx)
 	}
+	vexDecKernels(a)
 	return a.b.Bytes()
 }
 
