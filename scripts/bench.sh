@@ -18,6 +18,7 @@
 # Usage: scripts/bench.sh                         (everything, ~25 minutes)
 #        RUNS=5 TYPES="Q4_0" PARALLEL="" scripts/bench.sh
 # Environment: RUNS (3), TYPES ("Q8_0 Q4_0 Q4_K"), PARALLEL ("1 4 8 16"),
+#   PTYPES (Q8_0: the types whose batched decode PARALLEL measures),
 #   KERNELS (kiln's kernel sets to run, each alternated with llama.cpp, e.g.
 #   "avx2 avx512vnni"; default: the CPU's best, as KILN_KERNELS leaves it),
 #   THREADS (2), PROMPT (128), GEN (64), MODELS (/tmp/perf), ORACLE,
@@ -30,6 +31,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 RUNS=${RUNS:-3}
 TYPES=${TYPES:-"Q8_0 Q4_0 Q4_K"}
 PARALLEL=${PARALLEL-"1 4 8 16"}
+PTYPES=${PTYPES:-Q8_0} # the types whose batched decode PARALLEL measures
 THREADS=${THREADS:-2}
 PROMPT=${PROMPT:-128}
 GEN=${GEN:-64}
@@ -96,7 +98,7 @@ col() { # col ENGINE TYPE PARALLEL FIELD -> median
 load_before=$(uptime)
 echo "load before: $load_before" >&2
 for t in $TYPES; do model "$t" >/dev/null; done
-[[ -n $PARALLEL ]] && model Q8_0 >/dev/null
+if [[ -n $PARALLEL ]]; then for t in $PTYPES; do model "$t" >/dev/null; done; fi
 
 for t in $TYPES; do
 	for i in $(seq "$RUNS"); do
@@ -107,13 +109,15 @@ for t in $TYPES; do
 		done
 	done
 done
-for p in $PARALLEL; do
-	[[ $p == 1 && " $TYPES " == *" Q8_0 "* ]] && continue # measured above
-	for i in $(seq "$RUNS"); do
-		echo "Q8_0 parallel $p run $i/$RUNS" >&2
-		for k in "${kilns[@]}"; do
-			run "$k" Q8_0 "$p"
-			run llama Q8_0 "$p"
+for pt in $PTYPES; do
+	for p in $PARALLEL; do
+		[[ $p == 1 && " $TYPES " == *" $pt "* ]] && continue # measured above
+		for i in $(seq "$RUNS"); do
+			echo "$pt parallel $p run $i/$RUNS" >&2
+			for k in "${kilns[@]}"; do
+				run "$k" "$pt" "$p"
+				run llama "$pt" "$p"
+			done
 		done
 	done
 done
@@ -144,11 +148,13 @@ for t in $TYPES; do
 		done
 	done
 done
-for p in $PARALLEL; do
-	for e in "${kilns[@]}"; do
-		kset=$(jq -r .kernels "$out/$e-Q8_0-$p" | head -1)
-		k=$(col "$e" Q8_0 "$p" decode_tok_s)
-		l=$(col llama Q8_0 "$p" decode_tok_s)
-		echo "| Q8_0 | decode, $p sequences (aggregate) | $kset | $k | $l | $(ratio "$k" "$l") | | |"
+for pt in $PTYPES; do
+	for p in $PARALLEL; do
+		for e in "${kilns[@]}"; do
+			kset=$(jq -r .kernels "$out/$e-$pt-$p" | head -1)
+			k=$(col "$e" "$pt" "$p" decode_tok_s)
+			l=$(col llama "$pt" "$p" decode_tok_s)
+			echo "| $pt | decode, $p sequences (aggregate) | $kset | $k | $l | $(ratio "$k" "$l") | | |"
+		done
 	done
 done
