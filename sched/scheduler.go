@@ -143,7 +143,7 @@ func (s *Scheduler) drop(r *request) {
 type Proposer func(id string, tokens []int32, max int) []int32
 
 // SetProposer makes Schedule ask p for a draft for each running request
-// that decodes (not beam members): the request's step then carries its
+// that decodes an output token (not the prompt's last, not beam members): the request's step then carries its
 // last known token and the draft (Seq.Draft), and UpdateDrafts takes how
 // many drafted tokens the runner accepted. A draft is cut before its
 // first stop token and to what the request's length limit and the step's
@@ -153,8 +153,8 @@ func (s *Scheduler) SetProposer(p Proposer) { s.propose = p }
 
 // draft is r's proposed tokens for this step (nil: none), at most budget-1.
 func (s *Scheduler) draft(r *request, budget int) []int32 {
-	if s.propose == nil || r.Beam {
-		return nil
+	if s.propose == nil || r.Beam || r.output() == 0 {
+		return nil // beams; a prompt's last token (its row may feed forks)
 	}
 	// The accepted draft and the sample after it must fit r's length limit.
 	m := min(r.maxLen-len(r.tokens)-1, budget-1)
