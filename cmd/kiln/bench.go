@@ -74,6 +74,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	prompt := fs.Int("prompt", 128, "prompt tokens to prefill (per sequence)")
 	gen := fs.Int("gen", 64, "tokens to generate (per sequence)")
 	parallel := fs.Int("parallel", 1, "requests submitted together (the engine batches them)")
+	repeat := fs.Int("prompt-repeat", 1, "throughput workload: each prompt is a span of --prompt/N tokens repeated N times (copy-heavy text, where n-gram speculation finds drafts)")
 	workload := fs.String("workload", "throughput", "throughput (prefill and decode tok/s) or prefix (requests sharing a prompt prefix: time to first token)")
 	prefixLen := fs.Int("prefix-len", 1024, "prefix workload: tokens of the prompt prefix all requests share")
 	suffixLen := fs.Int("suffix-len", 32, "prefix workload: tokens of each request's own prompt suffix")
@@ -124,11 +125,14 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		if err := only("prefix-len", "suffix-len", "requests", "streams", "long-prompt"); err != nil {
 			return err
 		}
+		if *repeat < 1 || *repeat > *prompt {
+			return usageErrorf("--prompt-repeat %d: want 1 up to --prompt %d", *repeat, *prompt)
+		}
 		if err := sf.check(); err != nil {
 			return err
 		}
 	case "prefix":
-		if err := only("prompt", "parallel", "streams", "long-prompt", "spec"); err != nil {
+		if err := only("prompt", "parallel", "streams", "long-prompt", "spec", "prompt-repeat"); err != nil {
 			return err
 		}
 		if *prefixLen < 1 || *suffixLen < 1 {
@@ -138,7 +142,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 			return usageErrorf("--requests %d: want 1 up to %d", *requests, maxParallel)
 		}
 	case "gap":
-		if err := only("prompt", "parallel", "prefix-len", "suffix-len", "requests", "spec"); err != nil {
+		if err := only("prompt", "parallel", "prefix-len", "suffix-len", "requests", "spec", "prompt-repeat"); err != nil {
 			return err
 		}
 		if err := checkParallel(*streams); err != nil {
@@ -190,10 +194,11 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 			prompts = append(prompts, p)
 		}
 	} else {
+		span := (*prompt + *repeat - 1) / *repeat
 		for s := range *parallel {
 			p := make([]int32, *prompt)
 			for i := range p {
-				p[i] = tok(s**prompt + i)
+				p[i] = tok(s**prompt + i%span)
 			}
 			prompts = append(prompts, p)
 		}
