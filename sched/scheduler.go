@@ -147,8 +147,10 @@ type Proposer func(id string, tokens []int32, max int) []int32
 // last known token and the draft (Seq.Draft), and UpdateDrafts takes how
 // many drafted tokens the runner accepted. A draft is cut before its
 // first stop token and to what the request's length limit and the step's
-// token budget allow; it is dropped when the pool lacks the blocks for it
-// (a draft never preempts). nil turns speculation off.
+// token budget allow. Drafts are added after every running request has
+// its step's blocks, only where blocks are left over (a draft never
+// preempts), before waiting requests are admitted. nil turns speculation
+// off.
 func (s *Scheduler) SetProposer(p Proposer) { s.propose = p }
 
 // draft is r's proposed tokens for this step (nil: none), at most budget-1.
@@ -207,18 +209,13 @@ func (s *Scheduler) Schedule() Plan {
 	clear(s.entry)
 	live := 0 // entries of seqs not undone by a preemption
 
-	schedule := func(r *request, n int, draft []int32, a kvcache.Alloc) {
+	schedule := func(r *request, n int, a kvcache.Alloc) {
 		s.entry[r] = len(seqs)
 		end := r.computed + n
-		q := Seq{ID: r.ID, Start: r.computed, Tokens: r.tokens[r.computed:end:end],
-			Table: s.pool.TableView(r.ID), Sample: end == len(r.tokens)}
-		if len(draft) > 0 {
-			r.chunk = append(append(r.chunk[:0], q.Tokens...), draft...)
-			q.Tokens, q.Draft = r.chunk, len(draft)
-		}
-		seqs = append(seqs, q)
+		seqs = append(seqs, Seq{ID: r.ID, Start: r.computed, Tokens: r.tokens[r.computed:end:end],
+			Table: s.pool.TableView(r.ID), Sample: end == len(r.tokens)})
 		copies = append(copies, a.Copies)
-		budget -= len(q.Tokens)
+		budget -= n
 		live++
 	}
 	preempt := func(v *request) {
@@ -245,13 +242,6 @@ func (s *Scheduler) Schedule() Plan {
 				continue
 			}
 			n := min(len(r.tokens)-r.computed, budget)
-			var draft []int32
-			if decodes {
-				draft = s.draft(r, budget)
-				if _, ok := s.pool.CanAllocate(r.ID, r.tokens, n+len(draft)); !ok {
-					draft = nil // speculation never preempts
-				}
-			}
 			for r.running {
 				if _, ok := s.pool.CanAllocate(r.ID, r.tokens, n); ok {
 					break
@@ -259,10 +249,35 @@ func (s *Scheduler) Schedule() Plan {
 				preempt(s.victim(nil))
 			}
 			if r.running {
-				a, _ := s.pool.Allocate(r.ID, r.tokens, n+len(draft))
-				schedule(r, n, draft, a)
+				a, _ := s.pool.Allocate(r.ID, r.tokens, n)
+				schedule(r, n, a)
 			}
 		}
+	}
+	// Drafts go to decodes once every running request has its blocks, so
+	// they take only blocks left over and never cause a preemption.
+	for _, r := range s.runs {
+		i, ok := s.entry[r]
+		if !ok || s.propose == nil {
+			continue
+		}
+		q := &seqs[i]
+		if len(q.Tokens) != 1 || !q.Sample {
+			continue // not a decode
+		}
+		draft := s.draft(r, budget+1)
+		if len(draft) == 0 {
+			continue
+		}
+		if _, ok := s.pool.CanAllocate(r.ID, r.tokens, 1+len(draft)); !ok {
+			continue
+		}
+		// The decode's Allocate made the partial block private already:
+		// growing the table copies nothing.
+		s.pool.Allocate(r.ID, r.tokens, 1+len(draft))
+		r.chunk = append(append(r.chunk[:0], q.Tokens...), draft...)
+		q.Tokens, q.Draft, q.Table = r.chunk, len(draft), s.pool.TableView(r.ID)
+		budget -= len(draft)
 	}
 	clear(s.runs)
 	grew := len(plan.Preempted) > 0 // a running request lacked blocks: admit nothing
@@ -284,7 +299,7 @@ func (s *Scheduler) Schedule() Plan {
 			if r.search != nil {
 				r.search.running++
 			}
-			schedule(r, n, nil, a)
+			schedule(r, n, a)
 			continue
 		}
 		if v := s.victim(nil); v != nil && v.Priority > r.Priority && s.reclaimable(r, need, seats(r)) {
