@@ -147,10 +147,9 @@ type Proposer func(id string, tokens []int32, max int) []int32
 // last known token and the draft (Seq.Draft), and UpdateDrafts takes how
 // many drafted tokens the runner accepted. A draft is cut before its
 // first stop token and to what the request's length limit and the step's
-// token budget allow. Drafts are added after every running request has
-// its step's blocks, only where blocks are left over (a draft never
-// preempts), before waiting requests are admitted. nil turns speculation
-// off.
+// token budget allow. Drafts are added last, after the running requests'
+// tokens and the admissions, only where blocks and budget are left over:
+// a draft never preempts nor delays a request. nil turns speculation off.
 func (s *Scheduler) SetProposer(p Proposer) { s.propose = p }
 
 // draft is r's proposed tokens for this step (nil: none), at most budget-1.
@@ -254,31 +253,6 @@ func (s *Scheduler) Schedule() Plan {
 			}
 		}
 	}
-	// Drafts go to decodes once every running request has its blocks, so
-	// they take only blocks left over and never cause a preemption.
-	for _, r := range s.runs {
-		i, ok := s.entry[r]
-		if !ok || s.propose == nil {
-			continue
-		}
-		q := &seqs[i]
-		if len(q.Tokens) != 1 || !q.Sample {
-			continue // not a decode
-		}
-		draft := s.draft(r, budget+1)
-		if len(draft) == 0 {
-			continue
-		}
-		if _, ok := s.pool.CanAllocate(r.ID, r.tokens, 1+len(draft)); !ok {
-			continue
-		}
-		// The decode's Allocate made the partial block private already:
-		// growing the table copies nothing.
-		s.pool.Allocate(r.ID, r.tokens, 1+len(draft))
-		r.chunk = append(append(r.chunk[:0], q.Tokens...), draft...)
-		q.Tokens, q.Draft, q.Table = r.chunk, len(draft), s.pool.TableView(r.ID)
-		budget -= len(draft)
-	}
 	clear(s.runs)
 	grew := len(plan.Preempted) > 0 // a running request lacked blocks: admit nothing
 	for i := 0; !grew && i < len(s.waiting) && budget > 0; {
@@ -313,6 +287,32 @@ func (s *Scheduler) Schedule() Plan {
 		break // first come, first served: no overtaking
 	}
 
+	// Drafts go to decodes once every running request has its blocks and
+	// the waiting ones were admitted, so they take only what is left over
+	// and never cause a preemption or delay an admission.
+	for _, r := range s.running {
+		i, ok := s.entry[r]
+		if !ok || s.propose == nil {
+			continue
+		}
+		q := &seqs[i]
+		if len(q.Tokens) != 1 || !q.Sample {
+			continue // not a decode
+		}
+		draft := s.draft(r, budget+1)
+		if len(draft) == 0 {
+			continue
+		}
+		if _, ok := s.pool.CanAllocate(r.ID, r.tokens, 1+len(draft)); !ok {
+			continue
+		}
+		// The decode's Allocate made the partial block private already:
+		// growing the table copies nothing.
+		s.pool.Allocate(r.ID, r.tokens, 1+len(draft))
+		r.chunk = append(append(r.chunk[:0], q.Tokens...), draft...)
+		q.Tokens, q.Draft, q.Table = r.chunk, len(draft), s.pool.TableView(r.ID)
+		budget -= len(draft)
+	}
 	for i, q := range seqs {
 		if q.Tokens == nil { // undone by a preemption
 			continue
