@@ -25,9 +25,11 @@ import (
 // requests (default 4). Below that a decode step is memory-bound (every
 // weight is read once for a handful of rows), so verifying k more rows
 // costs little more than one; with many sequences the step is already
-// compute-bound and rejected drafts would be pure waste. A draft never
-// preempts another request (the scheduler drops it when the pool lacks
-// blocks for it).
+// compute-bound and rejected drafts would be pure waste. Drafts take
+// only the blocks and step budget left after every running request's
+// token and the admissions (sched.Scheduler.SetProposer): a draft never
+// preempts nor delays another request. Acceptance is not yet part of the
+// rule (Counters report it).
 
 // MaxSpecTokens bounds Speculation.Tokens (and the length of
 // Counters.SpecAcceptedAt).
