@@ -35,6 +35,32 @@ func TestDecodeStepAllocs(t *testing.T) {
 	}
 }
 
+// TestSpecStepAllocs bounds a steady speculative decode step (4
+// requests, n-gram drafts of 4 tokens on a repetitive prompt): the
+// proposer, the scheduler's chunk and the runner's accepted samples reuse
+// their buffers, so speculation adds no per-step allocation beyond the
+// amortized growth of TestDecodeStepAllocs.
+func TestSpecStepAllocs(t *testing.T) {
+	var tail []int32
+	for range 8 {
+		tail = append(tail, 5, 9, 17, 33)
+	}
+	cfg := Config{NumBlocks: 256, MaxSeqs: 4, Spec: Speculation{Method: "ngram", Tokens: 4}}
+	e, chs := decodingWith(t, 4, cfg, tail)
+	got := testing.AllocsPerRun(50, func() {
+		e.step()
+		drain(chs)
+	})
+	st := e.Stats()
+	t.Logf("steady-state speculative step, 4 requests: %v allocations; %d drafts, %d accepted of %d", got, st.SpecDrafts, st.SpecAcceptedTokens, st.SpecDraftTokens)
+	if st.Running != 4 || st.SpecDrafts == 0 {
+		t.Fatalf("stats: %+v", st)
+	}
+	if got > 8 {
+		t.Errorf("a speculative step of 4 requests allocates %v times, want <= 8", got)
+	}
+}
+
 // tinyModel writes and loads a small random-weight model.
 func tinyModel(t testing.TB) *model.Model {
 	t.Helper()
@@ -64,13 +90,19 @@ func tinyModel(t testing.TB) *model.Model {
 // n requests have computed their prompts and decode one token a step.
 func decoding(t testing.TB, n int) (*Engine, []<-chan Event) {
 	t.Helper()
-	e, err := newEngine(tinyModel(t), Config{NumBlocks: 64 * n, MaxSeqs: n})
+	return decodingWith(t, n, Config{NumBlocks: 64 * n, MaxSeqs: n}, []int32{2, 3})
+}
+
+// decodingWith is decoding with cfg, request i's prompt i+1 then tail.
+func decodingWith(t testing.TB, n int, cfg Config, tail []int32) (*Engine, []<-chan Event) {
+	t.Helper()
+	e, err := newEngine(tinyModel(t), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var chs []<-chan Event
 	for i := range n {
-		ch, err := e.Submit(context.Background(), Request{Prompt: []int32{int32(i + 1), 2, 3}, Params: sample.Params{TopP: 1, RepetitionPenalty: 1}})
+		ch, err := e.Submit(context.Background(), Request{Prompt: append([]int32{int32(i + 1)}, tail...), Params: sample.Params{TopP: 1, RepetitionPenalty: 1}})
 		if err != nil {
 			t.Fatal(err)
 		}

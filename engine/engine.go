@@ -28,6 +28,7 @@ type Config struct {
 	MaxModelLen      int                  // context per request; 0 (or more than the model's) means the model's
 	StreamBuffer     int                  // token events a reader may lag behind; 0 means 1024
 	Tokenizer        *tokenizer.Tokenizer // optional: Request.Text, Event.Text, end-of-generation ids
+	Spec             Speculation          // speculative decoding (spec.go); zero: off
 	// Now is the clock of Timings and of the step counters; nil means
 	// time.Now. Tests inject a fake one to make timings deterministic.
 	Now func() time.Time
@@ -55,6 +56,9 @@ func (c *Config) fill(context int) error {
 	if c.StreamBuffer == 0 {
 		c.StreamBuffer = 1024
 	}
+	if err := c.Spec.fill(); err != nil {
+		return err
+	}
 	if c.BlockSize < 0 || c.MaxBatchedTokens < 0 || c.MaxSeqs < 0 || c.StreamBuffer < 0 {
 		return fmt.Errorf("engine: negative size in %+v", *c)
 	}
@@ -76,6 +80,8 @@ type Engine struct {
 	searches []*beamSearch          // step's scratch: searches whose round is due
 	spare    []*group               // the inbox's other buffer
 	stalled  bool                   // the last plan was empty: wait for a wake-up
+	specStep bool                   // this step speculates (spec.go)
+	draft    []int32                // propose's scratch
 	ctr      Counters
 
 	mu      sync.Mutex // guards the fields below
@@ -148,6 +154,9 @@ func build(r *runner.Runner, cfg Config) (*Engine, error) {
 	if cfg.Tokenizer != nil {
 		e.eog = cfg.Tokenizer.EOG()
 	}
+	if cfg.Spec.Method != "" {
+		s.SetProposer(e.propose)
+	}
 	e.publish()
 	return e, nil
 }
@@ -206,6 +215,7 @@ func (e *Engine) Submit(ctx context.Context, req Request) (<-chan Event, error) 
 		now:       now,
 		submitted: now(),
 		logits:    req.PromptLogits,
+		noSpec:    req.NoSpec,
 	}
 	if req.BeamWidth > 0 {
 		bs, err := e.newBeamSearch(g, req, n)

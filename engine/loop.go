@@ -141,6 +141,7 @@ func (e *Engine) endGroup(g *group, reason FinishReason, err error) {
 // step runs one scheduler plan: the whole loop body.
 func (e *Engine) step() {
 	start := e.cfg.Now()
+	e.specStep = e.speculating()
 	plan := e.sched.Schedule()
 	if len(plan.Seqs) == 0 {
 		e.stalled = true // nothing fits now (not expected): sleep until something changes
@@ -171,7 +172,10 @@ func (e *Engine) step() {
 	}
 	e.ctr.ForwardTime += out.Forward
 	e.ctr.SampleTime += out.Sample
-	events, err := e.sched.Update(plan, out.Tokens)
+	for i, q := range plan.Seqs {
+		e.ctr.countDrafts(q.Draft, out.Accepted[i])
+	}
+	events, err := e.sched.UpdateDrafts(plan, out.Tokens, out.Accepted)
 	if err != nil {
 		e.fail(plan.Seqs, err)
 		return
@@ -200,7 +204,11 @@ func (e *Engine) step() {
 		if st.g.logits > 0 && st.index == 0 && st.usage.CompletionTokens == 0 {
 			logits = e.runner.TakePromptLogits(st.id)
 		}
-		if !st.token(out.Samples[ev.Sample], ev.Done, logits) {
+		tok := out.Samples[ev.Sample]
+		if ev.Draft > 0 {
+			tok = out.Drafts(ev.Sample)[ev.Draft-1] // an accepted drafted token
+		}
+		if !st.token(tok, ev.Done, logits) {
 			e.endGroup(st.g, Abort, ErrSlowReader)
 			continue
 		}

@@ -52,6 +52,10 @@ type Request struct {
 	// delivered at the end, each as its token events and final event.
 	BeamWidth     int
 	LengthPenalty float64 // beam search's length exponent; 0 means 1 (vLLM's default)
+	// NoSpec opts the request out of speculative decoding (Config.Spec):
+	// it decodes one token per step whatever the policy says. Speculation
+	// never changes a request's tokens; it only trades compute for steps.
+	NoSpec bool
 }
 
 // FinishReason says why a request ended.

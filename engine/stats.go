@@ -28,6 +28,16 @@ type Counters struct {
 	// overhead (scheduling, batch building, block copies, sampling,
 	// bookkeeping, streaming).
 	StepTime, ForwardTime, SampleTime time.Duration
+
+	// Speculative decoding (vLLM's spec_decode_num_drafts,
+	// num_draft_tokens, num_accepted_tokens and
+	// num_accepted_tokens_per_pos): sequences' drafts verified, tokens
+	// drafted, drafted tokens accepted, and SpecAcceptedAt[j] how many
+	// drafts had their (j+1)-th token accepted. Acceptance rate:
+	// SpecAcceptedTokens/SpecDraftTokens; tokens per verifying step of a
+	// sequence: 1 + SpecAcceptedTokens/SpecDrafts.
+	SpecDrafts, SpecDraftTokens, SpecAcceptedTokens int64
+	SpecAcceptedAt                                  [MaxSpecTokens]int64
 }
 
 // Stats returns the latest snapshot.

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"kiln/model"
@@ -55,9 +56,26 @@ type Output struct {
 	// Samples[i] is the full sample (log-probabilities when asked for) of
 	// Tokens[i]; its Top is the sampler's scratch, valid until the next Run.
 	Samples []sample.Token
+	// Accepted[i] is how many drafted tokens of plan.Seqs[i] (Seq.Draft)
+	// were accepted, 0 where none were drafted: sched.UpdateDrafts takes
+	// it. Their samples are Drafts(i); Tokens[i] is the sample after them
+	// (the first that differed from the draft, or the bonus token).
+	Accepted []int32
+	drafts   []sample.Token // accepted drafts' samples, each sequence's in turn
+	draftAt  []int32        // [len(plan.Seqs)+1] offsets into drafts
 	// Forward and Sample are the step's wall time in model.Forward and in
 	// the samplers: the rest of a step is the engine's overhead.
 	Forward, Sample time.Duration
+}
+
+// Drafts returns the samples of plan.Seqs[i]'s accepted drafted tokens
+// (Accepted[i] of them, logprobs included when asked for; their Top is
+// the runner's, valid until the next Run).
+func (o *Output) Drafts(i int) []sample.Token {
+	if i+1 >= len(o.draftAt) {
+		return nil
+	}
+	return o.drafts[o.draftAt[i]:o.draftAt[i+1]]
 }
 
 // New returns a runner of m over kv.
@@ -140,6 +158,9 @@ func (r *Runner) Run(plan *sched.Plan) (Output, error) {
 	n := len(plan.Seqs) + len(plan.Forks)
 	r.out.Tokens = grow(r.out.Tokens, n)
 	r.out.Samples = growSamples(r.out.Samples, n)
+	r.out.Accepted = grow(r.out.Accepted, len(plan.Seqs))
+	r.out.drafts = r.out.drafts[:0]
+	r.out.draftAt = append(r.out.draftAt[:0], 0)
 	if n == 0 {
 		return r.out, nil
 	}
@@ -166,14 +187,14 @@ func (r *Runner) Run(plan *sched.Plan) (Output, error) {
 		s.ready = s.ready || k.last
 	}
 	for i, q := range plan.Seqs {
-		r.out.Tokens[i], r.out.Samples[i] = -1, sample.Token{ID: -1}
+		r.out.Tokens[i], r.out.Samples[i], r.out.Accepted[i] = -1, sample.Token{ID: -1}, 0
 		k := int(r.rows[i])
-		if k < 0 {
-			continue
+		if k >= 0 {
+			if err := r.verify(plan, i, q, logits[k*vocab:]); err != nil {
+				return Output{}, err
+			}
 		}
-		if err := r.sample(plan, i, q.ID, logits[k*vocab:(k+1)*vocab]); err != nil {
-			return Output{}, err
-		}
+		r.out.draftAt = append(r.out.draftAt, int32(len(r.out.drafts)))
 	}
 	for j, f := range plan.Forks {
 		i := len(plan.Seqs) + j
@@ -188,6 +209,31 @@ func (r *Runner) Run(plan *sched.Plan) (Output, error) {
 	}
 	r.out.Sample = r.now().Sub(t1)
 	return r.out, nil
+}
+
+// verify samples plan.Seqs[i] = q from its rows (logits from its first
+// sample row on): without a draft, one sample; with one, rows in turn,
+// accepting each drafted token while the sample equals it, until the
+// first that differs or the bonus row after the last. Each sample is the
+// request's own sampler's, in order, exactly as decoding one token per
+// step would draw them: with a point-mass draft this is exact rejection
+// sampling (accept x with probability p(x), else a draw from p without x),
+// and a seeded request draws the same tokens as without speculation.
+func (r *Runner) verify(plan *sched.Plan, i int, q sched.Seq, logits []float32) error {
+	vocab := r.b.Vocab()
+	draft := q.Tokens[len(q.Tokens)-q.Draft:]
+	for j := 0; ; j++ {
+		if err := r.sample(plan, i, q.ID, logits[j*vocab:(j+1)*vocab]); err != nil {
+			return err
+		}
+		if j == len(draft) || r.out.Tokens[i] != draft[j] {
+			return nil
+		}
+		tok := r.out.Samples[i]
+		tok.Top = slices.Clone(tok.Top) // the sampler's scratch is reused by the next row
+		r.out.drafts = append(r.out.drafts, tok)
+		r.out.Accepted[i]++
+	}
 }
 
 // sample draws output i of the step for request id from its logit row.
@@ -241,7 +287,17 @@ func (r *Runner) build(plan *sched.Plan) error {
 			}
 		}
 		k := int32(-1)
-		if q.Sample {
+		if q.Draft > 0 {
+			// A speculative step (never a prompt chunk): the rows of the
+			// last known token and of each drafted one.
+			if q.Draft >= len(q.Tokens) || !q.Sample {
+				return fmt.Errorf("runner: step %d: %q drafts %d of its %d tokens", plan.Step, q.ID, q.Draft, len(q.Tokens))
+			}
+			k = int32(len(b.LogitRows))
+			for p := end - 1 - int32(q.Draft); p < end; p++ {
+				b.LogitRows = append(b.LogitRows, p)
+			}
+		} else if q.Sample {
 			if n := len(b.LogitRows); n > 0 && b.LogitRows[n-1] == end-1 {
 				k = int32(n - 1) // the last prompt row kept is also the sample row
 			} else {

@@ -35,6 +35,12 @@
 // on each is an ordinary request. Completions not yet forked count
 // against MaxSeqs from their parent's admission.
 //
+// Speculative decoding (SetProposer): a decoding request's step may carry
+// its last known token and a drafted continuation (Seq.Draft); the runner
+// reports how many drafted tokens it accepted and UpdateDrafts commits
+// those, rolls the rest back (kvcache.Pool.Truncate) and emits one event
+// per accepted token, then the sample's. A draft never preempts.
+//
 // Beam search (Request.Beam, beam.go): the caller decides which
 // continuations survive; the scheduler holds each sampled member until
 // the caller continues it (Continue), forks it onto shared blocks

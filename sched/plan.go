@@ -20,6 +20,12 @@ type Seq struct {
 	Tokens []int32 // new tokens, positions [Start, Start+len(Tokens))
 	Table  []int32 // block table covering Start+len(Tokens) tokens
 	Sample bool    // the chunk ends at the last known token: sample the next from its last row
+	// Draft > 0: the last Draft tokens of Tokens are proposed, not known
+	// (speculative decoding, see Scheduler.SetProposer): Tokens is the
+	// last known token and the draft. The runner samples the Draft+1 last
+	// rows in turn, keeping drafted tokens while they equal the samples,
+	// and UpdateDrafts takes how many were accepted.
+	Draft int
 }
 
 // Fork is a further completion (Request.Forks) that this step samples
@@ -39,4 +45,7 @@ type Event struct {
 	Done   bool
 	Reason FinishReason // set when Done
 	Sample int          // index of Token in Update's sampled (and in the runner's output)
+	// Draft > 0: Token is the Draft-th accepted drafted token of
+	// plan.Seqs[Sample] (1-based); 0: Token is the sample itself.
+	Draft int
 }

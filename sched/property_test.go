@@ -17,12 +17,16 @@ import (
 // on full blocks of matching tokens), and, through a shadow KV store that
 // applies the plan's copies and writes, that every running request reads
 // back exactly its own tokens. At the end every request must finish and
-// every block come back.
+// every block come back. With speculation (data[3] >= 128) a proposer
+// drafts random tokens and each step accepts a random number of them: the
+// rejected ones' KV must be rolled back (tables of exactly the committed
+// tokens' blocks after each step).
 func drive(t testing.TB, data []byte) {
 	if len(data) < 5 {
 		return
 	}
 	blockSize := 1 + int(data[3]%4)
+	speculate := data[3] >= 128
 	numBlocks := 2 + int(data[2]%11)
 	cfg := Config{MaxBatchedTokens: 1 + int(data[0]%24), MaxSeqs: 1 + int(data[1]%5), MaxModelLen: 4 + int(data[4]%37)}
 	data = data[5:]
@@ -50,6 +54,18 @@ func drive(t testing.TB, data []byte) {
 		b := data[0]
 		data = data[1:]
 		return int(b)
+	}
+	if speculate {
+		s.SetProposer(func(id string, tokens []int32, max int) []int32 {
+			if max <= 0 {
+				fail("%s: asked for a draft of at most %d tokens", id, max)
+			}
+			d := make([]int32, next()%6)
+			for i := range d {
+				d[i] = int32(next() % 4)
+			}
+			return d
+		})
 	}
 	stems := [][]int32{{1, 2, 1, 2, 1, 2, 1, 2, 1, 2}, {3, 1, 3, 1, 3, 1, 3}}
 	ids := 0
@@ -121,6 +137,7 @@ func drive(t testing.TB, data []byte) {
 		}
 		written := map[int32]string{}
 		sampled := make([]int32, len(plan.Seqs)+len(plan.Forks))
+		accepted := make([]int32, len(plan.Seqs))
 		for j, f := range plan.Forks {
 			if !plan.Seqs[f.Seq].Sample || s.forkOf[f.ID] == nil || s.forkOf[f.ID].ID != plan.Seqs[f.Seq].ID {
 				fail("fork %+v of a sequence that does not end its parent's prompt", f)
@@ -132,8 +149,16 @@ func drive(t testing.TB, data []byte) {
 			if r == nil || !r.running || q.Start != pool.Len(q.ID) || !slices.Equal(q.Table, pool.Table(q.ID)) {
 				fail("plan entry %+v does not match the request or the pool", q)
 			}
-			if len(q.Tokens) == 0 || !slices.Equal(q.Tokens, r.tokens[q.Start:q.Start+len(q.Tokens)]) {
+			known := q.Tokens[:len(q.Tokens)-q.Draft]
+			if len(known) == 0 || !slices.Equal(known, r.tokens[q.Start:q.Start+len(known)]) {
 				fail("plan entry %s has tokens %v at %d; request has %v", q.ID, q.Tokens, q.Start, r.tokens)
+			}
+			if q.Draft > 0 {
+				if !speculate || !q.Sample || len(known) != 1 || r.Beam || q.Start < len(r.Prompt) || len(r.tokens)+q.Draft >= r.maxLen ||
+					slices.ContainsFunc(q.Tokens[1:], func(t int32) bool { return slices.Contains(r.Stop, t) }) {
+					fail("plan entry %+v drafts wrongly for %s (tokens %v, max len %d, stop %v)", q, q.ID, r.tokens, r.maxLen, r.Stop)
+				}
+				accepted[i] = int32(next() % (q.Draft + 1))
 			}
 			for k, tok := range q.Tokens {
 				pos := q.Start + k
@@ -149,8 +174,14 @@ func drive(t testing.TB, data []byte) {
 			}
 			sampled[i] = int32(next() % 4)
 		}
-		if _, err := s.Update(plan, sampled); err != nil {
+		if _, err := s.UpdateDrafts(plan, sampled, accepted); err != nil {
 			fail("%v", err)
+		}
+		log = append(log, fmt.Sprintf("  accepted %v", accepted))
+		for _, r := range s.running {
+			if n := len(pool.TableView(r.ID)); n != pool.BlocksFor(pool.Len(r.ID)) {
+				fail("%s holds %d blocks for %d committed tokens", r.ID, n, pool.Len(r.ID))
+			}
 		}
 		rounds()
 		if err := pool.Check(); err != nil {

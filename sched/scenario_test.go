@@ -22,6 +22,9 @@ var update = flag.Bool("update", false, "rewrite testdata/*.golden from the scen
 //	                         (n > 1: forks ID.1 ... ID.N-1; beam: a beam search of width W;
 //	                         tail: ComputeTail)
 //	step [ID=TOKEN ...]      schedule, then update; unnamed samples are 100+step (forks: 200+step)
+//	draft ID 5,6,7           the proposer drafts these tokens for ID at the next step
+//	                         (step ID/acc=N: N of them accepted, default all; accepted
+//	                         tokens' events are marked +)
 //	continue ID TOKEN        Continue a held beam member
 //	branch PARENT CHILD TOKEN
 //	abort ID
@@ -60,6 +63,12 @@ func runScript(t *testing.T, script string) string {
 	var out strings.Builder
 	var s *Scheduler
 	var pool *kvcache.Pool
+	drafts := map[string][]int32{}
+	propose := func(id string, _ []int32, max int) []int32 {
+		d := drafts[id]
+		delete(drafts, id)
+		return d[:min(len(d), max)]
+	}
 	for ln, line := range strings.Split(script, "\n") {
 		line = strings.TrimSpace(line)
 		if line == "" || strings.HasPrefix(line, "#") {
@@ -86,6 +95,7 @@ func runScript(t *testing.T, script string) string {
 			if s, err = New(cfg, pool); err != nil {
 				t.Fatal(err)
 			}
+			s.SetProposer(propose)
 		case "add":
 			req := Request{ID: fields[1], Prompt: tokens(t, args["prompt"]), Stop: tokens(t, args["stop"])}
 			if v, ok := args["max"]; ok {
@@ -110,6 +120,8 @@ func runScript(t *testing.T, script string) string {
 			}
 		case "abort":
 			fmt.Fprintf(&out, "  aborted: %v\n", s.Abort(fields[1]))
+		case "draft":
+			drafts[fields[1]] = tokens(t, fields[2])
 		case "continue":
 			if err := s.Continue(fields[1], int32(atoi(t, fields[2]))); err != nil {
 				fmt.Fprintf(&out, "  error: %v\n", err)
@@ -122,7 +134,21 @@ func runScript(t *testing.T, script string) string {
 			plan := s.Schedule()
 			fmt.Fprintf(&out, "  step %d: %d tokens\n", plan.Step, plan.NumTokens)
 			sampled := make([]int32, len(plan.Seqs)+len(plan.Forks))
+			accepted := make([]int32, len(plan.Seqs))
 			for i, q := range plan.Seqs {
+				if q.Draft > 0 {
+					accepted[i] = int32(q.Draft)
+					if v, ok := args[q.ID+"/acc"]; ok {
+						accepted[i] = int32(atoi(t, v))
+					}
+					sample := fmt.Sprintf(" sample draft=%v accepted %d", q.Tokens[1:], accepted[i])
+					sampled[i] = int32(100 + plan.Step)
+					if v, ok := args[q.ID]; ok {
+						sampled[i] = int32(atoi(t, v))
+					}
+					fmt.Fprintf(&out, "  %-4s [%d,%d)%s table=%v\n", q.ID, q.Start, q.Start+len(q.Tokens), sample, q.Table)
+					continue
+				}
 				sample := ""
 				if q.Sample {
 					sample = " sample"
@@ -147,13 +173,16 @@ func runScript(t *testing.T, script string) string {
 			if len(plan.Preempted) > 0 {
 				fmt.Fprintf(&out, "  preempted: %v\n", plan.Preempted)
 			}
-			events, err := s.Update(plan, sampled)
+			events, err := s.UpdateDrafts(plan, sampled, accepted)
 			if err != nil {
 				t.Fatalf("line %d: %v", ln+1, err)
 			}
 			var ev []string
 			for _, e := range events {
 				x := fmt.Sprintf("%s:%d", e.ID, e.Token)
+				if e.Draft > 0 {
+					x += "+"
+				}
 				if e.Done {
 					x += "(" + string(e.Reason) + ")"
 				}

@@ -28,6 +28,7 @@ type Scheduler struct {
 	arrived int64
 	step    int
 	marks   int // seatsHeld's counting passes
+	propose Proposer
 
 	// Scratch reused by every Schedule and Update (see Schedule).
 	plan   Plan
@@ -133,6 +134,42 @@ func (s *Scheduler) drop(r *request) {
 		delete(s.forkOf, f)
 	}
 	r.Forks = nil
+}
+
+// Proposer drafts up to max tokens to follow tokens (the known tokens of
+// running request id: prompt, then output) for speculative decoding. It
+// returns nil to not speculate (policy, opt-out); the scheduler copies
+// the draft, so the result may be the proposer's scratch.
+type Proposer func(id string, tokens []int32, max int) []int32
+
+// SetProposer makes Schedule ask p for a draft for each running request
+// that decodes an output token (not the prompt's last, not beam members): the request's step then carries its
+// last known token and the draft (Seq.Draft), and UpdateDrafts takes how
+// many drafted tokens the runner accepted. A draft is cut before its
+// first stop token and to what the request's length limit and the step's
+// token budget allow. Drafts are added last, after the running requests'
+// tokens and the admissions, only where blocks and budget are left over:
+// a draft never preempts nor delays a request. nil turns speculation off.
+func (s *Scheduler) SetProposer(p Proposer) { s.propose = p }
+
+// draft is r's proposed tokens for this step (nil: none), at most budget-1.
+func (s *Scheduler) draft(r *request, budget int) []int32 {
+	if s.propose == nil || r.Beam || r.output() == 0 {
+		return nil // beams; a prompt's last token (its row may feed forks)
+	}
+	// The accepted draft and the sample after it must fit r's length limit.
+	m := min(r.maxLen-len(r.tokens)-1, budget-1)
+	if m <= 0 {
+		return nil
+	}
+	d := s.propose(r.ID, r.tokens, m)
+	d = d[:min(len(d), m)]
+	for i, t := range d {
+		if slices.Contains(r.Stop, t) {
+			return d[:i] // a stop token ends r: its own sample decides it
+		}
+	}
+	return d
 }
 
 // NumWaiting and NumRunning are the queue lengths.
@@ -250,6 +287,32 @@ func (s *Scheduler) Schedule() Plan {
 		break // first come, first served: no overtaking
 	}
 
+	// Drafts go to decodes once every running request has its blocks and
+	// the waiting ones were admitted, so they take only what is left over
+	// and never cause a preemption or delay an admission.
+	for _, r := range s.running {
+		i, ok := s.entry[r]
+		if !ok || s.propose == nil {
+			continue
+		}
+		q := &seqs[i]
+		if len(q.Tokens) != 1 || !q.Sample {
+			continue // not a decode
+		}
+		draft := s.draft(r, budget+1)
+		if len(draft) == 0 {
+			continue
+		}
+		if _, ok := s.pool.CanAllocate(r.ID, r.tokens, 1+len(draft)); !ok {
+			continue
+		}
+		// The decode's Allocate made the partial block private already:
+		// growing the table copies nothing.
+		s.pool.Allocate(r.ID, r.tokens, 1+len(draft))
+		r.chunk = append(append(r.chunk[:0], q.Tokens...), draft...)
+		q.Tokens, q.Draft, q.Table = r.chunk, len(draft), s.pool.TableView(r.ID)
+		budget -= len(draft)
+	}
 	for i, q := range seqs {
 		if q.Tokens == nil { // undone by a preemption
 			continue
@@ -306,8 +369,31 @@ func (s *Scheduler) reclaimable(r *request, need, seats int) bool {
 // aborted since Schedule are skipped. The events are valid until the next
 // Update.
 func (s *Scheduler) Update(plan Plan, sampled []int32) ([]Event, error) {
+	return s.UpdateDrafts(plan, sampled, nil)
+}
+
+// UpdateDrafts is Update for a plan with drafts (Seq.Draft > 0):
+// accepted[i] is how many of plan.Seqs[i]'s drafted tokens the runner
+// accepted (0 to Draft; read only where Draft > 0), sampled[i] the token
+// it sampled after them. The last known token and the accepted drafts are
+// committed, the rejected ones' KV rolled back (kvcache.Pool.Truncate),
+// and each accepted token gets its event (Event.Draft) before the
+// sample's; a stop token or the length limit among them ends the request
+// there, the later tokens dropped.
+func (s *Scheduler) UpdateDrafts(plan Plan, sampled, accepted []int32) ([]Event, error) {
 	if len(sampled) != len(plan.Seqs)+len(plan.Forks) {
 		return nil, fmt.Errorf("sched: step %d planned %d sequences and %d forks but got %d samples", plan.Step, len(plan.Seqs), len(plan.Forks), len(sampled))
+	}
+	for i, q := range plan.Seqs {
+		if q.Draft == 0 {
+			continue
+		}
+		if len(accepted) != len(plan.Seqs) {
+			return nil, fmt.Errorf("sched: step %d has drafts but got %d accepted counts for %d sequences", plan.Step, len(accepted), len(plan.Seqs))
+		}
+		if a := accepted[i]; a < 0 || int(a) > q.Draft {
+			return nil, fmt.Errorf("sched: step %d: %q accepted %d of %d drafted tokens", plan.Step, q.ID, a, q.Draft)
+		}
 	}
 	events := s.events[:0]
 	defer func() { s.events = events[:0] }()
@@ -316,11 +402,33 @@ func (s *Scheduler) Update(plan Plan, sampled []int32) ([]Event, error) {
 		if r == nil || !r.running || r.computed != q.Start {
 			continue
 		}
-		if err := s.pool.Commit(r.ID, q.Tokens); err != nil {
+		known, acc := len(q.Tokens)-q.Draft, 0
+		if q.Draft > 0 {
+			acc = int(accepted[i])
+		}
+		if err := s.pool.Commit(r.ID, q.Tokens[:known+acc]); err != nil {
 			return events, fmt.Errorf("sched: step %d: %w", plan.Step, err)
 		}
-		r.computed += len(q.Tokens)
+		if acc < q.Draft {
+			// Roll the rejected tokens back: their slots were written, but
+			// only committed tokens count, and blocks past them are freed.
+			if err := s.pool.Truncate(r.ID, s.pool.Len(r.ID)); err != nil {
+				return events, fmt.Errorf("sched: step %d: %w", plan.Step, err)
+			}
+		}
+		r.computed += known + acc
 		if !q.Sample {
+			continue
+		}
+		ended := false
+		for j := range acc {
+			tok := q.Tokens[known+j]
+			r.tokens = append(r.tokens, tok)
+			if events, ended = s.emit(events, r, Event{ID: r.ID, Token: tok, Sample: i, Draft: j + 1}); ended {
+				break
+			}
+		}
+		if ended {
 			continue
 		}
 		if r.Beam {
@@ -364,7 +472,15 @@ func (s *Scheduler) sampled(events []Event, r *request, tok int32, at int) []Eve
 	if len(r.tokens) == r.computed {
 		r.tokens = append(r.tokens, tok)
 	}
-	ev := Event{ID: r.ID, Token: tok, Sample: at}
+	events, _ = s.emit(events, r, Event{ID: r.ID, Token: tok, Sample: at})
+	return events
+}
+
+// emit appends ev, r's newest token (already appended to r.tokens),
+// finishing r on a stop token or its length limit; it reports whether r
+// ended.
+func (s *Scheduler) emit(events []Event, r *request, ev Event) ([]Event, bool) {
+	tok := ev.Token
 	switch {
 	case slices.Contains(r.Stop, tok):
 		ev.Done, ev.Reason = true, Stop
@@ -374,5 +490,5 @@ func (s *Scheduler) sampled(events []Event, r *request, tok int32, at int) []Eve
 	if ev.Done {
 		s.drop(r)
 	}
-	return append(events, ev)
+	return append(events, ev), ev.Done
 }

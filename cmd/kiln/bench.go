@@ -43,6 +43,7 @@ type benchResult struct {
 	// streaming), over the whole run.
 	EngineOverhead float64 `json:"engine_overhead"`
 	memReport
+	specReport
 }
 
 // prefixResult is the shared-prefix workload's report.
@@ -74,6 +75,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	prompt := fs.Int("prompt", 128, "prompt tokens to prefill (per sequence)")
 	gen := fs.Int("gen", 64, "tokens to generate (per sequence)")
 	parallel := fs.Int("parallel", 1, "requests submitted together (the engine batches them)")
+	repeat := fs.Int("prompt-repeat", 1, "throughput workload: each prompt is a span of --prompt/N tokens repeated N times (copy-heavy text, where n-gram speculation finds drafts)")
 	workload := fs.String("workload", "throughput", "throughput (prefill and decode tok/s) or prefix (requests sharing a prompt prefix: time to first token)")
 	prefixLen := fs.Int("prefix-len", 1024, "prefix workload: tokens of the prompt prefix all requests share")
 	suffixLen := fs.Int("suffix-len", 32, "prefix workload: tokens of each request's own prompt suffix")
@@ -86,8 +88,9 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	noRepack := fs.Bool("no-repack", false, "keep weights in the file's layout (no load-time repacking)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the timed part to this file (go tool pprof)")
 	kvf := addKVPoolFlags(fs)
+	sf := addSpecFlags(fs)
 	fs.Usage = func() {
-		io.WriteString(stderr, "usage: kiln bench MODEL [--threads N] [--prompt 128] [--gen 64] [--parallel N] [--json] [--no-repack] [--type T [--pure]]\n"+
+		io.WriteString(stderr, "usage: kiln bench MODEL [--threads N] [--prompt 128] [--gen 64] [--parallel N] [--json] [--no-repack] [--type T [--pure]] [--spec ngram --num-speculative-tokens K]\n"+
 			"       kiln bench MODEL --workload prefix [--prefix-len 1024] [--suffix-len 32] [--requests 16] [--gen 64] [--no-prefix-cache]\n"+
 			"       kiln bench MODEL --workload gap [--streams 8] [--long-prompt 2000] [--max-batched-tokens 256] [--gen 96]\n")
 		fs.PrintDefaults()
@@ -123,8 +126,14 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		if err := only("prefix-len", "suffix-len", "requests", "streams", "long-prompt"); err != nil {
 			return err
 		}
+		if *repeat < 1 || *repeat > *prompt {
+			return usageErrorf("--prompt-repeat %d: want 1 up to --prompt %d", *repeat, *prompt)
+		}
+		if err := sf.check(); err != nil {
+			return err
+		}
 	case "prefix":
-		if err := only("prompt", "parallel", "streams", "long-prompt"); err != nil {
+		if err := only("prompt", "parallel", "streams", "long-prompt", "spec", "prompt-repeat"); err != nil {
 			return err
 		}
 		if *prefixLen < 1 || *suffixLen < 1 {
@@ -134,7 +143,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 			return usageErrorf("--requests %d: want 1 up to %d", *requests, maxParallel)
 		}
 	case "gap":
-		if err := only("prompt", "parallel", "prefix-len", "suffix-len", "requests"); err != nil {
+		if err := only("prompt", "parallel", "prefix-len", "suffix-len", "requests", "spec", "prompt-repeat"); err != nil {
 			return err
 		}
 		if err := checkParallel(*streams); err != nil {
@@ -190,10 +199,11 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 			prompts = append(prompts, p)
 		}
 	} else {
+		span := (*prompt + *repeat - 1) / *repeat
 		for s := range *parallel {
 			p := make([]int32, *prompt)
 			for i := range p {
-				p[i] = tok(s**prompt + i)
+				p[i] = tok(s**prompt + i%span)
 			}
 			prompts = append(prompts, p)
 		}
@@ -207,7 +217,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	e, err := engine.New(m, engine.Config{NumBlocks: numBlocks, BlockSize: blockSize, MaxSeqs: len(prompts),
-		MaxBatchedTokens: cmp.Or(*maxBatched, max(512, *prompt)), NoPrefixCache: *noPrefixCache})
+		MaxBatchedTokens: cmp.Or(*maxBatched, max(512, *prompt)), NoPrefixCache: *noPrefixCache, Spec: sf.resolved})
 	if err != nil {
 		return err
 	}
@@ -260,6 +270,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		Kernels:     simd.Impl(),
 		memReport:   mem,
 	}
+	r.specReport = sf.report(e.Stats().Counters)
 	if st := e.Stats(); st.StepTime > 0 {
 		r.EngineOverhead = float64(int64(10000*float64(st.StepTime-st.ForwardTime)/float64(st.StepTime)+0.5)) / 10000
 	}
@@ -277,6 +288,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, "prefill   %8.2f tok/s  (%d tokens x %d sequences)\n", r.PrefillTokS, *prompt, *parallel)
 	fmt.Fprintf(stdout, "decode    %8.2f tok/s  (%d tokens x %d sequences; %.1f GB/s of weights)\n", r.DecodeTokS, *gen, *parallel, r.DecodeGBs)
 	fmt.Fprintf(stdout, "engine    %8.2f%% of step time outside the forward\n", 100*r.EngineOverhead)
+	r.specReport.print(stdout)
 	r.memReport.print(stdout)
 	return nil
 }

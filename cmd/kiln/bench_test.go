@@ -52,6 +52,30 @@ func TestBenchParallel(t *testing.T) {
 	}
 }
 
+// TestBenchSpec: with --spec ngram on a copy-heavy prompt the report
+// carries the drafts' counts (vLLM's names) and they add up.
+func TestBenchSpec(t *testing.T) {
+	m := synthModel(t, t.TempDir())
+	out, stderr, code := kiln(t, "bench", m, "--prompt", "32", "--prompt-repeat", "4", "--gen", "24", "--threads", "1", "--json",
+		"--spec", "ngram", "--num-speculative-tokens", "3")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var r benchResult
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatal(err)
+	}
+	s := r.specReport
+	if s.Method != "ngram" || s.Tokens != 3 || s.Drafts == 0 || s.DraftTokens < s.Drafts || s.DraftTokens > 3*s.Drafts ||
+		s.AcceptedTokens > s.DraftTokens || r.DecodeTokS <= 0 {
+		t.Errorf("spec report %+v in %s", s, out)
+	}
+	out, _, _ = kiln(t, "bench", m, "--prompt", "32", "--gen", "4", "--threads", "1", "--json")
+	if strings.Contains(out, "spec_") {
+		t.Errorf("spec fields without --spec: %s", out)
+	}
+}
+
 // checkMem: a bench report states the weights' and the pool's bytes and,
 // on Linux, the resident set after load and after the run (never above its
 // peak; null elsewhere).
@@ -121,6 +145,9 @@ func TestBenchBadFlags(t *testing.T) {
 		{[]string{"--block-size", "0"}, "--block-size 0: want 1 up to 1024"},
 		{[]string{"--kv-cache-memory", "big"}, `--kv-cache-memory "big"`},
 		{[]string{"--kv-cache-memory", "1KiB"}, "this run needs at least"},
+		{[]string{"--prompt-repeat", "0"}, "--prompt-repeat 0: want 1 up to --prompt 128"},
+		{[]string{"--workload", "prefix", "--spec", "ngram"}, "--spec does not apply to --workload prefix"},
+		{[]string{"--spec", "ngram", "--num-speculative-tokens", "99"}, "--num-speculative-tokens 99"},
 	} {
 		args := append([]string{"bench", m, "--gen", "2"}, tc.args...)
 		_, stderr, code := kiln(t, args...)

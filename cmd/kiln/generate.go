@@ -31,8 +31,9 @@ func runGenerate(args []string, stdout, stderr io.Writer) error {
 	lt := loadTypeFlags(fs)
 	kvF32 := kvTypeFlag(fs)
 	kvf := addKVPoolFlags(fs)
+	sf := addSpecFlags(fs)
 	fs.Usage = func() {
-		io.WriteString(stderr, "usage: kiln generate MODEL TEXT -n N --temperature 0 [--json] [--type T [--pure]] [--kv-cache-memory SIZE] [--block-size 16]\n  TEXT may be ids:1,2,3 (taken as is, no BOS); a TEXT that begins with - goes after --\n")
+		io.WriteString(stderr, "usage: kiln generate MODEL TEXT -n N --temperature 0 [--json] [--type T [--pure]] [--kv-cache-memory SIZE] [--block-size 16] [--spec ngram --num-speculative-tokens K]\n  TEXT may be ids:1,2,3 (taken as is, no BOS); a TEXT that begins with - goes after --\n")
 		fs.PrintDefaults()
 	}
 	pos, err := interspersed(fs, args)
@@ -56,6 +57,9 @@ func runGenerate(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if err := kvf.check(); err != nil {
+		return err
+	}
+	if err := sf.check(); err != nil {
 		return err
 	}
 	scheme, err := lt.scheme()
@@ -84,7 +88,7 @@ func runGenerate(args []string, stdout, stderr io.Writer) error {
 	}
 	out := generateOutput{Prompt: prompt, Tokens: []int32{}}
 	if *n > 0 {
-		if out.Tokens, err = engineGreedy(l, prompt, *n, engine.Config{NumBlocks: numBlocks, BlockSize: blockSize, F32KV: f32, MaxSeqs: 1}); err != nil {
+		if out.Tokens, err = engineGreedy(l, prompt, *n, engine.Config{NumBlocks: numBlocks, BlockSize: blockSize, F32KV: f32, MaxSeqs: 1, Spec: sf.resolved}); err != nil {
 			return err
 		}
 	}

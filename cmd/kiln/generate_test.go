@@ -41,8 +41,8 @@ func storiesGreedy(t *testing.T) []int32 {
 
 // TestGenerateFollowsReferenceGreedy: `kiln generate` (through the engine)
 // continues the reference greedy sequence from a long prompt of its own
-// first tokens, whatever the block size and with a KV budget that barely
-// fits the run.
+// first tokens, whatever the block size, with a KV budget that barely
+// fits the run, and with n-gram speculative decoding.
 func TestGenerateFollowsReferenceGreedy(t *testing.T) {
 	m := testutil.SharedModel(t, "stories260K.gguf")
 	ref := storiesGreedy(t)
@@ -53,7 +53,8 @@ func TestGenerateFollowsReferenceGreedy(t *testing.T) {
 	}
 	prompt := "ids:" + strings.Join(ids, ",")
 	// stories260K: 5 layers, 4 KV heads of 8 dims, F16: 640 bytes per token.
-	for _, extra := range [][]string{nil, {"--block-size", "7"}, {"--block-size", "1"}, {"--kv-cache-memory", fmt.Sprint(640 * 16 * ((cut + 1 + n + 15) / 16))}} {
+	for _, extra := range [][]string{nil, {"--block-size", "7"}, {"--block-size", "1"}, {"--kv-cache-memory", fmt.Sprint(640 * 16 * ((cut + 1 + n + 15) / 16))},
+		{"--spec", "ngram", "--num-speculative-tokens", "3"}, {"--spec", "ngram", "--num-speculative-tokens", "8", "--block-size", "7", "--spec-ngram-min", "2"}} {
 		args := append([]string{"generate", m, prompt, "-n", fmt.Sprint(n), "--json"}, extra...)
 		out, stderr, code := kiln(t, args...)
 		if code != 0 {
@@ -88,6 +89,29 @@ func TestKVPoolFlags(t *testing.T) {
 		{[]string{"--block-size", "x"}, "invalid value"},
 	} {
 		args := append([]string{"generate", m, "Once upon a time", "-n", "32"}, tc.args...)
+		_, stderr, code := kiln(t, args...)
+		if code != 2 || !strings.Contains(stderr, tc.msg) {
+			t.Errorf("kiln %v: exit %d, stderr %q; want exit 2 mentioning %q", tc.args, code, stderr, tc.msg)
+		}
+	}
+}
+
+// TestSpecFlags: bad speculative decoding flags are refused with exit
+// status 2 and a message that names the flag.
+func TestSpecFlags(t *testing.T) {
+	m := testutil.SharedModel(t, "stories260K.gguf")
+	for _, tc := range []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"--spec", "eagle"}, `--spec "eagle": want ngram`},
+		{[]string{"--spec", "ngram", "--num-speculative-tokens", "0"}, "--num-speculative-tokens 0: want 1 up to 16"},
+		{[]string{"--spec", "ngram", "--num-speculative-tokens", "17"}, "--num-speculative-tokens 17: want 1 up to 16"},
+		{[]string{"--spec", "ngram", "--spec-ngram-min", "3", "--spec-ngram-max", "2"}, "--spec-ngram-min 3, --spec-ngram-max 2"},
+		{[]string{"--spec", "ngram", "--spec-ngram-min", "0"}, "--spec-ngram-min 0"},
+		{[]string{"--spec", "ngram", "--spec-max-seqs", "0"}, "--spec-max-seqs 0: want at least 1"},
+	} {
+		args := append([]string{"generate", m, "Once upon a time", "-n", "8"}, tc.args...)
 		_, stderr, code := kiln(t, args...)
 		if code != 2 || !strings.Contains(stderr, tc.msg) {
 			t.Errorf("kiln %v: exit %d, stderr %q; want exit 2 mentioning %q", tc.args, code, stderr, tc.msg)

@@ -80,6 +80,7 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	lt := loadTypeFlags(fs)
 	kvF32 := kvTypeFlag(fs)
 	kvf := addKVPoolFlags(fs)
+	sf := addSpecFlags(fs)
 	fs.Usage = func() {
 		io.WriteString(stderr, `usage: kiln run MODEL [PROMPT] [flags]
   With PROMPT (or, when stdin is not a terminal, the text read from it), stream
@@ -112,6 +113,9 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if err := kvf.check(); err != nil {
+		return err
+	}
+	if err := sf.check(); err != nil {
 		return err
 	}
 	scheme, err := lt.scheme()
@@ -176,7 +180,7 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	e, err := engine.New(l.model, engine.Config{NumBlocks: numBlocks, BlockSize: blockSize, F32KV: f32, MaxSeqs: 1,
+	e, err := engine.New(l.model, engine.Config{NumBlocks: numBlocks, BlockSize: blockSize, F32KV: f32, MaxSeqs: 1, Spec: sf.resolved,
 		MaxModelLen: n + 1, MaxBatchedTokens: runPromptChunk, Tokenizer: l.tok})
 	if err != nil {
 		return err

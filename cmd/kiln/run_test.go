@@ -42,6 +42,28 @@ func TestRunStoriesMatchesLlamaCpp(t *testing.T) {
 	}
 }
 
+// TestRunSpec: n-gram speculative decoding changes no token, greedy
+// (llama.cpp's reference) or seeded sampling, and ends at stops alike.
+func TestRunSpec(t *testing.T) {
+	m := testutil.SharedModel(t, "stories260K.gguf")
+	spec := []string{"--spec", "ngram", "--num-speculative-tokens", "5"}
+	out, stderr, code := kilnRun(t, "", append([]string{m, "Once upon a time", "--temperature", "0", "-n", "64"}, spec...)...)
+	if code != 0 || out != storiesGreedy64+"\n" {
+		t.Fatalf("greedy with speculation: exit %d, stdout %q\nwant %q\n%s", code, out, storiesGreedy64+"\n", stderr)
+	}
+	for _, args := range [][]string{
+		{"Once upon a time", "--temperature", "0.8", "--seed", "5", "-n", "150"},
+		{"Once upon a time", "--temperature", "0.7", "--top-k", "20", "--seed", "9", "-n", "120", "--stop", "mom"},
+	} {
+		args = append([]string{m}, args...)
+		want, _, code0 := kilnRun(t, "", args...)
+		got, stderr, code1 := kilnRun(t, "", append(args, spec...)...)
+		if code0 != 0 || code1 != 0 || got != want {
+			t.Errorf("%v: exit %d/%d, with speculation %q\nwithout %q\n%s", args, code0, code1, got, want, stderr)
+		}
+	}
+}
+
 func TestRunStopsAndLimits(t *testing.T) {
 	m := testutil.SharedModel(t, "stories260K.gguf")
 	for _, tc := range []struct {

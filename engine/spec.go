@@ -1,0 +1,105 @@
+package engine
+
+import (
+	"fmt"
+
+	"kiln/spec"
+)
+
+// Speculative decoding (Config.Spec). Each step that speculates, every
+// running request that decodes and has not opted out (Request.NoSpec)
+// gets a draft of up to Tokens tokens from the proposer; its part of the
+// step's ragged batch is then its last known token and the draft, a
+// (k+1)-token chunk beside the other requests' decode tokens and prompt
+// chunks. The runner samples the k+1 rows in turn with the request's own
+// sampler and keeps drafted tokens while they equal the samples
+// (runner.Runner: exact rejection sampling for a point-mass draft, so
+// greedy and seeded requests give the very tokens they give without
+// speculation); the scheduler commits the accepted tokens' KV and rolls
+// the rejected ones back (sched.Scheduler.UpdateDrafts). Drafts are cut
+// before a stop token and to the request's length limit; stop strings end
+// a completion at the token that completes them, later accepted tokens
+// dropped.
+//
+// Policy: a step speculates when it begins with at most MaxSeqs running
+// requests (default 4). Below that a decode step is memory-bound (every
+// weight is read once for a handful of rows), so verifying k more rows
+// costs little more than one; with many sequences the step is already
+// compute-bound and rejected drafts would be pure waste. Drafts take
+// only the blocks and step budget left after every running request's
+// token and the admissions (sched.Scheduler.SetProposer): a draft never
+// preempts nor delays another request. Acceptance is not yet part of the
+// rule (Counters report it).
+
+// MaxSpecTokens bounds Speculation.Tokens (and the length of
+// Counters.SpecAcceptedAt).
+const MaxSpecTokens = 16
+
+// Speculation configures speculative decoding; the zero value is off.
+type Speculation struct {
+	Method  string     // "" (off) or "ngram" (prompt lookup, spec.NGram)
+	Tokens  int        // k: drafted tokens per request and step, 1 to MaxSpecTokens; 0 means 4
+	NGram   spec.NGram // n-gram lengths (zero: spec's defaults, 1 to 4)
+	MaxSeqs int        // speculate in steps that begin with at most this many running requests; 0 means 4
+}
+
+// fill checks s and sets its defaults.
+func (s *Speculation) fill() error {
+	switch s.Method {
+	case "":
+		return nil
+	case "ngram":
+	default:
+		return fmt.Errorf("engine: speculative method %q; want ngram", s.Method)
+	}
+	if s.Tokens == 0 {
+		s.Tokens = 4
+	}
+	if s.MaxSeqs == 0 {
+		s.MaxSeqs = 4
+	}
+	if s.Tokens < 1 || s.Tokens > MaxSpecTokens || s.MaxSeqs < 0 {
+		return fmt.Errorf("engine: speculation %+v: want 1 to %d tokens and MaxSeqs >= 0", *s, MaxSpecTokens)
+	}
+	g, err := s.NGram.Resolved()
+	if err != nil {
+		return fmt.Errorf("engine: %w", err)
+	}
+	s.NGram = g
+	return nil
+}
+
+// speculating decides, before a step is scheduled, whether it speculates
+// (the policy above).
+func (e *Engine) speculating() bool {
+	return e.cfg.Spec.Method != "" && e.sched.NumRunning() <= e.cfg.Spec.MaxSeqs
+}
+
+// propose is the scheduler's sched.Proposer: the draft of live request id
+// in a speculating step (e.specStep), nil otherwise. tokens are its
+// prompt and output; the draft is e's scratch, copied by the scheduler.
+func (e *Engine) propose(id string, tokens []int32, max int) []int32 {
+	if !e.specStep {
+		return nil
+	}
+	st := e.live[id]
+	if st == nil || st.g.noSpec {
+		return nil
+	}
+	e.draft = e.cfg.Spec.NGram.Propose(e.draft[:0], tokens, min(max, e.cfg.Spec.Tokens))
+	return e.draft
+}
+
+// countDrafts adds a step's drafts to the counters: accepted[i] of
+// drafted[i] tokens.
+func (c *Counters) countDrafts(drafted int, accepted int32) {
+	if drafted == 0 {
+		return
+	}
+	c.SpecDrafts++
+	c.SpecDraftTokens += int64(drafted)
+	c.SpecAcceptedTokens += int64(accepted)
+	for j := range int(accepted) {
+		c.SpecAcceptedAt[j]++
+	}
+}
