@@ -116,7 +116,11 @@ func TestChatRender(t *testing.T) {
 
 	// The ids are the prompt chat generation runs: its usage agrees.
 	_, _, b = ts.post(t, "/v1/chat/completions", `{"model":"tiny","max_tokens":1,`+msgs+`}`)
-	var cr struct{ Usage struct{ PromptTokens int `json:"prompt_tokens"` } }
+	var cr struct {
+		Usage struct {
+			PromptTokens int `json:"prompt_tokens"`
+		}
+	}
 	if json.Unmarshal(b, &cr) != nil || cr.Usage.PromptTokens != len(r.TokenIDs) {
 		t.Errorf("chat ran %d prompt tokens, render gave %d", cr.Usage.PromptTokens, len(r.TokenIDs))
 	}
