@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -272,4 +273,81 @@ func TestBusyAvoidance(t *testing.T) {
 	if share < 0.9 {
 		t.Errorf("only %.0f%% of new requests avoided the busy replica; want >= 90%%", 100*share)
 	}
+}
+
+// TestPrefixAffinity: requests sharing a prefix of about 1,024 tokens (as
+// kiln tokenizes it, through /render) keep landing on the replica that
+// served the first of them even when that replica is the busier one; with
+// the load-only profile (the control) they move to the idler replica.
+func TestPrefixAffinity(t *testing.T) {
+	for _, tc := range []struct {
+		profile string
+		sticky  bool
+	}{{"prefix", true}, {"load", false}} {
+		t.Run(tc.profile, func(t *testing.T) {
+			p := startPool(t, 2, tc.profile, "--kv-cache-memory 4MiB")
+			seed := "Once upon a time there was a little girl named Lily. "
+			per := p.tokenCount(t, strings.Repeat(seed, 10)) / 10
+			prefix := strings.Repeat(seed, 1024/per+1)
+			n := p.tokenCount(t, prefix)
+			if n < 1000 || n > 1300 {
+				t.Fatalf("prefix is %d tokens, want about 1,024", n)
+			}
+			ask := func(i int) string {
+				return p.viaProxy(t, fmt.Sprintf(`{"model":"stories","prompt":%q,"max_tokens":4}`, prefix+fmt.Sprintf("Part %d.", i)))
+			}
+			first := ask(0)
+			_, portText, _ := strings.Cut(first, ":")
+			port, err := strconv.Atoi(portText)
+			if err != nil {
+				t.Fatalf("destination %q", first)
+			}
+			// Make the prefix holder the busier replica: two looping streams.
+			ctx, cancel := context.WithCancel(context.Background())
+			var wg sync.WaitGroup
+			for i := range 2 {
+				wg.Go(func() {
+					for ctx.Err() == nil {
+						stream(ctx, port, fmt.Sprintf("Busy %d:", i))
+					}
+				})
+			}
+			defer func() { cancel(); wg.Wait() }()
+			if !waitFor(12*time.Second, func() bool {
+				kv, _ := p.eppMetric("llm_d_epp_average_kv_cache_utilization")
+				return kv > 0
+			}) {
+				t.Fatal("the picker never saw the holder's KV usage rise")
+			}
+			same := 0
+			for i := 1; i <= 10; i++ {
+				if ask(i) == first {
+					same++
+				}
+			}
+			t.Logf("PROFILE=%s, prefix of %d tokens: %d/10 followed it to the busier replica %s", tc.profile, n, same, first)
+			if tc.sticky && same < 9 {
+				t.Errorf("only %d/10 requests followed the prefix", same)
+			}
+			if !tc.sticky && same > 5 {
+				t.Errorf("without prefix scoring %d/10 still went to the busier replica: the control shows no load preference", same)
+			}
+		})
+	}
+}
+
+// tokenCount asks replica 1's /tokenize how many tokens text is.
+func (p *pool) tokenCount(t *testing.T, text string) int {
+	t.Helper()
+	resp, err := http.Post(fmt.Sprintf("http://127.0.0.1:%d/tokenize", p.replicas[0]), "application/json",
+		strings.NewReader(fmt.Sprintf(`{"model":"stories","prompt":%q}`, text)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var tr struct{ Count int }
+	if err := json.NewDecoder(resp.Body).Decode(&tr); err != nil {
+		t.Fatal(err)
+	}
+	return tr.Count
 }
