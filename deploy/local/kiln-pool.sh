@@ -9,6 +9,8 @@
 #   deploy/local/kiln-pool.sh stop
 #
 # The proxy answers with x-gateway-destination-endpoint: the replica that served.
+# A watcher process takes a replica out of the endpoints file while its
+# /health does not answer, and puts it back when it does.
 # Settings (environment):
 #   N=2                      replicas; replica i listens on BASE_PORT+i-1
 #   MODEL=PATH               a .gguf or HF folder (default ../shared/models/stories260K.gguf)
@@ -59,14 +61,40 @@ launch() {
   echo "$! $name" >>"$STATE/pids"
 }
 
-write_config() {
+# write_endpoints I...: the endpoints file listing replicas I... (1-based).
+write_endpoints() {
   {
-    echo "endpoints:"
-    for i in $(seq 1 "$N"); do
+    if [ $# -eq 0 ]; then echo "endpoints: []"; else echo "endpoints:"; fi
+    for i in "$@"; do
       echo "  - {name: kiln-$i, address: \"127.0.0.1\", port: \"$((BASE_PORT + i - 1))\"}"
     done
   } >"$STATE/endpoints.yaml.tmp"
   mv "$STATE/endpoints.yaml.tmp" "$STATE/endpoints.yaml" # the EPP watches it: replace, never half-write
+}
+
+# watch: every second, list in the endpoints file only the replicas whose
+# /health answers within a second (what a readiness probe does in
+# Kubernetes). The picker applies file edits live; failed metric scrapes
+# alone do not take a dead replica out of its routing.
+watch() {
+  local prev live i
+  prev=$(seq -s ' ' 1 "$N")
+  while :; do
+    live=()
+    for i in $(seq 1 "$N"); do
+      curl -fsS -m 1 -o /dev/null "http://127.0.0.1:$((BASE_PORT + i - 1))/health" 2>/dev/null && live+=("$i")
+    done
+    if [ "${live[*]}" != "$prev" ]; then
+      write_endpoints "${live[@]}"
+      echo "$(date -u +%FT%TZ) endpoints: ${live[*]:-none}"
+      prev="${live[*]}"
+    fi
+    sleep 1
+  done
+}
+
+write_config() {
+  write_endpoints $(seq 1 "$N")
   local prefix_plugins="" prefix_refs=""
   if [ "$PROFILE" = prefix ]; then
     # token-producer (vllm backend) tokenizes with kiln's own /v1/*/render;
@@ -155,6 +183,7 @@ start() {
     [ $SECONDS -lt $deadline ] || { stop; die "the proxy did not listen in 20s (see $STATE/proxy.log)"; }
     sleep 0.2
   done
+  launch watch env N="$N" BASE_PORT="$BASE_PORT" STATE="$STATE" bash "$0" _watch
   echo "kiln-pool: $N replicas on 127.0.0.1:$BASE_PORT.. ($per threads each), EPP metrics :$EPP_METRICS, proxy http://127.0.0.1:$PROXY_PORT (PROFILE=$PROFILE)"
 }
 
@@ -189,5 +218,6 @@ case ${1:-} in
 start) start ;;
 stop) stop ;;
 status) status ;;
+_watch) watch ;;
 *) die "usage: $0 start|stop|status (settings in the environment; see the head of this file)" ;;
 esac

@@ -351,3 +351,51 @@ func (p *pool) tokenCount(t *testing.T, text string) int {
 	}
 	return tr.Count
 }
+
+// TestReplicaFailure: a replica killed (SIGKILL) under traffic leaves the
+// picker's routing within seconds (the script's watcher drops it from the
+// endpoints file when its /health stops answering); after that every
+// request succeeds on the survivor.
+func TestReplicaFailure(t *testing.T) {
+	p := startPool(t, 2, "prefix", "")
+	b, err := os.ReadFile(filepath.Join(p.state, "pids"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid := 0
+	for line := range strings.Lines(string(b)) {
+		if f := strings.Fields(line); len(f) == 2 && f[1] == "kiln-2" {
+			pid, _ = strconv.Atoi(f[0])
+		}
+	}
+	proc, err := os.FindProcess(pid)
+	if pid == 0 || err != nil {
+		t.Fatalf("no PID for kiln-2 in %s", b)
+	}
+	survivor := fmt.Sprintf("127.0.0.1:%d", p.replicas[0])
+	killed := time.Now()
+	if err := proc.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	var failed int
+	var lastBad time.Duration
+	client := &http.Client{Timeout: 10 * time.Second}
+	for i := 0; time.Since(killed) < 8*time.Second; i++ {
+		resp, err := client.Post(fmt.Sprintf("http://127.0.0.1:%d/v1/completions", p.proxy), "application/json",
+			strings.NewReader(fmt.Sprintf(`{"model":"stories","prompt":"Hello %d","max_tokens":2}`, i)))
+		ok := err == nil && resp.StatusCode == 200 && resp.Header.Get("x-gateway-destination-endpoint") == survivor
+		if err == nil {
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+		if !ok {
+			failed++
+			lastBad = time.Since(killed)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Logf("after SIGKILL of replica 2: %d failed requests, the last %.1fs after the kill", failed, lastBad.Seconds())
+	if lastBad > 5*time.Second {
+		t.Errorf("requests still failed %.1fs after the kill; want the replica out of routing within 5 s", lastBad.Seconds())
+	}
+}
