@@ -5,6 +5,8 @@
 //	POST /v1/completions       prompt: text, texts, token ids, or lists of ids
 //	POST /v1/chat/completions  messages rendered with the model's chat template
 //	GET  /v1/models            the models this server may load
+//	POST /v1/completions/render       the token ids a completion would run (vLLM's; llm-d's picker)
+//	POST /v1/chat/completions/render  the same for a chat
 //	POST /tokenize             {model, prompt | messages} -> token ids
 //	POST /detokenize           {model, tokens} -> text
 //	GET  /health               200 while the process serves
