@@ -245,7 +245,17 @@ func (s *Scheduler) Schedule() Plan {
 				if _, ok := s.pool.CanAllocate(r.ID, r.tokens, n); ok {
 					break
 				}
-				preempt(s.victim(nil))
+				// A held beam member computes nothing until its whole
+				// search has sampled, yet holds blocks: it gives them up
+				// first (unless it outranks r). Taking the newest request
+				// instead can be r itself, again and again, while the
+				// held member waits for a sibling queued behind r: a
+				// livelock FuzzScheduler found (testdata/fuzz/FuzzScheduler/livelock).
+				v := s.victim(func(x *request) bool { return x.held && x.Priority >= r.Priority })
+				if v == nil {
+					v = s.victim(nil)
+				}
+				preempt(v)
 			}
 			if r.running {
 				a, _ := s.pool.Allocate(r.ID, r.tokens, n)
