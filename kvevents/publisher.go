@@ -30,8 +30,8 @@ func Topic(hostPort, model string) (string, error) {
 
 // Options tune a Publisher; the zero value is usable.
 type Options struct {
-	// MaxPending caps the events held while the sender is behind (default
-	// 1<<16); past it whole batches are dropped and counted (Dropped).
+	// MaxPending caps the events a Stream holds while the sender is behind
+	// (default 1<<16); past it they are dropped and counted (Stats).
 	MaxPending int
 	// SendTimeout bounds one send to the subscribers (default 5s).
 	SendTimeout time.Duration
@@ -39,36 +39,33 @@ type Options struct {
 	Now func() time.Time
 }
 
-// Publisher sends a pool's events to llm-d over a ZMQ PUB socket. Observe
-// and Flush belong to the goroutine that owns the pool (the engine loop):
-// Observe collects the events of a step, Flush hands them to a sender
-// goroutine that encodes and sends them as one batch, so a slow network
-// never stalls the engine.
+// Publisher owns a ZMQ PUB socket and a sender goroutine that encodes and
+// sends batches, so a slow network never stalls an engine. Each served
+// model publishes through its own Stream (its topic, its block size); the
+// sequence frame counts the publisher's messages, as vLLM's does.
 type Publisher struct {
-	topic     []byte
-	blockSize int
-	opts      Options
-	sock      zmq4.Socket
+	opts Options
+	sock zmq4.Socket
 
-	pending []kvcache.Event // owner goroutine only: events since the last Flush
-	queue   chan []kvcache.Event
-	wg      sync.WaitGroup
-	cancel  context.CancelFunc
-	once    sync.Once
+	mu     sync.Mutex // guards queue sends against Close
+	closed bool
+	queue  chan batch
+	wg     sync.WaitGroup
+	cancel context.CancelFunc
 
-	sent, dropped, failed atomic.Int64
+	sent, failed, dropped atomic.Int64
 }
 
-// New opens a PUB socket on endpoint (bound when it has '*' or "::" in it
-// or is ipc://, else connected to, as vLLM does) publishing under topic
-// (see Topic) the events of a pool with blocks of blockSize tokens.
-func New(endpoint, topic string, blockSize int, opts Options) (*Publisher, error) {
-	if blockSize <= 0 {
-		return nil, fmt.Errorf("kvevents: block size %d", blockSize)
-	}
-	if topic == "" {
-		return nil, errors.New("kvevents: empty topic")
-	}
+// batch is one message to send.
+type batch struct {
+	topic     []byte
+	blockSize int
+	events    []kvcache.Event
+}
+
+// New opens a PUB socket on endpoint: bound when it has '*' or "::" in it
+// or is ipc://, else connected to, as vLLM does.
+func New(endpoint string, opts Options) (*Publisher, error) {
 	if opts.MaxPending <= 0 {
 		opts.MaxPending = 1 << 16
 	}
@@ -97,14 +94,7 @@ func New(endpoint, topic string, blockSize int, opts Options) (*Publisher, error
 		sock.Close()
 		return nil, fmt.Errorf("kvevents: open %s: %w", endpoint, err)
 	}
-	p := &Publisher{
-		topic:     []byte(topic),
-		blockSize: blockSize,
-		opts:      opts,
-		sock:      sock,
-		queue:     make(chan []kvcache.Event, 16),
-		cancel:    cancel,
-	}
+	p := &Publisher{opts: opts, sock: sock, queue: make(chan batch, 16), cancel: cancel}
 	p.wg.Add(1)
 	go p.send()
 	return p, nil
@@ -121,11 +111,33 @@ func bind(endpoint string) bool {
 // for a connected one): the real port when the endpoint asked for port 0.
 func (p *Publisher) Addr() net.Addr { return p.sock.Addr() }
 
-// Observe records one pool event (kvcache.Pool.SetObserver(p.Observe)),
-// copying its tokens. Owner goroutine only.
-func (p *Publisher) Observe(e kvcache.Event) {
+// Stream is one model's events: its topic (see Topic) and its pool's
+// block size. Observe and Flush belong to the goroutine that owns the
+// pool (the engine loop); a Stream satisfies engine.KVEventSink.
+type Stream struct {
+	p         *Publisher
+	topic     []byte
+	blockSize int
+	pending   []kvcache.Event // events since the last Flush
+}
+
+// Stream returns a stream publishing under topic the events of a pool
+// with blocks of blockSize tokens.
+func (p *Publisher) Stream(topic string, blockSize int) (*Stream, error) {
+	if blockSize <= 0 {
+		return nil, fmt.Errorf("kvevents: block size %d", blockSize)
+	}
+	if topic == "" {
+		return nil, errors.New("kvevents: empty topic")
+	}
+	return &Stream{p: p, topic: []byte(topic), blockSize: blockSize}, nil
+}
+
+// Observe records one pool event (kvcache.Pool.SetObserver(s.Observe)),
+// copying its tokens.
+func (s *Stream) Observe(e kvcache.Event) {
 	e.Tokens = slices.Clone(e.Tokens)
-	p.pending = append(p.pending, e)
+	s.pending = append(s.pending, e)
 }
 
 // Flush hands the events observed since the last Flush to the sender, as
@@ -133,38 +145,52 @@ func (p *Publisher) Observe(e kvcache.Event) {
 // events wait for the next Flush (merged into its batch) up to
 // Options.MaxPending events, past which they are dropped and counted:
 // the router then lacks some changes until the blocks are stored again.
-// Owner goroutine only.
-func (p *Publisher) Flush() {
-	if len(p.pending) == 0 {
+// After the publisher's Close, events are dropped.
+func (s *Stream) Flush() {
+	if len(s.pending) == 0 {
 		return
 	}
-	select {
-	case p.queue <- p.pending:
-		p.pending = nil
-	default:
-		if len(p.pending) > p.opts.MaxPending {
-			p.dropped.Add(int64(len(p.pending)))
-			p.pending = p.pending[:0]
+	p := s.p
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.closed {
+		select {
+		case p.queue <- batch{s.topic, s.blockSize, s.pending}:
+			s.pending = nil
+			return
+		default:
+			if len(s.pending) <= p.opts.MaxPending {
+				return
+			}
 		}
 	}
+	p.dropped.Add(int64(len(s.pending)))
+	s.pending = s.pending[:0]
+}
+
+// Clear publishes AllBlocksCleared: the model is unloaded and its blocks
+// are gone. Call it once the engine has stopped.
+func (s *Stream) Clear() {
+	s.pending = append(s.pending[:0], kvcache.Event{Kind: kvcache.AllBlocksCleared})
+	s.Flush()
 }
 
 // send is the sender goroutine: one ZMQ message per batch, with the
-// sequence number counting batches from 0.
+// sequence number counting messages from 0.
 func (p *Publisher) send() {
 	defer p.wg.Done()
 	var seq uint64
 	var payload []byte
-	for events := range p.queue {
+	for b := range p.queue {
 		t := p.opts.Now()
 		ts := float64(t.UnixNano()) / 1e9
 		var err error
-		payload, err = AppendBatch(payload[:0], ts, events, p.blockSize)
+		payload, err = AppendBatch(payload[:0], ts, b.events, b.blockSize)
 		if err != nil {
 			p.failed.Add(1)
 			continue
 		}
-		msg := zmq4.NewMsgFrom(p.topic, binary.BigEndian.AppendUint64(nil, seq), slices.Clone(payload))
+		msg := zmq4.NewMsgFrom(b.topic, binary.BigEndian.AppendUint64(nil, seq), slices.Clone(payload))
 		seq++
 		if err := p.sock.Send(msg); err != nil {
 			p.failed.Add(1)
@@ -176,25 +202,26 @@ func (p *Publisher) send() {
 
 // Stats are the publisher's counters: batches sent, batches whose
 // encoding or send failed, and events dropped because the sender was
-// behind. Safe from any goroutine.
+// behind or closed. Safe from any goroutine.
 func (p *Publisher) Stats() (sent, failed, dropped int64) {
 	return p.sent.Load(), p.failed.Load(), p.dropped.Load()
 }
 
-// Close flushes what was observed, waits for the sender to finish (each
-// send bounded by Options.SendTimeout) and closes the socket. Owner
-// goroutine; the publisher is unusable afterwards.
+// Close sends what was flushed (each send bounded by
+// Options.SendTimeout), stops the sender and closes the socket. Call it
+// after the engines using its streams have stopped; later flushes drop
+// their events.
 func (p *Publisher) Close() error {
-	var err error
-	p.once.Do(func() {
-		if len(p.pending) > 0 {
-			p.queue <- p.pending
-			p.pending = nil
-		}
-		close(p.queue)
-		p.wg.Wait()
-		err = p.sock.Close()
-		p.cancel()
-	})
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return nil
+	}
+	p.closed = true
+	close(p.queue)
+	p.mu.Unlock()
+	p.wg.Wait()
+	err := p.sock.Close()
+	p.cancel()
 	return err
 }

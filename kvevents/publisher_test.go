@@ -37,19 +37,22 @@ func TestBindOrConnect(t *testing.T) {
 }
 
 func TestNewRejectsBadInput(t *testing.T) {
-	for _, c := range []struct {
-		ep, topic string
-		bs        int
-	}{
-		{"tcp://*:0", "kv@h:1@m", 0},
-		{"tcp://*:0", "", 16},
-		{"nope://*:0", "kv@h:1@m", 16},
-		{"tcp//*:0", "kv@h:1@m", 16},
-	} {
-		if p, err := New(c.ep, c.topic, c.bs, Options{}); err == nil {
+	for _, ep := range []string{"nope://*:0", "tcp//*:0", "tcp://*:notaport"} {
+		if p, err := New(ep, Options{}); err == nil {
 			p.Close()
-			t.Errorf("New(%q, %q, %d) accepted", c.ep, c.topic, c.bs)
+			t.Errorf("New(%q) accepted", ep)
 		}
+	}
+	p, err := New("tcp://*:0", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	if _, err := p.Stream("kv@h:1@m", 0); err == nil {
+		t.Error("a stream with block size 0 accepted")
+	}
+	if _, err := p.Stream("", 16); err == nil {
+		t.Error("a stream with no topic accepted")
 	}
 }
 
@@ -59,11 +62,15 @@ func TestNewRejectsBadInput(t *testing.T) {
 func TestPublisherOverZMQ(t *testing.T) {
 	topic, _ := Topic("127.0.0.1:8000", "tiny")
 	clock := time.Unix(1764154800, 500_000_000)
-	pub, err := New("tcp://*:0", topic, 2, Options{Now: func() time.Time { return clock }})
+	pub, err := New("tcp://*:0", Options{Now: func() time.Time { return clock }})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer pub.Close()
+	st, err := pub.Stream(topic, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
 	port := pub.Addr().(*net.TCPAddr).Port
 
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -81,7 +88,7 @@ func TestPublisherOverZMQ(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pool.SetObserver(pub.Observe)
+	pool.SetObserver(st.Observe)
 
 	// PUB drops what is sent before the subscription reaches it: publish a
 	// reset every 20ms until one arrives.
@@ -112,7 +119,7 @@ func TestPublisherOverZMQ(t *testing.T) {
 	var first [][]byte
 	for first == nil {
 		pool.ResetPrefixCache()
-		pub.Flush()
+		st.Flush()
 		select {
 		case first = <-frames:
 		case <-time.After(20 * time.Millisecond):
@@ -135,7 +142,7 @@ func TestPublisherOverZMQ(t *testing.T) {
 	if err := pool.Commit("a", []int32{7, 8, 9, 10, 11}); err != nil {
 		t.Fatal(err)
 	}
-	pub.Flush()
+	st.Flush()
 	f := recv()
 	if len(f) != 3 || string(f[0]) != topic || binary.BigEndian.Uint64(f[1]) != seq+1 {
 		t.Fatalf("frames %q (after sequence %d)", f, seq)
@@ -151,10 +158,24 @@ func TestPublisherOverZMQ(t *testing.T) {
 	if strings.Count(fmt.Sprintf("%x", f[2]), "ab426c6f636b53746f726564") != 1 {
 		t.Errorf("the two chained blocks did not go out as one BlockStored: %x", f[2])
 	}
-	if sent, failed, dropped := pub.Stats(); sent < 2 || failed != 0 || dropped != 0 {
+	// A second model's stream shares the socket and the sequence.
+	topic2, _ := Topic("127.0.0.1:8000", "other")
+	st2, err := pub.Stream(topic2, 16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st2.Clear()
+	f = recv()
+	if string(f[0]) != topic2 || binary.BigEndian.Uint64(f[1]) != seq+2 {
+		t.Fatalf("second stream's frames %q", f)
+	}
+	if _, events, err := consume(f[2]); err != nil || len(events) != 1 || events[0].Kind != kvcache.AllBlocksCleared {
+		t.Errorf("Clear sent %+v (%v)", events, err)
+	}
+	if sent, failed, dropped := pub.Stats(); sent < 3 || failed != 0 || dropped != 0 {
 		t.Errorf("stats: sent %d failed %d dropped %d", sent, failed, dropped)
 	}
-	pub.Flush() // nothing new: no message
+	st.Flush() // nothing new: no message
 	select {
 	case f := <-frames:
 		t.Errorf("an empty flush sent %q", f)
@@ -163,29 +184,39 @@ func TestPublisherOverZMQ(t *testing.T) {
 }
 
 // TestFlushKeepsEventsWhileBehind: with the sender stalled, events wait
-// for a later flush instead of being lost, up to MaxPending.
+// for a later flush instead of being lost, up to MaxPending; after Close
+// they are dropped, not sent on a closed queue.
 func TestFlushKeepsEventsWhileBehind(t *testing.T) {
-	p := &Publisher{queue: make(chan []kvcache.Event, 1), opts: Options{MaxPending: 3}}
-	p.Observe(kvcache.Event{Kind: kvcache.AllBlocksCleared})
-	p.Flush() // fills the queue
-	p.Observe(kvcache.Event{Kind: kvcache.BlockRemoved, Hash: 1})
-	p.Flush()
-	p.Observe(kvcache.Event{Kind: kvcache.BlockRemoved, Hash: 2})
-	p.Flush()
-	if len(p.pending) != 2 {
-		t.Fatalf("%d events pending, want 2 kept for the next flush", len(p.pending))
+	p := &Publisher{queue: make(chan batch, 1), opts: Options{MaxPending: 3}}
+	s := &Stream{p: p, topic: []byte("kv@h:1@m"), blockSize: 4}
+	s.Observe(kvcache.Event{Kind: kvcache.AllBlocksCleared})
+	s.Flush() // fills the queue
+	s.Observe(kvcache.Event{Kind: kvcache.BlockRemoved, Hash: 1})
+	s.Flush()
+	s.Observe(kvcache.Event{Kind: kvcache.BlockRemoved, Hash: 2})
+	s.Flush()
+	if len(s.pending) != 2 {
+		t.Fatalf("%d events pending, want 2 kept for the next flush", len(s.pending))
 	}
-	p.Observe(kvcache.Event{Kind: kvcache.BlockRemoved, Hash: 3})
-	p.Observe(kvcache.Event{Kind: kvcache.BlockRemoved, Hash: 4})
-	p.Flush()
-	if _, _, dropped := p.Stats(); dropped != 4 || len(p.pending) != 0 {
-		t.Errorf("past MaxPending: dropped %d, pending %d", dropped, len(p.pending))
+	s.Observe(kvcache.Event{Kind: kvcache.BlockRemoved, Hash: 3})
+	s.Observe(kvcache.Event{Kind: kvcache.BlockRemoved, Hash: 4})
+	s.Flush()
+	if _, _, dropped := p.Stats(); dropped != 4 || len(s.pending) != 0 {
+		t.Errorf("past MaxPending: dropped %d, pending %d", dropped, len(s.pending))
 	}
 	<-p.queue
-	p.Observe(kvcache.Event{Kind: kvcache.BlockRemoved, Hash: 5})
-	p.Flush()
-	if got := <-p.queue; len(got) != 1 || got[0].Hash != 5 {
+	s.Observe(kvcache.Event{Kind: kvcache.BlockRemoved, Hash: 5})
+	s.Flush()
+	if got := <-p.queue; len(got.events) != 1 || got.events[0].Hash != 5 || string(got.topic) != "kv@h:1@m" || got.blockSize != 4 {
 		t.Errorf("after the queue drained: %+v", got)
+	}
+	p.mu.Lock()
+	p.closed = true
+	close(p.queue)
+	p.mu.Unlock()
+	s.Clear()
+	if _, _, dropped := p.Stats(); dropped != 5 || len(s.pending) != 0 {
+		t.Errorf("after close: dropped %d, pending %d", dropped, len(s.pending))
 	}
 }
 
@@ -203,7 +234,11 @@ func TestPublisherConnects(t *testing.T) {
 		t.Fatal(err)
 	}
 	topic, _ := Topic("127.0.0.1:8001", "tiny")
-	pub, err := New("tcp://"+sub.Addr().String(), topic, 4, Options{})
+	pub, err := New("tcp://"+sub.Addr().String(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := pub.Stream(topic, 4)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,8 +248,8 @@ func TestPublisherConnects(t *testing.T) {
 		got <- msg
 	}()
 	for {
-		pub.Observe(kvcache.Event{Kind: kvcache.BlockRemoved, Hash: 77})
-		pub.Flush()
+		st.Observe(kvcache.Event{Kind: kvcache.BlockRemoved, Hash: 77})
+		st.Flush()
 		select {
 		case msg := <-got:
 			if len(msg.Frames) != 3 || string(msg.Frames[0]) != topic {
