@@ -37,6 +37,10 @@ type Options struct {
 	SendTimeout time.Duration
 	// Now is the batch timestamp's clock (default time.Now).
 	Now func() time.Time
+	// Linger is how long Close lets the last messages go out (default
+	// 200ms), like ZMQ_LINGER: zmq4's Send only queues a message, and its
+	// Close drops what is still queued.
+	Linger time.Duration
 }
 
 // Publisher owns a ZMQ PUB socket and a sender goroutine that encodes and
@@ -54,6 +58,7 @@ type Publisher struct {
 	cancel context.CancelFunc
 
 	sent, failed, dropped atomic.Int64
+	lastSend              time.Time // sender goroutine; read by Close after it ends
 }
 
 // batch is one message to send.
@@ -74,6 +79,9 @@ func New(endpoint string, opts Options) (*Publisher, error) {
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
+	}
+	if opts.Linger <= 0 {
+		opts.Linger = 200 * time.Millisecond
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	// zmq4's automatic reconnect re-dials the socket's endpoint whenever a
@@ -197,6 +205,7 @@ func (p *Publisher) send() {
 			continue
 		}
 		p.sent.Add(1)
+		p.lastSend = time.Now()
 	}
 }
 
@@ -221,6 +230,9 @@ func (p *Publisher) Close() error {
 	close(p.queue)
 	p.mu.Unlock()
 	p.wg.Wait()
+	if !p.lastSend.IsZero() {
+		time.Sleep(time.Until(p.lastSend.Add(p.opts.Linger)))
+	}
 	err := p.sock.Close()
 	p.cancel()
 	return err
