@@ -72,4 +72,19 @@
 // centralized subscriber that binds). PUB drops messages for subscribers
 // that are not connected yet, so a router that joins late learns only
 // later changes; vLLM's replay socket is not implemented.
+//
+// # Running it with llm-d
+//
+//	kiln serve --model M --host 0.0.0.0 --port 8000 \
+//	    --kv-events-endpoint 'tcp://*:5557' --kv-events-pod <pod IP>:8000
+//
+// and in the endpoint picker, the precise-prefix-cache scorer/producer with
+// tokenProcessorConfig {blockSize: <kiln's --block-size, 16 by default>}
+// and kvEventsConfig {discoverPods: true, podDiscoveryConfig: {socketPort:
+// 5557}}: it dials tcp://<pod IP>:5557 and files the events under the pod
+// id of the topic, which must be the "<address>:<port>" the picker knows
+// the endpoint by (its producer compares against exactly that string).
+// AllBlocksCleared clears the whole pod id in llm-d (every model kiln
+// serves there), so with several models one's unload forgets the others'
+// blocks until they are stored again.
 package kvevents
