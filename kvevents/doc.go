@@ -47,8 +47,9 @@
 //
 // # Hashes
 //
-// kiln's block hashes (kvcache's FNV-1a chain) need not match anything on
-// the router's side: llm-d recomputes its own block keys from token_ids
+// The hashes sent are kiln's block hashes (kvcache's FNV-1a chain) XORed
+// with a salt from the model name (Publisher.Stream says why). They need
+// not match anything on the router's side: llm-d recomputes its own block keys from token_ids
 // (with its tokenProcessorConfig block size and hash seed) and keeps the
 // engine's hashes only as opaque keys mapping to them, for BlockRemoved and
 // for parent lookups. What it needs is consistency: a BlockStored's parent

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"net"
 	"slices"
 	"strings"
@@ -126,11 +127,17 @@ type Stream struct {
 	p         *Publisher
 	topic     []byte
 	blockSize int
+	salt      uint64          // XORed into every hash: the model's (see Stream)
 	pending   []kvcache.Event // events since the last Flush
 }
 
 // Stream returns a stream publishing under topic the events of a pool
-// with blocks of blockSize tokens.
+// with blocks of blockSize tokens. Its hashes are the pool's XORed with a
+// salt from the topic's model name: kiln's chain hash does not depend on
+// the model, and llm-d keeps one engine-key map for every pod and model,
+// so two models caching the same tokens would otherwise share keys (and
+// a BlockStored's parent could resolve to the other model's block).
+// XOR keeps distinct hashes distinct and parent links intact.
 func (p *Publisher) Stream(topic string, blockSize int) (*Stream, error) {
 	if blockSize <= 0 {
 		return nil, fmt.Errorf("kvevents: block size %d", blockSize)
@@ -138,13 +145,20 @@ func (p *Publisher) Stream(topic string, blockSize int) (*Stream, error) {
 	if topic == "" {
 		return nil, errors.New("kvevents: empty topic")
 	}
-	return &Stream{p: p, topic: []byte(topic), blockSize: blockSize}, nil
+	model := topic[strings.LastIndexByte(topic, '@')+1:]
+	h := fnv.New64a()
+	h.Write([]byte(model))
+	return &Stream{p: p, topic: []byte(topic), blockSize: blockSize, salt: h.Sum64()}, nil
 }
 
 // Observe records one pool event (kvcache.Pool.SetObserver(s.Observe)),
 // copying its tokens.
 func (s *Stream) Observe(e kvcache.Event) {
 	e.Tokens = slices.Clone(e.Tokens)
+	e.Hash ^= s.salt
+	if e.HasParent {
+		e.Parent ^= s.salt
+	}
 	s.pending = append(s.pending, e)
 }
 

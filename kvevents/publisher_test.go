@@ -255,7 +255,7 @@ func TestPublisherConnects(t *testing.T) {
 			if len(msg.Frames) != 3 || string(msg.Frames[0]) != topic {
 				t.Fatalf("frames %q (err %v)", msg.Frames, msg.Err())
 			}
-			if _, events, err := consume(msg.Frames[2]); err != nil || len(events) == 0 || events[0].Hash != 77 {
+			if _, events, err := consume(msg.Frames[2]); err != nil || len(events) == 0 || events[0].Hash != 77^st.salt {
 				t.Errorf("events %+v, err %v", events, err)
 			}
 			if err := pub.Close(); err != nil {
@@ -266,5 +266,27 @@ func TestPublisherConnects(t *testing.T) {
 		case <-ctx.Done():
 			t.Fatal("nothing received within 20s")
 		}
+	}
+}
+
+// TestStreamSalt: a stream's hashes depend on its model, not its pod, and
+// keep the parent links.
+func TestStreamSalt(t *testing.T) {
+	p := &Publisher{queue: make(chan batch, 4), opts: Options{MaxPending: 8}}
+	hashes := func(topic string) [2]uint64 {
+		s, err := p.Stream(topic, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Observe(kvcache.Event{Kind: kvcache.BlockStored, Hash: 10, Tokens: []int32{1, 2}})
+		s.Observe(kvcache.Event{Kind: kvcache.BlockStored, Hash: 11, Parent: 10, HasParent: true, Tokens: []int32{3, 4}})
+		if s.pending[1].Parent != s.pending[0].Hash || s.pending[0].Hash == 10 {
+			t.Errorf("%s: %+v", topic, s.pending)
+		}
+		return [2]uint64{s.pending[0].Hash, s.pending[1].Hash}
+	}
+	a, b, c := hashes("kv@h:1@m"), hashes("kv@h:2@m"), hashes("kv@h:1@other")
+	if a != b || a == c {
+		t.Errorf("same model on two pods %x %x; another model %x", a, b, c)
 	}
 }
