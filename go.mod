@@ -26,4 +26,14 @@ require (
 	google.golang.org/protobuf v1.36.12 // indirect
 )
 
-require golang.org/x/text v0.44.0
+require (
+	github.com/go-zeromq/zmq4 v0.17.0
+	github.com/vmihailenco/msgpack/v5 v5.4.1
+	golang.org/x/text v0.44.0
+)
+
+require (
+	github.com/go-zeromq/goczmq/v4 v4.2.2 // indirect
+	github.com/vmihailenco/tagparser/v2 v2.0.0 // indirect
+	golang.org/x/sync v0.25.0 // indirect
+)

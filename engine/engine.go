@@ -32,6 +32,20 @@ type Config struct {
 	// Now is the clock of Timings and of the step counters; nil means
 	// time.Now. Tests inject a fake one to make timings deterministic.
 	Now func() time.Time
+	// KVEvents, if set, hears every change of the prefix-cache index
+	// (Observe, on the loop goroutine, as the pool makes it) and is
+	// flushed once per step: a *kvevents.Publisher sends them to llm-d's
+	// router. The caller closes it after Close.
+	KVEvents KVEventSink
+}
+
+// KVEventSink receives the block manager's prefix-cache events:
+// Observe each one as it happens, Flush at the end of each step (the
+// step's events form one batch). Both are called on the loop goroutine
+// only and must not block it.
+type KVEventSink interface {
+	Observe(kvcache.Event)
+	Flush()
 }
 
 func (c *Config) fill(context int) error {
@@ -144,6 +158,9 @@ func build(r *runner.Runner, cfg Config) (*Engine, error) {
 	}
 	if cfg.NoPrefixCache {
 		pool.DisablePrefixCache()
+	}
+	if cfg.KVEvents != nil {
+		pool.SetObserver(cfg.KVEvents.Observe)
 	}
 	s, err := sched.New(sched.Config{MaxBatchedTokens: cfg.MaxBatchedTokens, MaxSeqs: cfg.MaxSeqs, MaxModelLen: cfg.MaxModelLen}, pool)
 	if err != nil {

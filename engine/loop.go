@@ -11,8 +11,17 @@ func (e *Engine) run() {
 	defer close(e.done)
 	for e.intake() {
 		e.step()
+		e.flushKV()
 	}
 	e.shutdown()
+	e.flushKV()
+}
+
+// flushKV ends the step's batch of prefix-cache events (Config.KVEvents).
+func (e *Engine) flushKV() {
+	if e.cfg.KVEvents != nil {
+		e.cfg.KVEvents.Flush()
+	}
 }
 
 // intake admits new submissions and aborts cancelled requests, sleeping

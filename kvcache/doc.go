@@ -20,6 +20,12 @@
 //	Fork / Truncate                        share blocks; roll back rejected tokens
 //	Free(id)                               ref counts drop; cached blocks stay findable
 //
+// Events: SetObserver(f) has the pool call f for every change of the hash
+// index (BlockStored with hash, parent hash and tokens; BlockRemoved;
+// AllBlocksCleared from ResetPrefixCache), in order, so a router can
+// mirror which prefixes this replica holds (package kvevents publishes
+// them in llm-d's format). With no observer the pool does no event work.
+//
 // Invariants (Pool.Check verifies them):
 //
 //   - Every block is either held (ref count = the number of block tables

@@ -46,7 +46,8 @@ type Pool struct {
 	index     map[uint64]int32 // chain hash -> block id; full blocks only
 	seqs      map[string]*seq
 	stats     Stats
-	noPrefix  bool // DisablePrefixCache: lookups find nothing
+	noPrefix  bool        // DisablePrefixCache: lookups find nothing
+	observer  func(Event) // SetObserver: told of every hash-index change; nil: none
 }
 
 // New returns a pool of numBlocks blocks of blockSize token slots, all free.
@@ -254,6 +255,13 @@ func (p *Pool) Commit(id string, tokens []int32) error {
 		}
 		b.indexed, b.hash, b.parent, b.tokens = true, h, parent, slices.Clone(chunk)
 		p.index[h] = s.table[j]
+		if p.observer != nil {
+			e := Event{Kind: BlockStored, Hash: h, Tokens: b.tokens}
+			if j > 0 {
+				e.Parent, e.HasParent = parent, true
+			}
+			p.observer(e)
+		}
 	}
 	return nil
 }
@@ -350,4 +358,7 @@ func (p *Pool) take() int32 {
 func (p *Pool) unindex(b int32) {
 	delete(p.index, p.blocks[b].hash)
 	p.blocks[b].indexed, p.blocks[b].tokens = false, nil
+	if p.observer != nil {
+		p.observer(Event{Kind: BlockRemoved, Hash: p.blocks[b].hash})
+	}
 }

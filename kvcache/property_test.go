@@ -16,6 +16,10 @@ type world struct {
 	kv    [][]int32          // [NumBlocks][BlockSize] token id in each slot, -1 unwritten
 	known map[string][]int32 // each live sequence's tokens (all committed between ops)
 	ops   []string           // log, for failure messages
+	// mirror is the hash index rebuilt from the pool's events alone: hash
+	// -> the block's tokens. check compares it with the real index, so
+	// events that replay to a different index fail.
+	mirror map[uint64][]int32
 }
 
 func newWorld(t testing.TB, numBlocks, blockSize int) *world {
@@ -23,11 +27,42 @@ func newWorld(t testing.TB, numBlocks, blockSize int) *world {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := &world{t: t, p: p, known: map[string][]int32{}}
+	w := &world{t: t, p: p, known: map[string][]int32{}, mirror: map[uint64][]int32{}}
+	p.SetObserver(w.observe)
 	for range numBlocks {
 		w.kv = append(w.kv, slices.Repeat([]int32{-1}, blockSize))
 	}
 	return w
+}
+
+// observe applies one event to the mirror, checking it makes sense on
+// its own: a stored block is new, hashes as its parent and tokens chain,
+// and a removed block was stored.
+func (w *world) observe(e Event) {
+	w.ops = append(w.ops, fmt.Sprintf("event %v %x", e.Kind, e.Hash))
+	switch e.Kind {
+	case BlockStored:
+		parent := rootHash
+		if e.HasParent {
+			parent = e.Parent
+		}
+		if _, dup := w.mirror[e.Hash]; dup {
+			w.fail("BlockStored %x twice", e.Hash)
+		}
+		if len(e.Tokens) != w.p.BlockSize() || hashBlock(parent, e.Tokens) != e.Hash {
+			w.fail("BlockStored %x: %d tokens %v under parent %x (has %v) hash otherwise", e.Hash, len(e.Tokens), e.Tokens, e.Parent, e.HasParent)
+		}
+		w.mirror[e.Hash] = slices.Clone(e.Tokens)
+	case BlockRemoved:
+		if _, ok := w.mirror[e.Hash]; !ok {
+			w.fail("BlockRemoved %x, never stored", e.Hash)
+		}
+		delete(w.mirror, e.Hash)
+	case AllBlocksCleared:
+		clear(w.mirror)
+	default:
+		w.fail("event of kind %v", e.Kind)
+	}
 }
 
 func (w *world) fail(format string, args ...any) {
@@ -132,6 +167,14 @@ func (w *world) check() {
 			w.fail("indexed block %d holds %v, indexed as %v", b, w.kv[b], blk.tokens)
 		}
 	}
+	if len(w.mirror) != len(w.p.index) {
+		w.fail("events replay to %d indexed blocks; the index has %d", len(w.mirror), len(w.p.index))
+	}
+	for h, b := range w.p.index {
+		if toks, ok := w.mirror[h]; !ok || !slices.Equal(toks, w.p.blocks[b].tokens) {
+			w.fail("indexed hash %x (block %d, tokens %v): events say %v (present %v)", h, b, w.p.blocks[b].tokens, toks, ok)
+		}
+	}
 	if len(w.known) != w.p.Stats().Sequences {
 		w.fail("%d live sequences, pool has %d", len(w.known), w.p.Stats().Sequences)
 	}
@@ -180,7 +223,14 @@ func run(t testing.TB, data []byte) {
 				w.truncate(id, next()%(len(w.known[id])+1))
 			}
 		case 4:
-			w.free(id)
+			if live || len(w.known) > 0 {
+				w.free(id)
+				break
+			}
+			w.ops = append(w.ops, "reset")
+			if !w.p.ResetPrefixCache() || len(w.p.index) != 0 {
+				w.fail("ResetPrefixCache with no sequences left %d blocks indexed", len(w.p.index))
+			}
 		}
 		w.check()
 	}

@@ -60,6 +60,7 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	logFormat := fs.String("log-format", "text", "log lines as text or json (log/slog, on stderr)")
 	kvF32 := kvTypeFlag(fs)
 	kvf := addKVPoolFlags(fs)
+	kve := addKVEventFlags(fs)
 	lt := loadTypeFlags(fs)
 	fs.Usage = func() {
 		io.WriteString(stderr, `usage: kiln serve [--model [NAME=]PATH ...] [--host 127.0.0.1] [--port 8080] [flags]
@@ -152,15 +153,20 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 			l.Close()
 			return nil, fmt.Errorf("the model's chat template: %w", err)
 		}
+		events, cleared, err := kve.stream(name, blockSize)
+		if err != nil {
+			l.Close()
+			return nil, err
+		}
 		e, err := engine.New(l.model, engine.Config{NumBlocks: numBlocks, BlockSize: blockSize, F32KV: f32, NoPrefixCache: *noPrefixCache,
-			MaxBatchedTokens: *maxBatched, MaxSeqs: *maxSeqs, MaxModelLen: ctxLen, Tokenizer: l.tok})
+			MaxBatchedTokens: *maxBatched, MaxSeqs: *maxSeqs, MaxModelLen: ctxLen, Tokenizer: l.tok, KVEvents: events})
 		if err != nil {
 			l.Close()
 			return nil, err
 		}
 		return &server.Model{Engine: e, Tokenizer: l.tok, Template: tmpl, MaxModelLen: ctxLen, MaxSeqs: *maxSeqs,
 			BlockSize: blockSize, NumBlocks: numBlocks, PrefixCache: !*noPrefixCache,
-			Bytes: modelBytes(path) + int64(numBlocks)*int64(c.KVBytesPerBlock(blockSize, !f32)), Close: l.Close}, nil
+			Bytes: modelBytes(path) + int64(numBlocks)*int64(c.KVBytesPerBlock(blockSize, !f32)), Close: func() { cleared(); l.Close() }}, nil
 	}
 	srv, err := server.New(server.Config{Models: sources, Load: load, HubList: hubList, APIKey: key, MaxLoadedModels: *maxLoaded,
 		MemoryBudget: budget, KeepAlive: *keepAlive, MaxQueue: *maxQueue, MaxBodyBytes: bodyLimit, WriteTimeout: *writeTimeout, Logger: logger})
@@ -173,6 +179,11 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if err := kve.open(ln.Addr().String()); err != nil { // before any request can load a model
+		ln.Close()
+		return err
+	}
+	defer kve.close()
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	addr := ln.Addr().String()
