@@ -219,7 +219,9 @@ func (e *Engine) Submit(ctx context.Context, req Request) (<-chan Event, error) 
 		return nil, fmt.Errorf("engine: logit rows of the last %d positions of a %d-token prompt", req.PromptLogits, len(prompt))
 	}
 	stop := slices.Concat(req.Params.StopTokens, e.eog)
-	if req.IgnoreEOS {
+	if req.IgnoreEOS && req.Constraint == nil {
+		// A constrained request ends where its grammar does: past the
+		// end-of-generation token the grammar allows nothing more.
 		stop = slices.Clone(req.Params.StopTokens)
 	}
 	now := e.cfg.Now

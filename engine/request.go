@@ -29,6 +29,8 @@ type Request struct {
 	// IgnoreEOS keeps generating past the tokenizer's end-of-generation
 	// ids (vLLM's ignore_eos, for benchmarks that want exact output
 	// lengths); Params.StopTokens and stop strings still end a completion.
+	// A request with a Constraint ignores it: the grammar's end (where it
+	// allows only end-of-generation) is the completion's end.
 	IgnoreEOS bool
 	// Constraint, when set, makes one constraint per completion (each of
 	// the N gets its own state): structured output, the sampler picking
