@@ -33,7 +33,7 @@
 // it, and the engine frees its KV blocks within one step.
 //
 // Structured output (structured.go): response_format json_object or
-// json_schema, or vLLM's guided_json / guided_choice / guided_grammar /
+// json_schema, or vLLM's guided_json / guided_choice / guided_grammar / guided_regex /
 // structured_outputs, compiled by package grammar into a token index
 // cached per (model, kind, text); each completion samples under its own
 // matcher. Keywords the compiler does not enforce are a 400 naming them.

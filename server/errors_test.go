@@ -55,7 +55,7 @@ func TestErrorStatuses(t *testing.T) {
 		{"empty choice", "/v1/completions", `{"model":"tiny","prompt":"a","guided_choice":[]}`, auth, 400, "guided_choice"},
 		{"required without tools", "/v1/chat/completions", `{"model":"tiny","messages":[{"role":"user","content":"hi"}],"tool_choice":"required"}`, auth, 400, "tool_choice"},
 		{"tool parameters not enforced", "/v1/chat/completions", `{"model":"tiny","messages":[{"role":"user","content":"hi"}],"tool_choice":"required","tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object","patternProperties":{"a":{}}}}}]}`, auth, 400, "tools"},
-		{"regex", "/v1/completions", `{"model":"tiny","prompt":"a","guided_regex":"a+"}`, auth, 400, "guided_regex"},
+		{"regex feature not supported", "/v1/completions", `{"model":"tiny","prompt":"a","guided_regex":"(?=a)a"}`, auth, 400, "guided_regex"},
 		{"tokenize neither", "/tokenize", `{"model":"tiny"}`, auth, 400, "prompt"},
 		{"detokenize out of vocab", "/detokenize", `{"model":"tiny","tokens":[-1]}`, auth, 400, "tokens"},
 		{"no route", "/v1/embeddings", `{}`, auth, 404, ""},

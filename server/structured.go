@@ -15,7 +15,7 @@ import (
 // Structured output: a request may constrain its completions to a JSON
 // schema, any JSON object, one of a list of strings, or a GBNF grammar,
 // in OpenAI's shape (response_format) or vLLM's extras (guided_json,
-// guided_choice, guided_grammar, structured_outputs). The grammar is
+// guided_choice, guided_grammar, guided_regex, structured_outputs). The grammar is
 // compiled once per (model, kind, text) and its token index cached; each
 // completion gets its own matcher. A schema keyword the compiler does not
 // enforce is a 400 naming it, never silently dropped.
@@ -48,7 +48,7 @@ var jsonWhitespace = &grammar.SchemaOptions{MaxWhitespace: 2}
 
 // constraintSpec is what to compile: kind and its source text.
 type constraintSpec struct {
-	kind  string // json_schema, json_object, choice, grammar
+	kind  string // json_schema, json_object, choice, grammar, regex
 	text  string // the schema's JSON, the choices as JSON, the GBNF
 	param string // the request field, for errors
 }
@@ -108,8 +108,10 @@ func (q *structuredRequest) spec() (*constraintSpec, error) {
 			add(&constraintSpec{kind: "grammar", text: g, param: param})
 		}
 	}
-	if q.GuidedRegex != "" || so.Regex != "" {
-		return nil, badRequest("guided_regex", "regex-constrained output is not supported yet (use a JSON schema pattern or a grammar)")
+	for param, re := range map[string]string{"guided_regex": q.GuidedRegex, "structured_outputs.regex": so.Regex} {
+		if re != "" {
+			add(&constraintSpec{kind: "regex", text: re, param: param})
+		}
 	}
 	switch len(specs) {
 	case 0:
@@ -143,6 +145,8 @@ func (c *constraintSpec) compile() (*grammar.Grammar, error) {
 		err = g.Validate()
 	case "grammar":
 		g, err = grammar.ParseGBNF(c.text)
+	case "regex":
+		g, err = grammar.RegexGrammar(c.text)
 	}
 	if err != nil {
 		var ue *grammar.UnsupportedError

@@ -3,6 +3,7 @@ package server_test
 import (
 	"context"
 	"encoding/json"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -85,6 +86,10 @@ func TestStructuredOutput(t *testing.T) {
 		parts := strings.Split(text, ",")
 		if len(parts) != 3 || reason != "stop" {
 			t.Errorf("grammar: %q (%s)", text, reason)
+		}
+		text, reason = post(`{"model":"tiny","prompt":"date","temperature":1,"seed":` + string(rune('0'+seed)) + `,"guided_regex":"20[0-9]{2}-(0[1-9]|1[0-2])-[0-2][0-9]"}`)
+		if !regexp.MustCompile(`^20[0-9]{2}-(0[1-9]|1[0-2])-[0-2][0-9]$`).MatchString(text) || reason != "stop" {
+			t.Errorf("guided_regex: %q (%s)", text, reason)
 		}
 		text, reason = post(`{"model":"tiny","prompt":"obj","temperature":0.7,"max_tokens":300,"seed":` + string(rune('0'+seed)) + `,"response_format":{"type":"json_object"}}`)
 		var obj map[string]any
