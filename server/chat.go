@@ -37,6 +37,9 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
+	if tools != nil {
+		tools.format = toolFormat(m.Template.Source())
+	}
 	kwargs := q.ChatTemplateKwargs
 	if tools != nil { // the template shows the model its tools
 		kwargs = maps.Clone(kwargs)
@@ -221,7 +224,7 @@ func (c *chatWriter) add(it item) chatChoice {
 		c.text[i].WriteString(ev.Text)
 		text := ev.Text
 		if c.holding[i] {
-			if c.tools.kind == "auto" && !mayBeCall(c.text[i].String()) {
+			if c.tools.kind == "auto" && !mayBeCall(c.text[i].String(), c.tools.format) {
 				c.holding[i] = false // plain text after all: release what was held
 				text = c.text[i].String()
 				delta.Delta.Content = &text

@@ -11,8 +11,9 @@ import (
 //
 //	none       the tools are not shown to the model; plain text
 //	auto       the tools are rendered by the chat template (its "tools"
-//	           variable); calls are parsed out of the reply in the Hermes /
-//	           Qwen format, <tool_call>{"name": ..., "arguments": {...}}</tool_call>
+//	           variable); calls are parsed out of the reply in the format
+//	           the template teaches (toolFormat: Hermes / Qwen, Mistral,
+//	           Llama 3)
 //	required   the reply is constrained to a JSON list of calls
 //	           [{"name": N, "parameters": {...}}, ...] (vLLM's schema), one
 //	           alternative per tool with its parameters' schema
@@ -37,9 +38,10 @@ type toolDef struct {
 
 // toolMode is a request's resolved tools.
 type toolMode struct {
-	kind  string          // auto, required, named
-	name  string          // named: the function
-	tools json.RawMessage // as sent, for the template
+	kind   string          // auto, required, named
+	format string          // auto: hermes, mistral or llama3 (toolFormat)
+	name   string          // named: the function
+	tools  json.RawMessage // as sent, for the template
 }
 
 type toolCall struct {
@@ -169,7 +171,13 @@ func (m *toolMode) calls(text string) (calls []toolCall, content *string, ok boo
 		}
 		return calls, nil, true
 	}
-	// auto: Hermes / Qwen blocks.
+	switch m.format {
+	case "mistral":
+		return mistralCalls(text, add, &calls)
+	case "llama3":
+		return llama3Calls(text, add, &calls)
+	}
+	// auto, Hermes / Qwen blocks.
 	rest := text
 	for _, match := range hermesCall.FindAllStringSubmatch(text, -1) {
 		var c struct {
@@ -191,13 +199,91 @@ func (m *toolMode) calls(text string) (calls []toolCall, content *string, ok boo
 	return calls, content, true
 }
 
-// mayBeCall reports whether text (a reply's start) may still turn out to
-// be a tool call: auto mode holds it back while it does.
-func mayBeCall(text string) bool {
-	t := strings.TrimLeft(text, " \t\r\n")
-	const tag = "<tool_call>"
-	if len(t) < len(tag) {
-		return strings.HasPrefix(tag, t)
+// toolFormat names the tool-call format a chat template teaches its
+// model, from the markers the template prints (vLLM makes the operator
+// pick a --tool-call-parser; the template already says it):
+//
+//	hermes   <tool_call>{"name": ..., "arguments": {...}}</tool_call>   (Hermes, Qwen 2/2.5/3)
+//	mistral  [TOOL_CALLS] [{"name": ..., "arguments": {...}}, ...]      (Mistral)
+//	llama3   {"name": ..., "parameters": {...}}, or after <|python_tag|> (Llama 3.1+)
+func toolFormat(template string) string {
+	switch {
+	case strings.Contains(template, "[TOOL_CALLS]"):
+		return "mistral"
+	case strings.Contains(template, "<|python_tag|>") || strings.Contains(template, "ipython"):
+		return "llama3"
 	}
-	return strings.HasPrefix(t, tag)
+	return "hermes"
+}
+
+// mistralCalls parses "[TOOL_CALLS] [{...}, ...]" (text before the marker
+// is content).
+func mistralCalls(text string, add func(string, json.RawMessage), calls *[]toolCall) ([]toolCall, *string, bool) {
+	before, after, found := strings.Cut(text, "[TOOL_CALLS]")
+	if !found {
+		return nil, nil, false
+	}
+	var list []struct {
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+	}
+	if json.Unmarshal([]byte(strings.TrimSpace(after)), &list) != nil || len(list) == 0 {
+		return nil, nil, false
+	}
+	for _, c := range list {
+		if c.Name == "" {
+			return nil, nil, false
+		}
+		add(c.Name, c.Arguments)
+	}
+	var content *string
+	if b := strings.TrimSpace(before); b != "" {
+		content = &b
+	}
+	return *calls, content, true
+}
+
+// llama3Calls parses Llama 3's JSON calls: the whole reply (after an
+// optional <|python_tag|>) is {"name": ..., "parameters": {...}}, or
+// several separated by ";".
+func llama3Calls(text string, add func(string, json.RawMessage), calls *[]toolCall) ([]toolCall, *string, bool) {
+	t := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(text), "<|python_tag|>"))
+	if !strings.HasPrefix(t, "{") {
+		return nil, nil, false
+	}
+	for _, part := range strings.Split(t, ";") {
+		var c struct {
+			Name       string          `json:"name"`
+			Parameters json.RawMessage `json:"parameters"`
+			Arguments  json.RawMessage `json:"arguments"`
+		}
+		if json.Unmarshal([]byte(strings.TrimSpace(part)), &c) != nil || c.Name == "" {
+			return nil, nil, false
+		}
+		args := c.Parameters
+		if isNull(args) {
+			args = c.Arguments
+		}
+		add(c.Name, args)
+	}
+	return *calls, nil, true
+}
+
+// mayBeCall reports whether text (a reply's start) may still turn out to
+// be a tool call in format: auto mode holds it back while it does.
+func mayBeCall(text, format string) bool {
+	t := strings.TrimLeft(text, " \t\r\n")
+	prefixOf := func(tag string) bool {
+		if len(t) < len(tag) {
+			return strings.HasPrefix(tag, t)
+		}
+		return strings.HasPrefix(t, tag)
+	}
+	switch format {
+	case "mistral":
+		return prefixOf("[TOOL_CALLS]")
+	case "llama3":
+		return prefixOf("<|python_tag|>") || prefixOf("{")
+	}
+	return prefixOf("<tool_call>")
 }

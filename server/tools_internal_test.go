@@ -6,7 +6,7 @@ import (
 )
 
 func TestHermesCalls(t *testing.T) {
-	m := &toolMode{kind: "auto"}
+	m := &toolMode{kind: "auto", format: "hermes"}
 	calls, content, ok := m.calls("Let me check.\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>\n<tool_call>{\"name\":\"now\"}")
 	if !ok || len(calls) != 2 || calls[0].Function.Name != "get_weather" || calls[1].Function.Name != "now" ||
 		calls[1].Function.Arguments != "{}" || content == nil || *content != "Let me check." || calls[1].Index != 1 {
@@ -22,7 +22,7 @@ func TestHermesCalls(t *testing.T) {
 		}
 	}
 	for text, want := range map[string]bool{"": true, "  <to": true, "<tool_call>{": true, "<tool_cx": false, "Sure": false, "\n<tool_call>": true} {
-		if got := mayBeCall(text); got != want {
+		if got := mayBeCall(text, "hermes"); got != want {
 			t.Errorf("mayBeCall(%q) = %v", text, got)
 		}
 	}
@@ -55,5 +55,46 @@ func TestParseTools(t *testing.T) {
 	}
 	if _, _, err := parseTools(json.RawMessage(`[{"type":"function","function":{"name":"a"}},{"type":"function","function":{"name":"a"}}]`), nil); err == nil {
 		t.Error("two tools of one name accepted")
+	}
+}
+
+func TestMistralAndLlama3Calls(t *testing.T) {
+	mistral := &toolMode{kind: "auto", format: "mistral"}
+	calls, content, ok := mistral.calls(`Checking. [TOOL_CALLS] [{"name": "a", "arguments": {"x": 1}}, {"name": "b", "arguments": {}}]`)
+	if !ok || len(calls) != 2 || calls[0].Function.Name != "a" || calls[0].Function.Arguments != `{"x": 1}` || content == nil || *content != "Checking." {
+		t.Errorf("mistral: %+v %v %v", calls, content, ok)
+	}
+	if _, _, ok := mistral.calls("no calls here"); ok {
+		t.Error("mistral: plain text parsed as a call")
+	}
+	llama := &toolMode{kind: "auto", format: "llama3"}
+	calls, content, ok = llama.calls(`<|python_tag|>{"name": "get_weather", "parameters": {"city": "Oslo"}}; {"name": "now", "parameters": {}}`)
+	if !ok || len(calls) != 2 || calls[0].Function.Arguments != `{"city": "Oslo"}` || calls[1].Function.Name != "now" || content != nil {
+		t.Errorf("llama3: %+v %v %v", calls, content, ok)
+	}
+	if _, _, ok := llama.calls(`{"not": "a call"}`); ok {
+		t.Error("llama3: an object without a name parsed as a call")
+	}
+	for _, c := range []struct {
+		tmpl, want string
+	}{
+		{"{% if tools %}<tool_call>{% endif %}", "hermes"},
+		{"[AVAILABLE_TOOLS]...[TOOL_CALLS]", "mistral"},
+		{"<|start_header_id|>ipython<|end_header_id|>", "llama3"},
+		{"{{ messages }}", "hermes"},
+	} {
+		if got := toolFormat(c.tmpl); got != c.want {
+			t.Errorf("toolFormat(%q) = %s, want %s", c.tmpl, got, c.want)
+		}
+	}
+	for text, want := range map[string]bool{"[TOOL": true, "[TOOL_CALLS] [": true, "Sure": false} {
+		if got := mayBeCall(text, "mistral"); got != want {
+			t.Errorf("mayBeCall(%q, mistral) = %v", text, got)
+		}
+	}
+	for text, want := range map[string]bool{"{\"na": true, "<|python": true, "Hi": false} {
+		if got := mayBeCall(text, "llama3"); got != want {
+			t.Errorf("mayBeCall(%q, llama3) = %v", text, got)
+		}
 	}
 }
