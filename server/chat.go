@@ -32,23 +32,7 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 	}
 	defer s.reg.release(sl)
 	m := sl.m
-	tools, toolSpec, err := parseTools(q.Tools, q.ToolChoice)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	if tools != nil {
-		tools.format = toolFormat(m.Template.Source())
-	}
-	kwargs := q.ChatTemplateKwargs
-	if tools != nil { // the template shows the model its tools
-		kwargs = maps.Clone(kwargs)
-		if kwargs == nil {
-			kwargs = map[string]any{}
-		}
-		kwargs["tools"] = tools.tools
-	}
-	prompt, err := renderChat(m, q.Messages, q.AddGenerationPrompt, kwargs)
+	prompt, tools, toolSpec, err := chatPrompt(m, &q)
 	if err != nil {
 		writeError(w, err)
 		return
@@ -98,6 +82,27 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 	} else {
 		c.whole(r.Context(), w, items)
 	}
+}
+
+// chatPrompt renders a chat request's prompt, with its tools shown to the
+// model by the template; tools and toolSpec (the constraint of required
+// and named tool choices) are nil without tools.
+func chatPrompt(m *Model, q *chatRequest) (prompt []int32, tools *toolMode, toolSpec *constraintSpec, err error) {
+	tools, toolSpec, err = parseTools(q.Tools, q.ToolChoice)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	kwargs := q.ChatTemplateKwargs
+	if tools != nil { // the template shows the model its tools
+		tools.format = toolFormat(m.Template.Source())
+		kwargs = maps.Clone(kwargs)
+		if kwargs == nil {
+			kwargs = map[string]any{}
+		}
+		kwargs["tools"] = tools.tools
+	}
+	prompt, err = renderChat(m, q.Messages, q.AddGenerationPrompt, kwargs)
+	return prompt, tools, toolSpec, err
 }
 
 // unsupported refuses what kiln does not do yet rather than ignore it.

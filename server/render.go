@@ -138,7 +138,7 @@ func (s *Server) handleChatRender(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer s.reg.release(sl)
-	prompt, err := renderChat(sl.m, q.Messages, q.AddGenerationPrompt, q.ChatTemplateKwargs)
+	prompt, _, _, err := chatPrompt(sl.m, &q)
 	if err != nil {
 		writeError(w, err)
 		return
