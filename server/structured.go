@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	"kiln/grammar"
 	"kiln/sample"
@@ -194,20 +195,9 @@ func (s *Server) constraint(sl *slot, spec *constraintSpec) (func() (sample.Cons
 	if ok {
 		idx = el.Value.(*cacheEntry).idx
 	} else {
-		g, err := spec.compile()
-		if err != nil {
+		var err error
+		if idx, err = compileIndex(sl, spec, compileTimeout); err != nil {
 			return nil, err
-		}
-		prog, err := grammar.Compile(g)
-		if err != nil {
-			return nil, badRequest(spec.param, "%s: %s", spec.param, strings.TrimPrefix(err.Error(), "grammar: "))
-		}
-		vocab, err := sl.vocabulary()
-		if err != nil {
-			return nil, internal(fmt.Errorf("the model's vocabulary as bytes: %w", err))
-		}
-		if idx, err = grammar.NewTokenIndex(prog, vocab); err != nil {
-			return nil, badRequest(spec.param, "%s: %s", spec.param, strings.TrimPrefix(err.Error(), "grammar: "))
 		}
 		cc.mu.Lock()
 		if _, dup := cc.byKey[key]; !dup {
@@ -220,6 +210,52 @@ func (s *Server) constraint(sl *slot, spec *constraintSpec) (func() (sample.Cons
 		cc.mu.Unlock()
 	}
 	return func() (sample.Constraint, error) { return idx.NewTokenMatcher() }, nil
+}
+
+// compileTimeout bounds the wall time of compiling one request's grammar
+// and its token index; the size limits of package grammar bound the work,
+// this bounds the wait a pathological schema can cause a client.
+var compileTimeout = 10 * time.Second
+
+// compileIndex compiles spec for the model in sl within timeout. Past the
+// timeout the request gets a 400 and the compilation finishes (bounded by
+// the grammar's size limits) in the background, its result dropped.
+func compileIndex(sl *slot, spec *constraintSpec, timeout time.Duration) (*grammar.TokenIndex, error) {
+	type result struct {
+		idx *grammar.TokenIndex
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		g, err := spec.compile()
+		if err != nil {
+			done <- result{nil, err}
+			return
+		}
+		prog, err := grammar.Compile(g)
+		if err != nil {
+			done <- result{nil, badRequest(spec.param, "%s: %s", spec.param, strings.TrimPrefix(err.Error(), "grammar: "))}
+			return
+		}
+		vocab, err := sl.vocabulary()
+		if err != nil {
+			done <- result{nil, internal(fmt.Errorf("the model's vocabulary as bytes: %w", err))}
+			return
+		}
+		idx, err := grammar.NewTokenIndex(prog, vocab)
+		if err != nil {
+			err = badRequest(spec.param, "%s: %s", spec.param, strings.TrimPrefix(err.Error(), "grammar: "))
+		}
+		done <- result{idx, err}
+	}()
+	select {
+	case r := <-done:
+		return r.idx, r.err
+	case <-time.After(timeout):
+		ae := badRequest(spec.param, "%s: compiling it took longer than %v; simplify it", spec.param, timeout)
+		ae.Code = "grammar_compile_timeout"
+		return nil, ae
+	}
 }
 
 // vocabulary is the model's tokens as bytes for grammar masks, built once.
