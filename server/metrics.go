@@ -76,10 +76,16 @@ var (
 	descQueries = prometheus.NewDesc("vllm:prefix_cache_queries_total", "Prefix cache queries, in terms of number of queried tokens.", []string{"model_name"}, nil)
 	descHits    = prometheus.NewDesc("vllm:prefix_cache_hits_total", "Prefix cache hits, in terms of number of cached tokens.", []string{"model_name"}, nil)
 	descPreempt = prometheus.NewDesc("vllm:num_preemptions_total", "Cumulative number of preemption from the engine.", []string{"model_name"}, nil)
+	// Speculative decoding (vLLM's spec_decode family).
+	descDrafts   = prometheus.NewDesc("vllm:spec_decode_num_drafts_total", "Number of spec decoding drafts.", []string{"model_name"}, nil)
+	descDraftTok = prometheus.NewDesc("vllm:spec_decode_num_draft_tokens_total", "Number of draft tokens.", []string{"model_name"}, nil)
+	descAccepted = prometheus.NewDesc("vllm:spec_decode_num_accepted_tokens_total", "Number of accepted tokens.", []string{"model_name"}, nil)
+	descAcceptAt = prometheus.NewDesc("vllm:spec_decode_num_accepted_tokens_per_pos_total", "Accepted tokens per draft position.", []string{"model_name", "position"}, nil)
 )
 
 func (c *engineCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descRunning, descWaiting, descKVUsage, descCache, descQueries, descHits, descPreempt} {
+	for _, d := range []*prometheus.Desc{descRunning, descWaiting, descKVUsage, descCache, descQueries, descHits, descPreempt,
+		descDrafts, descDraftTok, descAccepted, descAcceptAt} {
 		ch <- d
 	}
 }
@@ -96,5 +102,13 @@ func (c *engineCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(descQueries, prometheus.CounterValue, float64(st.KV.PrefixQueries), name)
 		ch <- prometheus.MustNewConstMetric(descHits, prometheus.CounterValue, float64(st.KV.PrefixHits), name)
 		ch <- prometheus.MustNewConstMetric(descPreempt, prometheus.CounterValue, float64(st.Preemptions), name)
+		ch <- prometheus.MustNewConstMetric(descDrafts, prometheus.CounterValue, float64(st.SpecDrafts), name)
+		ch <- prometheus.MustNewConstMetric(descDraftTok, prometheus.CounterValue, float64(st.SpecDraftTokens), name)
+		ch <- prometheus.MustNewConstMetric(descAccepted, prometheus.CounterValue, float64(st.SpecAcceptedTokens), name)
+		for pos, n := range st.SpecAcceptedAt {
+			if n > 0 || pos < s.m.SpecTokens {
+				ch <- prometheus.MustNewConstMetric(descAcceptAt, prometheus.CounterValue, float64(n), name, strconv.Itoa(pos))
+			}
+		}
 	}
 }

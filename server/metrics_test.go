@@ -11,6 +11,7 @@ import (
 
 	dto "github.com/prometheus/client_model/go"
 
+	"kiln/engine"
 	"kiln/server"
 )
 
@@ -202,5 +203,39 @@ func TestTokenize(t *testing.T) {
 	json.Unmarshal(b, &cr)
 	if cr.Usage.PromptTokens != tr.Count {
 		t.Errorf("chat prompt %d tokens, /tokenize says %d", cr.Usage.PromptTokens, tr.Count)
+	}
+}
+
+// TestSpecMetrics: with n-gram speculation on, vLLM's spec_decode
+// counters report the engine's drafts and acceptances, and a greedy
+// completion is the same with and without speculation.
+func TestSpecMetrics(t *testing.T) {
+	body := `{"model":"tiny","prompt":"` + strings.Repeat("a b c d ", 12) + `","max_tokens":48,"temperature":0,"ignore_eos":true}`
+	plain := start(t, server.Config{}, nil)
+	_, _, want := plain.post(t, "/v1/completions", body)
+	ts := start(t, server.Config{}, &loader{cfg: engine.Config{Spec: engine.Speculation{Method: "ngram", Tokens: 4}}})
+	status, _, got := ts.post(t, "/v1/completions", body)
+	if status != 200 {
+		t.Fatalf("%d %s", status, got)
+	}
+	text := func(b []byte) string {
+		var r struct {
+			Choices []struct{ Text string } `json:"choices"`
+		}
+		json.Unmarshal(b, &r)
+		return r.Choices[0].Text
+	}
+	if text(got) != text(want) {
+		t.Errorf("greedy with speculation %q, without %q", text(got), text(want))
+	}
+	fams := ts.scrape(t)
+	drafts := value(t, fams, "vllm:spec_decode_num_drafts_total", "model_name", "tiny")
+	draftTok := value(t, fams, "vllm:spec_decode_num_draft_tokens_total", "model_name", "tiny")
+	accepted := value(t, fams, "vllm:spec_decode_num_accepted_tokens_total", "model_name", "tiny")
+	if drafts == 0 || draftTok < drafts || accepted > draftTok {
+		t.Errorf("drafts %v, draft tokens %v, accepted %v", drafts, draftTok, accepted)
+	}
+	if f := fams["vllm:spec_decode_num_accepted_tokens_per_pos_total"]; f == nil || f.GetType() != dto.MetricType_COUNTER {
+		t.Errorf("no per-position acceptance counter")
 	}
 }

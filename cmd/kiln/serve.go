@@ -62,6 +62,7 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	kvf := addKVPoolFlags(fs)
 	kve := addKVEventFlags(fs)
 	lt := loadTypeFlags(fs)
+	sf := addSpecFlags(fs)
 	fs.Usage = func() {
 		io.WriteString(stderr, `usage: kiln serve [--model [NAME=]PATH ...] [--host 127.0.0.1] [--port 8080] [flags]
   Serves OpenAI's API (/v1/completions, /v1/chat/completions, /v1/models), /tokenize,
@@ -90,6 +91,9 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	}
 	scheme, err := lt.scheme()
 	if err != nil {
+		return err
+	}
+	if err := sf.check(); err != nil {
 		return err
 	}
 	switch {
@@ -158,14 +162,14 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 			l.Close()
 			return nil, err
 		}
-		e, err := engine.New(l.model, engine.Config{NumBlocks: numBlocks, BlockSize: blockSize, F32KV: f32, NoPrefixCache: *noPrefixCache,
+		e, err := engine.New(l.model, engine.Config{NumBlocks: numBlocks, BlockSize: blockSize, F32KV: f32, NoPrefixCache: *noPrefixCache, Spec: sf.resolved,
 			MaxBatchedTokens: *maxBatched, MaxSeqs: *maxSeqs, MaxModelLen: ctxLen, Tokenizer: l.tok, KVEvents: events})
 		if err != nil {
 			l.Close()
 			return nil, err
 		}
 		return &server.Model{Engine: e, Tokenizer: l.tok, Template: tmpl, MaxModelLen: ctxLen, MaxSeqs: *maxSeqs,
-			BlockSize: blockSize, NumBlocks: numBlocks, PrefixCache: !*noPrefixCache,
+			BlockSize: blockSize, NumBlocks: numBlocks, PrefixCache: !*noPrefixCache, SpecTokens: sf.resolved.Tokens,
 			Bytes: modelBytes(path) + int64(numBlocks)*int64(c.KVBytesPerBlock(blockSize, !f32)), Close: func() { cleared(); l.Close() }}, nil
 	}
 	srv, err := server.New(server.Config{Models: sources, Load: load, HubList: hubList, APIKey: key, MaxLoadedModels: *maxLoaded,

@@ -95,6 +95,7 @@ func TestServeUsageErrors(t *testing.T) {
 		{"serve", "--log-format", "xml"},
 		{"serve", "--memory-budget", "lots"},
 		{"serve", "--model", "=x"},
+		{"serve", "--spec", "bogus"},
 	} {
 		if _, stderr, code := kiln(t, args...); code != 2 {
 			t.Errorf("%q: exit %d, want 2 (%s)", args, code, stderr)
