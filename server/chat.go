@@ -17,17 +17,8 @@ import (
 // handleChat serves POST /v1/chat/completions.
 func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 	var q chatRequest
-	if err := decodeBody(w, r, s.cfg.MaxBodyBytes, &q); err != nil {
-		writeError(w, err)
-		return
-	}
-	if err := q.unsupported(); err != nil {
-		writeError(w, err)
-		return
-	}
-	sl, err := s.acquire(r, q.Model)
-	if err != nil {
-		writeError(w, err)
+	sl := s.openRequest(w, r, &q)
+	if sl == nil {
 		return
 	}
 	defer s.reg.release(sl)

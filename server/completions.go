@@ -17,38 +17,18 @@ import (
 // handleCompletions serves POST /v1/completions.
 func (s *Server) handleCompletions(w http.ResponseWriter, r *http.Request) {
 	var q completionRequest
-	if err := decodeBody(w, r, s.cfg.MaxBodyBytes, &q); err != nil {
-		writeError(w, err)
-		return
-	}
-	if err := q.unsupported(); err != nil {
-		writeError(w, err)
-		return
-	}
-	sl, err := s.acquire(r, q.Model)
-	if err != nil {
-		writeError(w, err)
+	sl := s.openRequest(w, r, &q)
+	if sl == nil {
 		return
 	}
 	defer s.reg.release(sl)
 	m := sl.m
-	prompts, err := parsePrompt(q.Prompt, m.Tokenizer)
+	j, err := s.completionJob(sl, &q)
 	if err != nil {
 		writeError(w, err)
 		return
 	}
-	j, err := s.newJob(sl, &q.samplingRequest, prompts, "prompt")
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	if q.Logprobs != nil {
-		if *q.Logprobs < 0 || *q.Logprobs > sample.MaxTopLogprobs {
-			writeError(w, badRequest("logprobs", "logprobs %d must be in [0, %d]", *q.Logprobs, sample.MaxTopLogprobs))
-			return
-		}
-		j.params.Logprobs, j.params.TopLogprobs = true, *q.Logprobs
-	}
+	prompts := j.prompts
 	items, err := j.start(r.Context())
 	if err != nil {
 		writeError(w, err)
@@ -62,6 +42,26 @@ func (s *Server) handleCompletions(w http.ResponseWriter, r *http.Request) {
 	} else {
 		c.whole(r.Context(), w, items)
 	}
+}
+
+// completionJob turns a completions body into its job: the prompts
+// tokenized, the sampling fields and logprobs checked.
+func (s *Server) completionJob(sl *slot, q *completionRequest) (*job, error) {
+	prompts, err := parsePrompt(q.Prompt, sl.m.Tokenizer)
+	if err != nil {
+		return nil, err
+	}
+	j, err := s.newJob(sl, &q.samplingRequest, prompts, "prompt")
+	if err != nil {
+		return nil, err
+	}
+	if q.Logprobs != nil {
+		if *q.Logprobs < 0 || *q.Logprobs > sample.MaxTopLogprobs {
+			return nil, badRequest("logprobs", "logprobs %d must be in [0, %d]", *q.Logprobs, sample.MaxTopLogprobs)
+		}
+		j.params.Logprobs, j.params.TopLogprobs = true, *q.Logprobs
+	}
+	return j, nil
 }
 
 // unsupported refuses known fields kiln does not implement, rather than

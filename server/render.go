@@ -89,32 +89,14 @@ func (j *job) rendered(q *samplingRequest, id string, logprobs *int) []renderedR
 // with one rendered request per prompt.
 func (s *Server) handleCompletionsRender(w http.ResponseWriter, r *http.Request) {
 	var q completionRequest
-	if err := decodeBody(w, r, s.cfg.MaxBodyBytes, &q); err != nil {
-		writeError(w, err)
-		return
-	}
-	if err := q.unsupported(); err != nil {
-		writeError(w, err)
-		return
-	}
-	sl, err := s.acquire(r, q.Model)
-	if err != nil {
-		writeError(w, err)
+	sl := s.openRequest(w, r, &q)
+	if sl == nil {
 		return
 	}
 	defer s.reg.release(sl)
-	prompts, err := parsePrompt(q.Prompt, sl.m.Tokenizer)
+	j, err := s.completionJob(sl, &q)
 	if err != nil {
 		writeError(w, err)
-		return
-	}
-	j, err := s.newJob(sl, &q.samplingRequest, prompts, "prompt")
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	if q.Logprobs != nil && (*q.Logprobs < 0 || *q.Logprobs > sample.MaxTopLogprobs) {
-		writeError(w, badRequest("logprobs", "logprobs %d must be in [0, %d]", *q.Logprobs, sample.MaxTopLogprobs))
 		return
 	}
 	writeJSON(w, http.StatusOK, j.rendered(&q.samplingRequest, newID("cmpl-"), q.Logprobs))
@@ -124,17 +106,8 @@ func (s *Server) handleCompletionsRender(w http.ResponseWriter, r *http.Request)
 // request, the conversation through the model's chat template.
 func (s *Server) handleChatRender(w http.ResponseWriter, r *http.Request) {
 	var q chatRequest
-	if err := decodeBody(w, r, s.cfg.MaxBodyBytes, &q); err != nil {
-		writeError(w, err)
-		return
-	}
-	if err := q.unsupported(); err != nil {
-		writeError(w, err)
-		return
-	}
-	sl, err := s.acquire(r, q.Model)
-	if err != nil {
-		writeError(w, err)
+	sl := s.openRequest(w, r, &q)
+	if sl == nil {
 		return
 	}
 	defer s.reg.release(sl)

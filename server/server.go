@@ -240,6 +240,34 @@ func (s *Server) handleReady(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusOK)
 }
 
+// generationRequest is a completions or chat body.
+type generationRequest interface {
+	model() string
+	unsupported() error // known fields kiln refuses rather than ignore
+}
+
+func (q *samplingRequest) model() string { return q.Model }
+
+// openRequest decodes and checks a generation body into q and holds its
+// model (release it when done); on failure it has answered the error and
+// returns nil.
+func (s *Server) openRequest(w http.ResponseWriter, r *http.Request, q generationRequest) *slot {
+	if err := decodeBody(w, r, s.cfg.MaxBodyBytes, q); err != nil {
+		writeError(w, err)
+		return nil
+	}
+	if err := q.unsupported(); err != nil {
+		writeError(w, err)
+		return nil
+	}
+	sl, err := s.acquire(r, q.model())
+	if err != nil {
+		writeError(w, err)
+		return nil
+	}
+	return sl
+}
+
 // acquire resolves and holds a request's model; draining refuses.
 func (s *Server) acquire(r *http.Request, name string) (*slot, error) {
 	if s.draining.Load() {
