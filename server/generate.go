@@ -143,7 +143,7 @@ func finishReason(r engine.FinishReason) string {
 	return "abort"
 }
 
-// usageOf sums the final events' usage: prompts once each, completions all.
+// usageSum sums the final events' usage: prompts once each, completions all.
 type usageSum struct{ u usage }
 
 func (s *usageSum) add(ev engine.Event) {

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -308,18 +309,8 @@ func (r *registry) loaded() []*slot {
 			out = append(out, s)
 		}
 	}
-	slices.SortFunc(out, func(a, b *slot) int { return cmpString(a.name, b.name) })
+	slices.SortFunc(out, func(a, b *slot) int { return strings.Compare(a.name, b.name) })
 	return out
-}
-
-func cmpString(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // close unloads every model; requests still holding one are the caller's

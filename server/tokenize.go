@@ -4,7 +4,6 @@ import (
 	"maps"
 	"net/http"
 
-	"kiln/hub"
 )
 
 // handleTokenize serves POST /tokenize (vLLM's shape): a prompt, or chat
@@ -108,7 +107,6 @@ func (s *Server) handleModels(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if s.cfg.HubList != nil {
-		var ms []hub.Manifest
 		ms, err := s.cfg.HubList()
 		if err != nil {
 			writeError(w, internal(err))
