@@ -3,7 +3,6 @@ package server
 import (
 	"maps"
 	"net/http"
-
 )
 
 // handleTokenize serves POST /tokenize (vLLM's shape): a prompt, or chat
