@@ -13,6 +13,7 @@
 # /health does not answer, and puts it back when it does.
 # Settings (environment):
 #   N=2                      replicas; replica i listens on BASE_PORT+i-1
+#   PORTS="p1 p2 ..."        the replicas' ports, one each (overrides N and BASE_PORT)
 #   MODEL=PATH               a .gguf or HF folder (default ../shared/models/stories260K.gguf)
 #   MODEL_NAME=stories       the name requests use (and the model_name metric label)
 #   THREADS=$(nproc)         threads in all, split evenly (at least 1 per replica)
@@ -36,7 +37,16 @@ EPP_GRPC=${EPP_GRPC:-19002}
 EPP_HEALTH=${EPP_HEALTH:-19003}
 EPP_METRICS=${EPP_METRICS:-19090}
 PROFILE=${PROFILE:-prefix}
-RENDER_URL=${RENDER_URL:-http://127.0.0.1:$BASE_PORT}
+if [ -n "${PORTS:-}" ]; then
+  read -r -a ports <<<"$PORTS"
+  N=${#ports[@]}
+else
+  ports=()
+  for ((i = 0; i < N; i++)); do ports+=($((BASE_PORT + i))); done
+fi
+# port I: replica I's (1-based) port.
+port() { echo "${ports[$(($1 - 1))]}"; }
+RENDER_URL=${RENDER_URL:-http://127.0.0.1:${ports[0]}}
 LLMD_BIN=${LLMD_BIN:-/tmp/llm-d-bin}
 STATE=${STATE:-/tmp/kiln-pool}
 SERVE_ARGS=${SERVE_ARGS:-}
@@ -44,10 +54,13 @@ EPP_VERBOSITY=${EPP_VERBOSITY:-2}
 
 die() { echo "kiln-pool: $*" >&2; exit 1; }
 
-# wait_http URL SECONDS: until URL answers 200.
-wait_http() {
-  local url=$1 deadline=$((SECONDS + $2))
-  until curl -fsS -o /dev/null "$url" 2>/dev/null; do
+# wait_replica I SECONDS: until replica I answers /ready; fails at once when
+# its process has exited (a port taken by someone else, a bad flag).
+wait_replica() {
+  local pid deadline=$((SECONDS + $2))
+  pid=$(awk -v n="kiln-$1" '$2 == n {print $1}' "$STATE/pids")
+  until curl -fsS -o /dev/null "http://127.0.0.1:$(port "$1")/ready" 2>/dev/null; do
+    kill -0 "$pid" 2>/dev/null || { echo "kiln-pool: replica $1 exited:" >&2; tail -n 5 "$STATE/kiln-$1.log" >&2; return 1; }
     [ $SECONDS -lt $deadline ] || return 1
     sleep 0.2
   done
@@ -66,7 +79,7 @@ write_endpoints() {
   {
     if [ $# -eq 0 ]; then echo "endpoints: []"; else echo "endpoints:"; fi
     for i in "$@"; do
-      echo "  - {name: kiln-$i, address: \"127.0.0.1\", port: \"$((BASE_PORT + i - 1))\"}"
+      echo "  - {name: kiln-$i, address: \"127.0.0.1\", port: \"$(port "$i")\"}"
     done
   } >"$STATE/endpoints.yaml.tmp"
   mv "$STATE/endpoints.yaml.tmp" "$STATE/endpoints.yaml" # the EPP watches it: replace, never half-write
@@ -82,7 +95,7 @@ watch() {
   while :; do
     live=()
     for i in $(seq 1 "$N"); do
-      curl -fsS -m 1 -o /dev/null "http://127.0.0.1:$((BASE_PORT + i - 1))/health" 2>/dev/null && live+=("$i")
+      curl -fsS -m 1 -o /dev/null "http://127.0.0.1:$(port "$i")/health" 2>/dev/null && live+=("$i")
     done
     if [ "${live[*]}" != "$prev" ]; then
       write_endpoints "${live[@]}"
@@ -160,11 +173,11 @@ start() {
   [ "$per" -ge 1 ] || per=1
   for i in $(seq 1 "$N"); do
     # shellcheck disable=SC2086 # SERVE_ARGS is a list of flags
-    launch "kiln-$i" "$kiln" serve --model "$MODEL_NAME=$MODEL" --host 127.0.0.1 --port $((BASE_PORT + i - 1)) \
+    launch "kiln-$i" "$kiln" serve --model "$MODEL_NAME=$MODEL" --host 127.0.0.1 --port "$(port "$i")" \
       --threads "$per" --keep-alive=-1s $SERVE_ARGS
   done
   for i in $(seq 1 "$N"); do
-    wait_http "http://127.0.0.1:$((BASE_PORT + i - 1))/ready" 60 || { stop; die "replica $i not ready in 60s (see $STATE/kiln-$i.log)"; }
+    wait_replica "$i" 60 || { stop; die "replica $i (port $(port "$i")) not ready in 60s (see $STATE/kiln-$i.log)"; }
   done
   write_config
   launch epp "$LLMD_BIN/epp" --pool-name local-pool --pool-namespace local --config-file "$STATE/epp-config.yaml" \
@@ -183,8 +196,8 @@ start() {
     [ $SECONDS -lt $deadline ] || { stop; die "the proxy did not listen in 20s (see $STATE/proxy.log)"; }
     sleep 0.2
   done
-  launch watch env N="$N" BASE_PORT="$BASE_PORT" STATE="$STATE" bash "$0" _watch
-  echo "kiln-pool: $N replicas on 127.0.0.1:$BASE_PORT.. ($per threads each), EPP metrics :$EPP_METRICS, proxy http://127.0.0.1:$PROXY_PORT (PROFILE=$PROFILE)"
+  launch watch env PORTS="${ports[*]}" STATE="$STATE" bash "$0" _watch
+  echo "kiln-pool: $N replicas on 127.0.0.1 ports ${ports[*]} ($per threads each), EPP metrics :$EPP_METRICS, proxy http://127.0.0.1:$PROXY_PORT (PROFILE=$PROFILE)"
 }
 
 # stop: SIGTERM each recorded PID (proxy and picker first, replicas last),

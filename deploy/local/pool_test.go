@@ -72,22 +72,23 @@ func startPool(t *testing.T, n int, profile, serveArgs string) *pool {
 	if _, err := os.Stat(model); err != nil {
 		t.Skipf("no test model (%v): ../shared/models is absent", err)
 	}
-	// Replica ports must be consecutive: take a free port and hope the next
-	// n-1 are free too (checked by the script's readiness wait).
-	ports := freePorts(t, 4)
-	base := ports[0]
-	p := &pool{state: t.TempDir(), proxy: ports[1], metrics: ports[2]}
-	for i := range n {
-		p.replicas = append(p.replicas, base+i)
-	}
+	// Every port is one the kernel just handed out and we released: other
+	// test binaries running at the same time cannot take it in the moments
+	// before the pool binds it, barring a tiny race.
+	ports := freePorts(t, n+4)
+	p := &pool{state: t.TempDir(), replicas: ports[:n], proxy: ports[n], metrics: ports[n+1]}
+	grpc := ports[n+2:]
 	kiln := filepath.Join(p.state, "kiln")
 	build := exec.Command("go", "build", "-o", kiln, "kiln/cmd/kiln")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	grpc := freePorts(t, 2)
-	p.env = append(os.Environ(), "N="+strconv.Itoa(n), "MODEL="+model, "MODEL_NAME=stories", "THREADS=2",
-		"BASE_PORT="+strconv.Itoa(base), "PROXY_PORT="+strconv.Itoa(p.proxy), "EPP_METRICS="+strconv.Itoa(p.metrics),
+	var list []string
+	for _, port := range p.replicas {
+		list = append(list, strconv.Itoa(port))
+	}
+	p.env = append(os.Environ(), "MODEL="+model, "MODEL_NAME=stories", "THREADS=2",
+		"PORTS="+strings.Join(list, " "), "PROXY_PORT="+strconv.Itoa(p.proxy), "EPP_METRICS="+strconv.Itoa(p.metrics),
 		"EPP_GRPC="+strconv.Itoa(grpc[0]), "EPP_HEALTH="+strconv.Itoa(grpc[1]), "PROFILE="+profile,
 		"LLMD_BIN="+bin, "KILN_BIN="+kiln, "STATE="+p.state, "SERVE_ARGS="+serveArgs)
 	t.Cleanup(func() {
@@ -96,7 +97,11 @@ func startPool(t *testing.T, n int, profile, serveArgs string) *pool {
 		}
 	})
 	if out, err := p.script("start"); err != nil {
-		for _, f := range []string{"epp.log", "kiln-1.log", "proxy.log"} {
+		logs := []string{"epp.log", "proxy.log"}
+		for i := range n {
+			logs = append(logs, fmt.Sprintf("kiln-%d.log", i+1))
+		}
+		for _, f := range logs {
 			b, _ := os.ReadFile(filepath.Join(p.state, f))
 			t.Logf("%s:\n%s", f, tail(b, 2000))
 		}
