@@ -9,6 +9,12 @@
 // pays off when the output copies spans of the prompt (code edits,
 // summaries quoting their source, repetitive text).
 //
+// Policy decides how many tokens a request drafts in a step from a cost
+// model fitted to the engine's own forwards (fixed + per-row time) and
+// the request's measured acceptance: speculation where it pays
+// (memory-bound decode, drafts that survive), none where it does not
+// (many sequences, a compute-bound model, drafts rejected), with probes.
+//
 // A proposer's draft is a point mass: the engine verifies it by sampling
 // each position with the request's own sampler and keeping the drafted
 // tokens while they equal the sample, which is exactly rejection
