@@ -97,7 +97,7 @@ func (x *exchange) relay(resp *http.Response, dest string) {
 	chunks := make(chan chunk)
 	go pump(x.ctx, resp.Body, chunks)
 
-	eppOpen := true    // frames still go to the EPP and its answers to the client
+	eppOpen := true     // frames still go to the EPP and its answers to the client
 	sendClosed := false // a Send failed with io.EOF: the stream's end is in the inbox
 	mutated := false    // the EPP streams body mutations: originals are no longer kept
 	upDone := false     // the upstream body ended cleanly
