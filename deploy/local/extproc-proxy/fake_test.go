@@ -119,7 +119,7 @@ type harness struct {
 
 // newHarness starts the fake EPP and replica and the proxy; f.dest defaults
 // to the replica.
-func newHarness(t *testing.T, f *fakeEPP, replica http.HandlerFunc) *harness {
+func newHarness(t testing.TB, f *fakeEPP, replica http.HandlerFunc) *harness {
 	t.Helper()
 	up := httptest.NewServer(replica)
 	t.Cleanup(up.Close)
