@@ -24,6 +24,7 @@ func main() {
 	pickTimeout := flag.Duration("pick-timeout", 10*time.Second, "longest wait for the EPP's destination")
 	maxBody := flag.Int64("max-body", 16<<20, "request body limit in bytes (413 above it)")
 	flag.Parse()
+	log.SetFlags(log.LstdFlags | log.Lmicroseconds)
 	if err := run(*epp, *listen, *verbose, *pickTimeout, *maxBody); err != nil {
 		fmt.Fprintln(os.Stderr, "kiln-extproc-proxy:", err)
 		os.Exit(1)
