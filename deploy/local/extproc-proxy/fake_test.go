@@ -14,7 +14,9 @@ import (
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	extproc "github.com/envoyproxy/go-control-plane/envoy/service/ext_proc/v3"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -31,10 +33,15 @@ type fakeEPP struct {
 	continueResp bool                // answer response chunks with CONTINUE and no mutation
 	immediate    *extproc.ImmediateResponse
 	silent       bool // never answer the request phase
+	skipResponse bool // close the stream cleanly after the request phase (the EPP's skip mode)
+	failResponse bool // end the stream with an error at the first response body chunk
 
 	frames chan *extproc.ProcessingRequest // every frame received, in order
 	ended  chan error                      // each stream's end: io.EOF when the proxy closed it cleanly
 }
+
+// errEPPFailed is the error a failResponse EPP ends its stream with.
+var errEPPFailed = status.Error(codes.Internal, "fake EPP failure")
 
 func newFakeEPP() *fakeEPP {
 	return &fakeEPP{frames: make(chan *extproc.ProcessingRequest, 1000), ended: make(chan error, 10)}
@@ -83,10 +90,23 @@ func (f *fakeEPP) Process(srv extproc.ExternalProcessor_ProcessServer) error {
 			}
 			resp = append(resp, destResp, &extproc.ProcessingResponse{Response: &extproc.ProcessingResponse_RequestBody{
 				RequestBody: &extproc.BodyResponse{Response: streamed(b, true)}}})
+			if f.skipResponse {
+				for _, r := range resp {
+					if err := srv.Send(r); err != nil {
+						return err
+					}
+				}
+				f.ended <- io.EOF
+				return nil
+			}
 		case *extproc.ProcessingRequest_ResponseHeaders:
 			resp = append(resp, &extproc.ProcessingResponse{Response: &extproc.ProcessingResponse_ResponseHeaders{ResponseHeaders: &extproc.HeadersResponse{
 				Response: &extproc.CommonResponse{HeaderMutation: &extproc.HeaderMutation{SetHeaders: []*corev3.HeaderValueOption{setHeader("x-fake-epp", "seen")}}}}}})
 		case *extproc.ProcessingRequest_ResponseBody:
+			if f.failResponse {
+				f.ended <- errEPPFailed
+				return errEPPFailed
+			}
 			if f.continueResp {
 				resp = append(resp, &extproc.ProcessingResponse{Response: &extproc.ProcessingResponse_ResponseBody{ResponseBody: &extproc.BodyResponse{}}})
 				break

@@ -327,3 +327,75 @@ func TestNoBody(t *testing.T) {
 		}
 	}
 }
+
+// TestSkippedResponseProcessing: an EPP that closes the stream cleanly
+// after the request phase (its skip mode) leaves the response to pass
+// through unprocessed, streamed all the same.
+func TestSkippedResponseProcessing(t *testing.T) {
+	f := newFakeEPP()
+	f.skipResponse = true
+	next := make(chan struct{})
+	h := newHarness(t, f, sseReplica(next))
+	resp := h.post(t, `{"stream":true}`)
+	defer resp.Body.Close()
+	if resp.Header.Get("X-Fake-Epp") != "" || resp.Header.Get(destHeader) != h.upstream {
+		t.Errorf("headers %v: want the replica's, unprocessed, and the destination", resp.Header)
+	}
+	br := bufio.NewReader(resp.Body)
+	if ev := readEvent(t, br); ev != "data: one\n\n" {
+		t.Fatalf("first event %q", ev)
+	}
+	close(next)
+	if rest, err := io.ReadAll(br); err != nil || string(rest) != "data: two\n\ndata: [DONE]\n\n" {
+		t.Fatalf("rest %q, %v", rest, err)
+	}
+	frames, _ := h.frames(t)
+	for _, fr := range frames {
+		if fr.GetResponseHeaders() != nil || fr.GetResponseBody() != nil {
+			t.Errorf("a response-phase frame after the EPP closed the stream: %v", fr)
+		}
+	}
+}
+
+// TestEPPFailsMidResponse: an EPP that ends the stream with an error while
+// the response streams truncates the client's response.
+func TestEPPFailsMidResponse(t *testing.T) {
+	f := newFakeEPP()
+	f.failResponse = true
+	h := newHarness(t, f, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		for range 3 {
+			io.WriteString(w, "data: x\n\n")
+			w.(http.Flusher).Flush()
+		}
+	})
+	resp := h.post(t, `{"stream":true}`)
+	defer resp.Body.Close()
+	if _, err := io.ReadAll(resp.Body); err == nil && resp.StatusCode == 200 {
+		t.Errorf("status %d and a clean end: want the response failed or truncated", resp.StatusCode)
+	}
+	if _, end := h.frames(t); end != errEPPFailed {
+		t.Errorf("the fake EPP's stream ended with %v", end)
+	}
+}
+
+// TestTrailers: the replica's trailers go to the EPP as a trailers frame
+// (instead of an empty end_of_stream chunk) and on to the client.
+func TestTrailers(t *testing.T) {
+	h := newHarness(t, newFakeEPP(), func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Trailer", "X-Checksum")
+		io.WriteString(w, "body")
+		w.Header().Set("X-Checksum", "abc")
+	})
+	resp := h.post(t, `{}`)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil || string(b) != "body" || resp.Trailer.Get("X-Checksum") != "abc" {
+		t.Errorf("body %q (%v), trailers %v: want body and X-Checksum: abc", b, err, resp.Trailer)
+	}
+	frames, end := h.frames(t)
+	last := frames[len(frames)-1].GetResponseTrailers()
+	if end != io.EOF || last == nil || headerOf(last.Trailers, "x-checksum") != "abc" {
+		t.Errorf("last frame %v, end %v: want the trailers, then a clean close", frames[len(frames)-1], end)
+	}
+}
