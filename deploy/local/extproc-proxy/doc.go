@@ -1,8 +1,8 @@
 // Command kiln-extproc-proxy is a test tool: a small HTTP proxy that stands in
 // for Envoy in front of llm-d's endpoint picker (EPP), so that deploy/local
 // can run kiln replicas behind the picker without Kubernetes. Production uses
-// Envoy or a Gateway implementation; this proxy is not hardened for it (plain
-// HTTP/1.1 and h2c-less, no TLS, no retries beyond connect fallback).
+// Envoy or a Gateway implementation; this proxy is not built for that (HTTP/1.1
+// only, no TLS, no retries beyond the connect fallback, no health checks).
 //
 // It behaves as Envoy does with the processing mode the Gateway API Inference
 // Extension configures: request and response headers SEND, request and
