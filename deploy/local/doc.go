@@ -1,5 +1,5 @@
 // Package local checks deploy/local/kiln-pool.sh, which runs N `kiln serve`
-// replicas behind llm-d's endpoint picker (EPP) and an ext_proc proxy on
+// replicas behind llm-d's endpoint picker (EPP) and kiln-extproc-proxy (./extproc-proxy, built by the script) on
 // loopback, without Kubernetes. The package holds tests only: they start the
 // pool with the script, drive it over HTTP and read the picker's own metrics.
 // They skip when the picker is not built (../shared/scale/build-epp.sh, into

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # kiln-pool.sh start|stop|status: N `kiln serve` replicas behind llm-d's endpoint
-# picker (EPP) and an ext_proc proxy standing in for Envoy, all on 127.0.0.1,
+# picker (EPP) and kiln-extproc-proxy (deploy/local/extproc-proxy: a streaming
+# ext_proc proxy standing in for Envoy), all on 127.0.0.1,
 # without Kubernetes. Every process it starts is written to $STATE/pids and
 # `stop` ends exactly those, by PID.
 #
@@ -20,8 +21,11 @@
 #   BASE_PORT=18001 PROXY_PORT=18080 EPP_GRPC=19002 EPP_HEALTH=19003 EPP_METRICS=19090
 #   PROFILE=prefix           prefix: queue + KV + prefix-cache scorers; load: queue + KV only
 #   RENDER_URL=http://127.0.0.1:BASE_PORT   where the picker tokenizes (kiln's /render)
-#   LLMD_BIN=/tmp/llm-d-bin  epp and extproc-proxy (build: ../shared/scale/build-epp.sh)
+#   LLMD_BIN=/tmp/llm-d-bin  where the epp binary is (build: ../shared/scale/build-epp.sh)
 #   KILN_BIN=                a kiln binary (default: built from this checkout into $STATE)
+#   PROXY_BIN=               a kiln-extproc-proxy binary (default: built from
+#                            deploy/local/extproc-proxy, its own Go module, into $STATE)
+#   PROXY_ARGS=              more kiln-extproc-proxy flags (-v logs every ext_proc frame)
 #   STATE=/tmp/kiln-pool     pids, logs, the endpoints file and the EPP config
 #   SERVE_ARGS=              more `kiln serve` flags for every replica
 #   EPP_VERBOSITY=2          EPP log level (5 logs each endpoint's scraped metrics)
@@ -50,6 +54,7 @@ RENDER_URL=${RENDER_URL:-http://127.0.0.1:${ports[0]}}
 LLMD_BIN=${LLMD_BIN:-/tmp/llm-d-bin}
 STATE=${STATE:-/tmp/kiln-pool}
 SERVE_ARGS=${SERVE_ARGS:-}
+PROXY_ARGS=${PROXY_ARGS:-}
 EPP_VERBOSITY=${EPP_VERBOSITY:-2}
 
 die() { echo "kiln-pool: $*" >&2; exit 1; }
@@ -159,7 +164,7 @@ EOF
 
 start() {
   [ ! -s "$STATE/pids" ] || die "$STATE/pids exists: already started? ($0 stop first)"
-  [ -x "$LLMD_BIN/epp" ] && [ -x "$LLMD_BIN/extproc-proxy" ] || die "no $LLMD_BIN/epp or extproc-proxy: run ../shared/scale/build-epp.sh $LLMD_BIN"
+  [ -x "$LLMD_BIN/epp" ] || die "no $LLMD_BIN/epp: run ../shared/scale/build-epp.sh $LLMD_BIN"
   [ -e "$MODEL" ] || die "no model at $MODEL (set MODEL)"
   [ "$N" -ge 1 ] 2>/dev/null || die "N=$N: want a positive count"
   mkdir -p "$STATE"
@@ -168,6 +173,11 @@ start() {
   if [ -z "$kiln" ]; then
     kiln=$STATE/kiln
     (cd "$root" && go build -o "$kiln" ./cmd/kiln)
+  fi
+  local proxy=${PROXY_BIN:-}
+  if [ -z "$proxy" ]; then
+    proxy=$STATE/kiln-extproc-proxy
+    (cd "$root/deploy/local/extproc-proxy" && go build -o "$proxy" .)
   fi
   local per=$((THREADS / N))
   [ "$per" -ge 1 ] || per=1
@@ -189,7 +199,8 @@ start() {
     [ $SECONDS -lt $deadline ] || { stop; die "the EPP did not see $N ready endpoints in 60s (see $STATE/epp.log)"; }
     sleep 0.5
   done
-  launch proxy "$LLMD_BIN/extproc-proxy" -epp "127.0.0.1:$EPP_GRPC" -listen "127.0.0.1:$PROXY_PORT"
+  # shellcheck disable=SC2086 # PROXY_ARGS is a list of flags
+  launch proxy "$proxy" -epp "127.0.0.1:$EPP_GRPC" -listen "127.0.0.1:$PROXY_PORT" $PROXY_ARGS
   local deadline=$((SECONDS + 20))
   # A bare TCP connect: an HTTP probe would go through the picker as a request.
   until (exec 3<>"/dev/tcp/127.0.0.1/$PROXY_PORT") 2>/dev/null; do

@@ -60,10 +60,8 @@ func startPool(t *testing.T, n int, profile, serveArgs string) *pool {
 	if bin == "" {
 		bin = "/tmp/llm-d-bin"
 	}
-	for _, exe := range []string{"epp", "extproc-proxy"} {
-		if _, err := os.Stat(filepath.Join(bin, exe)); err != nil {
-			t.Skipf("no %s/%s (build it with ../shared/scale/build-epp.sh %s)", bin, exe, bin)
-		}
+	if _, err := os.Stat(filepath.Join(bin, "epp")); err != nil {
+		t.Skipf("no %s/epp (build it with ../shared/scale/build-epp.sh %s)", bin, bin)
 	}
 	model, err := filepath.Abs("../../../shared/models/stories260K.gguf")
 	if err != nil {
