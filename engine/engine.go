@@ -95,7 +95,8 @@ type Engine struct {
 	spare    []*group               // the inbox's other buffer
 	stalled  bool                   // the last plan was empty: wait for a wake-up
 	specStep bool                   // this step speculates (spec.go)
-	draft    []int32                // propose's scratch
+	draft    []int32                // propose's scratch (n-gram)
+	drafter  *drafter               // the draft model (Speculation.Draft); nil for other methods
 	ctr      Counters
 
 	mu      sync.Mutex // guards the fields below
@@ -170,6 +171,11 @@ func build(r *runner.Runner, cfg Config) (*Engine, error) {
 		wake: make(chan struct{}, 1), done: make(chan struct{})}
 	if cfg.Tokenizer != nil {
 		e.eog = cfg.Tokenizer.EOG()
+	}
+	if cfg.Spec.Method == "draft" {
+		if e.drafter, err = newDrafter(&e.cfg, r.Vocab()); err != nil {
+			return nil, err
+		}
 	}
 	if cfg.Spec.Method != "" {
 		s.SetProposer(e.propose)

@@ -1,8 +1,12 @@
 package engine
 
 import (
+	"cmp"
 	"fmt"
 
+	"kiln/model"
+	"kiln/runner"
+	"kiln/sched"
 	"kiln/spec"
 )
 
@@ -37,10 +41,31 @@ const MaxSpecTokens = 16
 
 // Speculation configures speculative decoding; the zero value is off.
 type Speculation struct {
-	Method  string     // "" (off) or "ngram" (prompt lookup, spec.NGram)
+	Method  string     // "" (off), "ngram" (prompt lookup, spec.NGram) or "draft" (a draft model, draft.go)
 	Tokens  int        // k: drafted tokens per request and step, 1 to MaxSpecTokens; 0 means 4
 	NGram   spec.NGram // n-gram lengths (zero: spec's defaults, 1 to 4)
 	MaxSeqs int        // speculate in steps that begin with at most this many running requests; 0 means 4
+
+	// Method "draft": the draft model, with the target's vocabulary. The
+	// engine drives it (it must not be used elsewhere until Close) over a
+	// KV store of its own: Config.NumBlocks blocks of Config.BlockSize
+	// slots, the target's ids, plus a few scratch blocks, so the KV
+	// memory of one block id is the target's KVBytesPerBlock plus the
+	// draft's (size NumBlocks from their sum: DraftBytesPerBlock). Load it
+	// with the target's worker pool (model.Options.Pool) so the two share
+	// the cores.
+	Draft *model.Model
+	// DraftBackend replaces Draft with any runner.Backend (a scripted
+	// model in tests): it must accept block ids up to Config.NumBlocks
+	// plus the scratch blocks (ScratchBlocks).
+	DraftBackend runner.Backend
+}
+
+// ScratchBlocks is how many blocks past Config.NumBlocks the draft
+// model's store holds (cfg filled or not: zero values are defaults).
+func (s Speculation) ScratchBlocks(blockSize, maxSeqs int) int {
+	k, ms := cmp.Or(s.Tokens, 4), cmp.Or(s.MaxSeqs, 4)
+	return min(ms, cmp.Or(maxSeqs, 64)) * scratchBlocks(k, cmp.Or(blockSize, 16))
 }
 
 // fill checks s and sets its defaults.
@@ -49,8 +74,12 @@ func (s *Speculation) fill() error {
 	case "":
 		return nil
 	case "ngram":
+	case "draft":
+		if s.Draft == nil && s.DraftBackend == nil {
+			return fmt.Errorf("engine: speculative method draft needs Speculation.Draft")
+		}
 	default:
-		return fmt.Errorf("engine: speculative method %q; want ngram", s.Method)
+		return fmt.Errorf("engine: speculative method %q; want ngram or draft", s.Method)
 	}
 	if s.Tokens == 0 {
 		s.Tokens = 4
@@ -75,19 +104,33 @@ func (e *Engine) speculating() bool {
 	return e.cfg.Spec.Method != "" && e.sched.NumRunning() <= e.cfg.Spec.MaxSeqs
 }
 
-// propose is the scheduler's sched.Proposer: the draft of live request id
-// in a speculating step (e.specStep), nil otherwise. tokens are its
-// prompt and output; the draft is e's scratch, copied by the scheduler.
-func (e *Engine) propose(id string, tokens []int32, max int) []int32 {
+// propose is the scheduler's sched.Proposer: in a speculating step
+// (e.specStep), drafts for every live request that has not opted out.
+func (e *Engine) propose(asks []sched.DraftAsk) {
 	if !e.specStep {
-		return nil
+		return
 	}
+	if e.drafter != nil {
+		e.drafter.propose(asks, e.wants)
+		return
+	}
+	e.draft = e.draft[:0]
+	for i := range asks {
+		a := &asks[i]
+		if !e.wants(a.ID) {
+			continue
+		}
+		// Every draft in one scratch slice: the scheduler copies them.
+		at := len(e.draft)
+		e.draft = e.cfg.Spec.NGram.Propose(e.draft, a.Tokens, min(a.Max, e.cfg.Spec.Tokens))
+		a.Draft = e.draft[at:len(e.draft):len(e.draft)]
+	}
+}
+
+// wants reports whether live request id may speculate (not opted out).
+func (e *Engine) wants(id string) bool {
 	st := e.live[id]
-	if st == nil || st.g.noSpec {
-		return nil
-	}
-	e.draft = e.cfg.Spec.NGram.Propose(e.draft[:0], tokens, min(max, e.cfg.Spec.Tokens))
-	return e.draft
+	return st != nil && !st.g.noSpec
 }
 
 // countDrafts adds a step's drafts to the counters: accepted[i] of
