@@ -12,7 +12,11 @@ import (
 
 // Speculative decoding (Config.Spec). Each step that speculates, every
 // running request that decodes and has not opted out (Request.NoSpec)
-// gets a draft of up to Tokens tokens from the proposer; its part of the
+// gets a draft of up to Tokens tokens from the proposer (one call per
+// step for all of them, sched.Proposer): n-gram prompt lookup
+// (Method "ngram", spec.NGram) or a draft model (Method "draft",
+// draft.go: a small model of the same vocabulary, greedy, every
+// request's passes batched, its KV kept in the target's block ids); its part of the
 // step's ragged batch is then its last known token and the draft, a
 // (k+1)-token chunk beside the other requests' decode tokens and prompt
 // chunks. The runner samples the k+1 rows in turn with the request's own
@@ -33,7 +37,10 @@ import (
 // only the blocks and step budget left after every running request's
 // token and the admissions (sched.Scheduler.SetProposer): a draft never
 // preempts nor delays another request. Acceptance is not yet part of the
-// rule (Counters report it).
+// rule (Counters report it). A draft model's cost is the draft forwards
+// (Counters.DraftTime): k one-row passes per speculating step, plus its
+// share of every prompt chunk (which runs through the draft in all steps,
+// so that speculation can start at once when the batch thins out).
 
 // MaxSpecTokens bounds Speculation.Tokens (and the length of
 // Counters.SpecAcceptedAt).
