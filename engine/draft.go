@@ -64,6 +64,10 @@ type drafter struct {
 	tokens [][]int32 // [maxAsks] drafted tokens
 	act    []int     // indices into pending of the asks in a pass
 	time   time.Duration
+	// The last propose's passes and their time (the adaptive policy's
+	// cost measure).
+	passes   int
+	passTime time.Duration
 }
 
 // drafted is one request's draft of this step.
@@ -113,6 +117,7 @@ func newDrafter(cfg *Config, vocab int) (*drafter, error) {
 // the type's comment. A failed forward leaves d.err for the step.
 func (d *drafter) propose(asks []sched.DraftAsk, wants func(id string) bool) {
 	d.pending = d.pending[:0]
+	d.passes, d.passTime = 0, 0
 	for i := range asks {
 		a := &asks[i]
 		if len(d.pending) == d.maxAsks || !wants(a.ID) {
@@ -142,7 +147,10 @@ func (d *drafter) propose(asks []sched.DraftAsk, wants func(id string) bool) {
 		return
 	}
 	t0 := time.Now()
-	defer func() { d.time += time.Since(t0) }()
+	defer func() {
+		d.passTime = time.Since(t0)
+		d.time += d.passTime
+	}()
 	for pass := 1; ; pass++ {
 		b := d.reset()
 		d.act = d.act[:0]
@@ -176,6 +184,7 @@ func (d *drafter) propose(asks []sched.DraftAsk, wants func(id string) bool) {
 			d.pending = d.pending[:0]
 			return
 		}
+		d.passes++
 		vocab := d.b.Vocab()
 		for r, j := range d.act {
 			d.tokens[j] = append(d.tokens[j], argmax(logits[r*vocab:(r+1)*vocab]))

@@ -336,3 +336,61 @@ func TestDraftErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestDraftAdaptive: with the acceptance-aware policy a draft that is
+// never right soon stops being asked for (far fewer drafted tokens than
+// without the policy), one that is always right drafts the full k, and
+// the output is the same either way.
+func TestDraftAdaptive(t *testing.T) {
+	const vocab, bs, k = 16, 4, 6
+	wrong := func(h []int32, row []float32) {
+		hashLogits(h, row)
+		best := 0
+		for i, v := range row {
+			if v > row[best] {
+				best = i
+			}
+		}
+		row[(best+1)%len(row)] = 100 // never the target's greedy token
+	}
+	reqs := scriptedReqs(true)
+	base, err := engine.NewBackend(&scripted.Model{VocabSize: vocab, Ctx: 256, BlockSize: bs, Next: hashLogits},
+		engine.Config{NumBlocks: 256, BlockSize: bs, MaxBatchedTokens: 16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := completions(t, base, reqs)
+	base.Close()
+	stats := map[string]engine.Stats{}
+	for _, name := range []string{"wrong", "wrong adaptive", "right adaptive"} {
+		next := hashLogits
+		if strings.HasPrefix(name, "wrong") {
+			next = wrong
+		}
+		cfg := engine.Config{NumBlocks: 256, BlockSize: bs, MaxBatchedTokens: 16,
+			Spec: engine.Speculation{Method: "draft", Tokens: k, MaxSeqs: 64, Adaptive: strings.HasSuffix(name, "adaptive"), DraftCost: 0.1,
+				DraftBackend: &scripted.Model{VocabSize: vocab, Ctx: 256, BlockSize: bs, Next: next}}}
+		e, err := engine.NewBackend(&scripted.Model{VocabSize: vocab, Ctx: 256, BlockSize: bs, Next: hashLogits}, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _ := completions(t, e, reqs)
+		st := e.Stats()
+		e.Close()
+		stats[name] = st
+		t.Logf("%s: %d steps, %d drafts, %d of %d accepted", name, st.Steps, st.SpecDrafts, st.SpecAcceptedTokens, st.SpecDraftTokens)
+		for i := range reqs {
+			for j := range want[i] {
+				if !slices.Equal(got[i][j], want[i][j]) {
+					t.Errorf("%s: request %d.%d: %v\n want %v", name, i, j, got[i][j], want[i][j])
+				}
+			}
+		}
+	}
+	if w, a := stats["wrong"], stats["wrong adaptive"]; a.SpecDraftTokens*3 > w.SpecDraftTokens || a.SpecAcceptedTokens != 0 {
+		t.Errorf("a draft never right: %d tokens drafted adaptively, %d without the policy", a.SpecDraftTokens, w.SpecDraftTokens)
+	}
+	if r := stats["right adaptive"]; r.SpecAcceptedTokens != r.SpecDraftTokens || r.SpecDraftTokens < r.SpecDrafts*(k-2) {
+		t.Errorf("a draft always right: %d drafts of %d tokens, want about %d each", r.SpecDrafts, r.SpecDraftTokens, k)
+	}
+}

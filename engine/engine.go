@@ -97,6 +97,7 @@ type Engine struct {
 	specStep bool                   // this step speculates (spec.go)
 	draft    []int32                // propose's scratch (n-gram)
 	drafter  *drafter               // the draft model (Speculation.Draft); nil for other methods
+	passCost float64                // a draft pass's measured time over a step's forward (policy.go)
 	ctr      Counters
 
 	mu      sync.Mutex // guards the fields below
@@ -250,7 +251,7 @@ func (e *Engine) Submit(ctx context.Context, req Request) (<-chan Event, error) 
 		g.beam = bs
 	}
 	for i := range n {
-		st := &stream{g: g, index: i}
+		st := &stream{g: g, index: i, spec: newSpecRecord()}
 		if g.beam == nil {
 			p := req.Params
 			if p.Seed != nil {

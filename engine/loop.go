@@ -206,7 +206,11 @@ func (e *Engine) step() {
 	}
 	for i, q := range plan.Seqs {
 		e.ctr.countDrafts(q.Draft, out.Accepted[i])
+		if st := e.live[q.ID]; st != nil {
+			st.spec.observe(q.Draft, int(out.Accepted[i]))
+		}
 	}
+	e.measure(out.Forward.Seconds())
 	events, err := e.sched.UpdateDrafts(plan, out.Tokens, out.Accepted)
 	if err != nil {
 		e.fail(plan.Seqs, err)

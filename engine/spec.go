@@ -36,8 +36,11 @@ import (
 // compute-bound and rejected drafts would be pure waste. Drafts take
 // only the blocks and step budget left after every running request's
 // token and the admissions (sched.Scheduler.SetProposer): a draft never
-// preempts nor delays another request. Acceptance is not yet part of the
-// rule (Counters report it). A draft model's cost is the draft forwards
+// preempts nor delays another request. With Speculation.Adaptive each
+// request's own acceptance also decides (policy.go): it drafts the number
+// of tokens its acceptance record makes worth their cost, or nothing for
+// a doubling backoff when no draft would pay; without it every draft is
+// up to Tokens long (Counters report acceptance either way). A draft model's cost is the draft forwards
 // (Counters.DraftTime): k one-row passes per speculating step, plus its
 // share of every prompt chunk (which runs through the draft in all steps,
 // so that speculation can start at once when the batch thins out).
@@ -62,6 +65,16 @@ type Speculation struct {
 	// with the target's worker pool (model.Options.Pool) so the two share
 	// the cores.
 	Draft *model.Model
+	// Adaptive turns on the acceptance-aware policy (policy.go): each
+	// request drafts the number of tokens, up to Tokens, that its
+	// acceptance so far makes worth their cost, and stops drafting (for a
+	// growing backoff) when none is.
+	Adaptive bool
+	// DraftCost, if positive, is one drafted token's cost relative to a
+	// decode step that the adaptive policy assumes; 0: measured (the draft
+	// model's passes over the target's forwards; n-gram costs nothing).
+	DraftCost float64
+
 	// DraftBackend replaces Draft with any runner.Backend (a scripted
 	// model in tests): it must accept block ids up to Config.NumBlocks
 	// plus the scratch blocks (ScratchBlocks).
@@ -94,7 +107,7 @@ func (s *Speculation) fill() error {
 	if s.MaxSeqs == 0 {
 		s.MaxSeqs = 4
 	}
-	if s.Tokens < 1 || s.Tokens > MaxSpecTokens || s.MaxSeqs < 0 {
+	if s.Tokens < 1 || s.Tokens > MaxSpecTokens || s.MaxSeqs < 0 || !(s.DraftCost >= 0 && s.DraftCost < 1e6) {
 		return fmt.Errorf("engine: speculation %+v: want 1 to %d tokens and MaxSeqs >= 0", *s, MaxSpecTokens)
 	}
 	g, err := s.NGram.Resolved()
@@ -117,6 +130,14 @@ func (e *Engine) propose(asks []sched.DraftAsk) {
 	if !e.specStep {
 		return
 	}
+	if e.cfg.Spec.Adaptive {
+		c := e.draftCost()
+		for i := range asks {
+			if st := e.live[asks[i].ID]; st != nil && !st.g.noSpec {
+				asks[i].Max = min(asks[i].Max, st.spec.tokens(e.cfg.Spec.Tokens, c))
+			}
+		}
+	}
 	if e.drafter != nil {
 		e.drafter.propose(asks, e.wants)
 		return
@@ -124,7 +145,7 @@ func (e *Engine) propose(asks []sched.DraftAsk) {
 	e.draft = e.draft[:0]
 	for i := range asks {
 		a := &asks[i]
-		if !e.wants(a.ID) {
+		if !e.wants(a.ID) || a.Max < 1 {
 			continue
 		}
 		// Every draft in one scratch slice: the scheduler copies them.
@@ -138,6 +159,33 @@ func (e *Engine) propose(asks []sched.DraftAsk) {
 func (e *Engine) wants(id string) bool {
 	st := e.live[id]
 	return st != nil && !st.g.noSpec
+}
+
+// draftCost is one drafted token's cost relative to a decode step, as the
+// adaptive policy takes it.
+func (e *Engine) draftCost() float64 {
+	switch {
+	case e.cfg.Spec.DraftCost > 0:
+		return e.cfg.Spec.DraftCost + verifyCost
+	case e.drafter != nil:
+		return e.passCost + verifyCost
+	}
+	return verifyCost
+}
+
+// measure folds a step's draft passes (the drafter's last propose) into
+// e.passCost: one pass's time over the step's forward.
+func (e *Engine) measure(forward float64) {
+	d := e.drafter
+	if d == nil || d.passes == 0 || forward <= 0 {
+		return
+	}
+	obs := d.passTime.Seconds() / float64(d.passes) / forward
+	if e.passCost == 0 {
+		e.passCost = obs
+	} else {
+		e.passCost = costDecay*e.passCost + (1-costDecay)*obs
+	}
 }
 
 // countDrafts adds a step's drafts to the counters: accepted[i] of

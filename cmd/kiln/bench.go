@@ -133,7 +133,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	case "prefix":
-		if err := only("prompt", "parallel", "streams", "long-prompt", "spec", "draft", "prompt-repeat"); err != nil {
+		if err := only("prompt", "parallel", "streams", "long-prompt", "spec", "draft", "spec-adaptive", "prompt-repeat"); err != nil {
 			return err
 		}
 		if *prefixLen < 1 || *suffixLen < 1 {
@@ -143,7 +143,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 			return usageErrorf("--requests %d: want 1 up to %d", *requests, maxParallel)
 		}
 	case "gap":
-		if err := only("prompt", "parallel", "prefix-len", "suffix-len", "requests", "spec", "draft", "prompt-repeat"); err != nil {
+		if err := only("prompt", "parallel", "prefix-len", "suffix-len", "requests", "spec", "draft", "spec-adaptive", "prompt-repeat"); err != nil {
 			return err
 		}
 		if err := checkParallel(*streams); err != nil {

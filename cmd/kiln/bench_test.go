@@ -94,6 +94,17 @@ func TestBenchSpecDraft(t *testing.T) {
 	if s := r.specReport; s.Method != "draft" || s.Drafts == 0 || s.AcceptanceRate < 0.95 || s.MeanAccepted <= 1 {
 		t.Errorf("spec report %+v in %s", s, out)
 	}
+	out, stderr, code = kiln(t, "bench", m, "--prompt", "16", "--gen", "24", "--threads", "1", "--json",
+		"--spec", "draft", "--draft", m, "--num-speculative-tokens", "4", "--spec-adaptive")
+	if code != 0 {
+		t.Fatalf("--spec-adaptive: exit %d: %s", code, stderr)
+	}
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatal(err)
+	}
+	if s := r.specReport; s.Drafts == 0 || s.AcceptanceRate < 0.95 {
+		t.Errorf("--spec-adaptive: spec report %+v in %s", s, out)
+	}
 	other := filepath.Join(dir, "other.gguf")
 	if _, stderr, code := kiln(t, "synth", other, "--arch", "llama", "--dim", "64", "--layers", "1", "--heads", "4",
 		"--kv-heads", "2", "--ffn", "128", "--vocab-size", "301", "--type", "Q8_0", "--seed", "3"); code != 0 {

@@ -14,13 +14,15 @@ import (
 
 // specFlags are speculative decoding's flags (vLLM's names where it has
 // them): --spec, --num-speculative-tokens, --spec-ngram-min,
-// --spec-ngram-max, --spec-max-seqs, --draft (llama.cpp's --model-draft).
+// --spec-ngram-max, --spec-max-seqs, --draft (llama.cpp's --model-draft),
+// --spec-adaptive.
 type specFlags struct {
 	method           *string
 	draft            *string
 	tokens           *int
 	ngramMin, ngMax  *int
 	maxSeqs          *int
+	adaptive         *bool
 	resolved         engine.Speculation // set by check
 	checked, enabled bool
 }
@@ -33,6 +35,7 @@ func addSpecFlags(fs *flag.FlagSet) *specFlags {
 		ngramMin: fs.Int("spec-ngram-min", spec.DefaultNGramMin, "--spec ngram: shortest n-gram looked up"),
 		ngMax:    fs.Int("spec-ngram-max", spec.DefaultNGramMax, "--spec ngram: longest n-gram looked up"),
 		maxSeqs:  fs.Int("spec-max-seqs", 4, "--spec: speculate only in steps that begin with at most this many running requests"),
+		adaptive: fs.Bool("spec-adaptive", false, "--spec: acceptance-aware policy: each request drafts as many tokens (up to --num-speculative-tokens) as its acceptance so far makes worth their measured cost, and pauses drafting when none is"),
 	}
 }
 
@@ -66,7 +69,7 @@ func (s *specFlags) check() error {
 	if err != nil || *s.ngramMin < 1 {
 		return usageErrorf("--spec-ngram-min %d, --spec-ngram-max %d: want 1 <= min <= max", *s.ngramMin, *s.ngMax)
 	}
-	s.resolved = engine.Speculation{Method: *s.method, Tokens: *s.tokens, NGram: g, MaxSeqs: *s.maxSeqs}
+	s.resolved = engine.Speculation{Method: *s.method, Tokens: *s.tokens, NGram: g, MaxSeqs: *s.maxSeqs, Adaptive: *s.adaptive}
 	s.enabled = true
 	return nil
 }
