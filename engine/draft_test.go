@@ -394,3 +394,32 @@ func TestDraftAdaptive(t *testing.T) {
 		t.Errorf("a draft always right: %d drafts of %d tokens, want about %d each", r.SpecDrafts, r.SpecDraftTokens, k)
 	}
 }
+
+// TestDraftShortContext: a draft model whose context is shorter than the
+// target's drafts only while its positions fit, and the output is the
+// same as without speculation.
+func TestDraftShortContext(t *testing.T) {
+	const vocab, bs = 16, 4
+	p := sample.Params{TopP: 1, RepetitionPenalty: 1, MaxTokens: 60}
+	req := engine.Request{Prompt: []int32{3, 1, 4, 1, 5, 9, 2, 6}, Params: p}
+	base, err := engine.NewBackend(&scripted.Model{VocabSize: vocab, Ctx: 256, BlockSize: bs, Next: hashLogits}, engine.Config{NumBlocks: 64, BlockSize: bs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := run(t, base, req)
+	base.Close()
+	cfg := engine.Config{NumBlocks: 64, BlockSize: bs, MaxBatchedTokens: 4,
+		Spec: engine.Speculation{Method: "draft", Tokens: 5, DraftBackend: &scripted.Model{VocabSize: vocab, Ctx: 30, BlockSize: bs, Next: hashLogits}}}
+	e, err := engine.NewBackend(&scripted.Model{VocabSize: vocab, Ctx: 256, BlockSize: bs, Next: hashLogits}, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	got := run(t, e, req)
+	if !slices.Equal(got.tokens, want.tokens) || got.final.Err != nil {
+		t.Errorf("tokens %v (%v)\n want %v", got.tokens, got.final.Err, want.tokens)
+	}
+	if st := e.Stats(); st.SpecDrafts == 0 || st.SpecAcceptedTokens != st.SpecDraftTokens || st.SpecDraftTokens > 30 {
+		t.Errorf("%d drafts, %d of %d accepted: want drafts only below position 30, all accepted", st.SpecDrafts, st.SpecAcceptedTokens, st.SpecDraftTokens)
+	}
+}

@@ -38,7 +38,13 @@ type Scheduler struct {
 	entry  map[*request]int // index in seqs of a running request's entry
 	events []Event
 	asks   []DraftAsk // a step's proposer call
-	askers []*request // the request of each ask
+	askers []asker    // the request of each ask
+}
+
+// asker is the request of a DraftAsk and the Max it was given.
+type asker struct {
+	r   *request
+	max int
 }
 
 // New returns a scheduler that places requests' KV in pool.
@@ -144,7 +150,7 @@ func (s *Scheduler) drop(r *request) {
 type DraftAsk struct {
 	ID     string
 	Tokens []int32 // the request's known tokens (prompt, then output); the last is this step's decode token
-	Max    int     // draft at most this many tokens (length limit and step budget), >= 1
+	Max    int     // draft at most this many tokens (length limit and step budget), >= 1; the proposer may lower it
 	// Table is the request's block table as this step's decode allocated
 	// it: it covers position len(Tokens)-1 (the decode token's) and may
 	// end there. A view of the pool's, valid during the call only.
@@ -361,15 +367,15 @@ func (s *Scheduler) drafts(seqs []Seq, copies [][]kvcache.Copy, budget int) int 
 		}
 		budget -= m
 		asks = append(asks, DraftAsk{ID: r.ID, Tokens: r.tokens, Max: m, Table: seqs[i].Table, Copies: copies[i]})
-		who = append(who, r)
+		who = append(who, asker{r, m})
 	}
 	if len(asks) > 0 {
 		s.propose(asks)
 	}
 	for j, a := range asks {
-		r := who[j]
-		budget += a.Max
-		draft := cut(r, a.Draft, a.Max)
+		r, m := who[j].r, who[j].max
+		budget += m
+		draft := cut(r, a.Draft, min(a.Max, m)) // the proposer may have lowered Max
 		if len(draft) == 0 {
 			continue
 		}
