@@ -45,13 +45,14 @@ import (
 // target verifies every drafted token, so the output never depends on the
 // draft.
 type drafter struct {
-	b         runner.Backend // the draft model over its store (numBlocks + scratch blocks)
-	k         int            // drafted tokens per request and step
-	bs        int            // block size, the target's
-	numBlocks int            // the target's: scratch ids start here
-	perAsk    int            // scratch blocks one ask may need
-	maxAsks   int            // asks drafted in one step (the scratch blocks' bound)
-	ctx       int            // the draft's context: positions it can hold
+	b         runner.Backend   // the draft model over its store (numBlocks + scratch blocks)
+	k         int              // drafted tokens per request and step
+	bs        int              // block size, the target's
+	numBlocks int              // the target's: scratch ids start here
+	perAsk    int              // scratch blocks one ask may need
+	maxAsks   int              // asks drafted in one step (the scratch blocks' bound)
+	ctx       int              // the draft's context: positions it can hold
+	now       func() time.Time // Config.Now: the clock of DraftTime
 
 	kv      map[string]int        // live request -> positions with the draft's KV of committed tokens
 	copied  map[kvcache.Copy]bool // this step's block copies already applied to the draft's store
@@ -91,7 +92,7 @@ func scratchBlocks(k, blockSize int) int { return (k - 1 + blockSize - 1) / bloc
 func newDrafter(cfg *Config, vocab int) (*drafter, error) {
 	s := &cfg.Spec
 	d := &drafter{k: s.Tokens, bs: cfg.BlockSize, numBlocks: cfg.NumBlocks, perAsk: scratchBlocks(s.Tokens, cfg.BlockSize),
-		maxAsks: min(s.MaxSeqs, cfg.MaxSeqs), kv: map[string]int{}, copied: map[kvcache.Copy]bool{}}
+		maxAsks: min(s.MaxSeqs, cfg.MaxSeqs), now: cfg.Now, kv: map[string]int{}, copied: map[kvcache.Copy]bool{}}
 	switch {
 	case s.DraftBackend != nil:
 		d.b = s.DraftBackend
@@ -146,9 +147,9 @@ func (d *drafter) propose(asks []sched.DraftAsk, wants func(id string) bool) {
 	if len(d.pending) == 0 {
 		return
 	}
-	t0 := time.Now()
+	t0 := d.now()
 	defer func() {
-		d.passTime = time.Since(t0)
+		d.passTime = d.now().Sub(t0)
 		d.time += d.passTime
 	}()
 	for pass := 1; ; pass++ {
@@ -265,9 +266,9 @@ func (d *drafter) prefill(plan *sched.Plan, decode func(q *sched.Seq) bool) erro
 	if len(b.Tokens) == 0 {
 		return nil
 	}
-	t0 := time.Now()
+	t0 := d.now()
 	_, err := d.b.Forward(b)
-	d.time += time.Since(t0)
+	d.time += d.now().Sub(t0)
 	if err != nil {
 		return fmt.Errorf("engine: draft model: %w", err)
 	}
