@@ -52,12 +52,14 @@
 // rounds keep and prune them; the best N sequences are delivered at the
 // end, as token events and a final event each (with Event.CumLogprob).
 //
-// Speculative decoding (Config.Spec, spec.go): n-gram prompt lookup
-// drafts k tokens per decoding request in steps that begin with few
-// running requests; the drafts are verified in the same ragged batch and
-// accepted tokens arrive as token events like any other. Output is
-// unchanged, token for token, greedy or seeded (Stats counts drafts and
-// acceptance).
+// Speculative decoding (Config.Spec, spec.go): n-gram prompt lookup or a
+// draft model (draft.go) drafts k tokens per decoding request in steps
+// that begin with few running requests; the drafts are verified in the
+// same ragged batch and accepted tokens arrive as token events like any
+// other. Output is unchanged, token for token, greedy or seeded (Stats
+// counts drafts and acceptance). The draft model's KV lives in a store of
+// its own under the target's block ids (plus a few scratch blocks), so
+// the block manager, prefix cache and copy-on-write serve both models.
 //
 // Prompt logits (Request.PromptLogits): the raw logit rows of the
 // prompt's last positions ride on the first token event; those positions

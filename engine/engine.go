@@ -95,7 +95,9 @@ type Engine struct {
 	spare    []*group               // the inbox's other buffer
 	stalled  bool                   // the last plan was empty: wait for a wake-up
 	specStep bool                   // this step speculates (spec.go)
-	draft    []int32                // propose's scratch
+	draft    []int32                // propose's scratch (n-gram)
+	drafter  *drafter               // the draft model (Speculation.Draft); nil for other methods
+	passCost float64                // a draft pass's measured time over a step's forward (policy.go)
 	ctr      Counters
 
 	mu      sync.Mutex // guards the fields below
@@ -171,6 +173,11 @@ func build(r *runner.Runner, cfg Config) (*Engine, error) {
 	if cfg.Tokenizer != nil {
 		e.eog = cfg.Tokenizer.EOG()
 	}
+	if cfg.Spec.Method == "draft" {
+		if e.drafter, err = newDrafter(&e.cfg, r.Vocab()); err != nil {
+			return nil, err
+		}
+	}
 	if cfg.Spec.Method != "" {
 		s.SetProposer(e.propose)
 	}
@@ -244,7 +251,7 @@ func (e *Engine) Submit(ctx context.Context, req Request) (<-chan Event, error) 
 		g.beam = bs
 	}
 	for i := range n {
-		st := &stream{g: g, index: i}
+		st := &stream{g: g, index: i, spec: newSpecRecord()}
 		if g.beam == nil {
 			p := req.Params
 			if p.Seed != nil {

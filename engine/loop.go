@@ -124,6 +124,9 @@ func (e *Engine) admit(g *group) {
 func (e *Engine) end(st *stream, reason FinishReason, err error) {
 	e.sched.Abort(st.id)
 	e.runner.Remove(st.id)
+	if e.drafter != nil {
+		e.drafter.forget(st.id)
+	}
 	delete(e.live, st.id)
 	if reason == Abort {
 		e.ctr.Aborted++
@@ -151,9 +154,19 @@ func (e *Engine) endGroup(g *group, reason FinishReason, err error) {
 func (e *Engine) step() {
 	start := e.cfg.Now()
 	e.specStep = e.speculating()
+	if d := e.drafter; d != nil {
+		clear(d.copied)
+		d.pending = d.pending[:0]
+	}
 	plan := e.sched.Schedule()
 	if len(plan.Seqs) == 0 {
 		e.stalled = true // nothing fits now (not expected): sleep until something changes
+		return
+	}
+	if d := e.drafter; d != nil && d.err != nil {
+		err := d.err
+		d.err = nil
+		e.fail(plan.Seqs, err)
 		return
 	}
 	e.ctr.Steps++
@@ -181,13 +194,32 @@ func (e *Engine) step() {
 	}
 	e.ctr.ForwardTime += out.Forward
 	e.ctr.SampleTime += out.Sample
+	if d := e.drafter; d != nil {
+		decode := func(q *sched.Seq) bool {
+			st := e.live[q.ID]
+			return st == nil || len(q.Tokens) == 1 && q.Sample && q.Start >= len(st.g.req.Prompt)
+		}
+		if err := d.prefill(&plan, decode); err != nil {
+			e.fail(plan.Seqs, err)
+			return
+		}
+	}
 	for i, q := range plan.Seqs {
 		e.ctr.countDrafts(q.Draft, out.Accepted[i])
+		if st := e.live[q.ID]; st != nil {
+			st.spec.observe(q.Draft, int(out.Accepted[i]))
+		}
 	}
+	e.measure(out.Forward.Seconds())
 	events, err := e.sched.UpdateDrafts(plan, out.Tokens, out.Accepted)
 	if err != nil {
 		e.fail(plan.Seqs, err)
 		return
+	}
+	if d := e.drafter; d != nil {
+		d.update(&plan, out.Accepted, func(id string) bool { return e.live[id] != nil })
+		e.ctr.DraftTime += d.time
+		d.time = 0
 	}
 
 	// One event per sample: ev.Sample indexes out (sequences, then forks).

@@ -1,14 +1,22 @@
 package engine
 
 import (
+	"cmp"
 	"fmt"
 
+	"kiln/model"
+	"kiln/runner"
+	"kiln/sched"
 	"kiln/spec"
 )
 
 // Speculative decoding (Config.Spec). Each step that speculates, every
 // running request that decodes and has not opted out (Request.NoSpec)
-// gets a draft of up to Tokens tokens from the proposer; its part of the
+// gets a draft of up to Tokens tokens from the proposer (one call per
+// step for all of them, sched.Proposer): n-gram prompt lookup
+// (Method "ngram", spec.NGram) or a draft model (Method "draft",
+// draft.go: a small model of the same vocabulary, greedy, every
+// request's passes batched, its KV kept in the target's block ids); its part of the
 // step's ragged batch is then its last known token and the draft, a
 // (k+1)-token chunk beside the other requests' decode tokens and prompt
 // chunks. The runner samples the k+1 rows in turn with the request's own
@@ -28,8 +36,14 @@ import (
 // compute-bound and rejected drafts would be pure waste. Drafts take
 // only the blocks and step budget left after every running request's
 // token and the admissions (sched.Scheduler.SetProposer): a draft never
-// preempts nor delays another request. Acceptance is not yet part of the
-// rule (Counters report it).
+// preempts nor delays another request. With Speculation.Adaptive each
+// request's own acceptance also decides (policy.go): it drafts the number
+// of tokens its acceptance record makes worth their cost, or nothing for
+// a doubling backoff when no draft would pay; without it every draft is
+// up to Tokens long (Counters report acceptance either way). A draft model's cost is the draft forwards
+// (Counters.DraftTime): k one-row passes per speculating step, plus its
+// share of every prompt chunk (which runs through the draft in all steps,
+// so that speculation can start at once when the batch thins out).
 
 // MaxSpecTokens bounds Speculation.Tokens (and the length of
 // Counters.SpecAcceptedAt).
@@ -37,10 +51,41 @@ const MaxSpecTokens = 16
 
 // Speculation configures speculative decoding; the zero value is off.
 type Speculation struct {
-	Method  string     // "" (off) or "ngram" (prompt lookup, spec.NGram)
+	Method  string     // "" (off), "ngram" (prompt lookup, spec.NGram) or "draft" (a draft model, draft.go)
 	Tokens  int        // k: drafted tokens per request and step, 1 to MaxSpecTokens; 0 means 4
 	NGram   spec.NGram // n-gram lengths (zero: spec's defaults, 1 to 4)
 	MaxSeqs int        // speculate in steps that begin with at most this many running requests; 0 means 4
+
+	// Method "draft": the draft model, with the target's vocabulary. The
+	// engine drives it (it must not be used elsewhere until Close) over a
+	// KV store of its own: Config.NumBlocks blocks of Config.BlockSize
+	// slots, the target's ids, plus a few scratch blocks, so the KV
+	// memory of one block id is the target's KVBytesPerBlock plus the
+	// draft's (size NumBlocks from their sum: DraftBytesPerBlock). Load it
+	// with the target's worker pool (model.Options.Pool) so the two share
+	// the cores.
+	Draft *model.Model
+	// Adaptive turns on the acceptance-aware policy (policy.go): each
+	// request drafts the number of tokens, up to Tokens, that its
+	// acceptance so far makes worth their cost, and stops drafting (for a
+	// growing backoff) when none is.
+	Adaptive bool
+	// DraftCost, if positive, is one drafted token's cost relative to a
+	// decode step that the adaptive policy assumes; 0: measured (the draft
+	// model's passes over the target's forwards; n-gram costs nothing).
+	DraftCost float64
+
+	// DraftBackend replaces Draft with any runner.Backend (a scripted
+	// model in tests): it must accept block ids up to Config.NumBlocks
+	// plus the scratch blocks (ScratchBlocks).
+	DraftBackend runner.Backend
+}
+
+// ScratchBlocks is how many blocks past Config.NumBlocks the draft
+// model's store holds (cfg filled or not: zero values are defaults).
+func (s Speculation) ScratchBlocks(blockSize, maxSeqs int) int {
+	k, ms := cmp.Or(s.Tokens, 4), cmp.Or(s.MaxSeqs, 4)
+	return min(ms, cmp.Or(maxSeqs, 64)) * scratchBlocks(k, cmp.Or(blockSize, 16))
 }
 
 // fill checks s and sets its defaults.
@@ -49,8 +94,12 @@ func (s *Speculation) fill() error {
 	case "":
 		return nil
 	case "ngram":
+	case "draft":
+		if s.Draft == nil && s.DraftBackend == nil {
+			return fmt.Errorf("engine: speculative method draft needs Speculation.Draft")
+		}
 	default:
-		return fmt.Errorf("engine: speculative method %q; want ngram", s.Method)
+		return fmt.Errorf("engine: speculative method %q; want ngram or draft", s.Method)
 	}
 	if s.Tokens == 0 {
 		s.Tokens = 4
@@ -58,7 +107,7 @@ func (s *Speculation) fill() error {
 	if s.MaxSeqs == 0 {
 		s.MaxSeqs = 4
 	}
-	if s.Tokens < 1 || s.Tokens > MaxSpecTokens || s.MaxSeqs < 0 {
+	if s.Tokens < 1 || s.Tokens > MaxSpecTokens || s.MaxSeqs < 0 || !(s.DraftCost >= 0 && s.DraftCost < 1e6) {
 		return fmt.Errorf("engine: speculation %+v: want 1 to %d tokens and MaxSeqs >= 0", *s, MaxSpecTokens)
 	}
 	g, err := s.NGram.Resolved()
@@ -75,19 +124,68 @@ func (e *Engine) speculating() bool {
 	return e.cfg.Spec.Method != "" && e.sched.NumRunning() <= e.cfg.Spec.MaxSeqs
 }
 
-// propose is the scheduler's sched.Proposer: the draft of live request id
-// in a speculating step (e.specStep), nil otherwise. tokens are its
-// prompt and output; the draft is e's scratch, copied by the scheduler.
-func (e *Engine) propose(id string, tokens []int32, max int) []int32 {
+// propose is the scheduler's sched.Proposer: in a speculating step
+// (e.specStep), drafts for every live request that has not opted out.
+func (e *Engine) propose(asks []sched.DraftAsk) {
 	if !e.specStep {
-		return nil
+		return
 	}
+	if e.cfg.Spec.Adaptive {
+		c := e.draftCost()
+		for i := range asks {
+			if st := e.live[asks[i].ID]; st != nil && !st.g.noSpec {
+				asks[i].Max = min(asks[i].Max, st.spec.tokens(e.cfg.Spec.Tokens, c))
+			}
+		}
+	}
+	if e.drafter != nil {
+		e.drafter.propose(asks, e.wants)
+		return
+	}
+	e.draft = e.draft[:0]
+	for i := range asks {
+		a := &asks[i]
+		if !e.wants(a.ID) || a.Max < 1 {
+			continue
+		}
+		// Every draft in one scratch slice: the scheduler copies them.
+		at := len(e.draft)
+		e.draft = e.cfg.Spec.NGram.Propose(e.draft, a.Tokens, min(a.Max, e.cfg.Spec.Tokens))
+		a.Draft = e.draft[at:len(e.draft):len(e.draft)]
+	}
+}
+
+// wants reports whether live request id may speculate (not opted out).
+func (e *Engine) wants(id string) bool {
 	st := e.live[id]
-	if st == nil || st.g.noSpec {
-		return nil
+	return st != nil && !st.g.noSpec
+}
+
+// draftCost is one drafted token's cost relative to a decode step, as the
+// adaptive policy takes it.
+func (e *Engine) draftCost() float64 {
+	switch {
+	case e.cfg.Spec.DraftCost > 0:
+		return e.cfg.Spec.DraftCost + verifyCost
+	case e.drafter != nil:
+		return e.passCost + verifyCost
 	}
-	e.draft = e.cfg.Spec.NGram.Propose(e.draft[:0], tokens, min(max, e.cfg.Spec.Tokens))
-	return e.draft
+	return verifyCost
+}
+
+// measure folds a step's draft passes (the drafter's last propose) into
+// e.passCost: one pass's time over the step's forward.
+func (e *Engine) measure(forward float64) {
+	d := e.drafter
+	if d == nil || d.passes == 0 || forward <= 0 {
+		return
+	}
+	obs := d.passTime.Seconds() / float64(d.passes) / forward
+	if e.passCost == 0 {
+		e.passCost = obs
+	} else {
+		e.passCost = costDecay*e.passCost + (1-costDecay)*obs
+	}
 }
 
 // countDrafts adds a step's drafts to the counters: accepted[i] of

@@ -28,6 +28,9 @@ type Counters struct {
 	// overhead (scheduling, batch building, block copies, sampling,
 	// bookkeeping, streaming).
 	StepTime, ForwardTime, SampleTime time.Duration
+	// DraftTime is the wall time of the draft model's forwards
+	// (Speculation.Draft: drafting and prompt catch-up), part of StepTime.
+	DraftTime time.Duration
 
 	// Speculative decoding (vLLM's spec_decode_num_drafts,
 	// num_draft_tokens, num_accepted_tokens and

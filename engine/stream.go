@@ -58,7 +58,8 @@ type stream struct {
 
 	usage   Usage
 	timings Timings
-	cum     float64 // a beam search completion's cumulative log-probability
+	cum     float64    // a beam search completion's cumulative log-probability
+	spec    specRecord // its drafts' acceptance (Speculation.Adaptive)
 }
 
 // token delivers one sampled token (with the prompt's logit rows, if

@@ -100,6 +100,28 @@ func (p *Pool) cancelPrefetch() {
 	}
 }
 
+// Forget cancels the background prefetch and returns once no worker will
+// read the memory it was given: call it before freeing weights that this
+// pool may have been prefetching while the pool lives on (a model that
+// shared another's pool, closing). A closed pool has nothing to forget.
+func (p *Pool) Forget() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed.Load() || p.threads == 1 {
+		return
+	}
+	p.cancelPrefetch()
+	// An empty job every worker takes part in: worker 1 leaves its
+	// prefetch for it (it checks for a job between chunks), and after it
+	// sees the cancelled epoch before it touches the old bytes again.
+	p.dispatch(2*p.threads, 1, false, noTask{})
+}
+
+// noTask does nothing (Forget's job).
+type noTask struct{}
+
+func (noTask) Run(worker, lo, hi int) {}
+
 // spinIters bounds how long an idle worker (or the caller waiting for
 // workers) polls before parking: about 20-50 µs on current CPUs.
 const spinIters = 20000

@@ -20,6 +20,11 @@ type Options struct {
 	// they are instead of repacking them on every call (results are
 	// unchanged, bit for bit).
 	NoRepack bool
+	// Pool, if set, is the worker pool to run on instead of a new one of
+	// Threads workers (a draft model shares its target's: the two never
+	// run at once, and the cores are not oversubscribed). The caller
+	// closes it after every model on it; Close leaves it running.
+	Pool *kernels.Pool
 }
 
 // Model is a loaded transformer ready to run Forward. Its weights point into
@@ -30,6 +35,7 @@ type Model struct {
 	Weights *Weights
 
 	pool    *kernels.Pool
+	ownPool bool      // Close closes pool (not Options.Pool)
 	files   io.Closer // the safetensors mapping LoadHF opened; nil for Load
 	rope    kernels.RoPE
 	scratch scratch
@@ -68,7 +74,10 @@ func newModel(cfg Config, w *Weights, opts Options, evict func([]byte)) (*Model,
 	if err := m.rope.Validate(); err != nil {
 		return nil, fmt.Errorf("model: %w", err)
 	}
-	m.pool = kernels.NewPool(opts.Threads)
+	m.pool, m.ownPool = opts.Pool, opts.Pool == nil
+	if m.ownPool {
+		m.pool = kernels.NewPool(opts.Threads)
+	}
 	if !opts.NoRepack {
 		// One matrix at a time, and the file's pages of its rows leave the
 		// resident set right after (they are not read again, but for a last
@@ -79,7 +88,9 @@ func newModel(cfg Config, w *Weights, opts Options, evict func([]byte)) (*Model,
 		for _, w := range m.matrices() {
 			if err := m.pool.Repack(w); err != nil {
 				kernels.Unpack(m.matrices()...)
-				m.pool.Close()
+				if m.ownPool {
+					m.pool.Close()
+				}
 				return nil, fmt.Errorf("model: %w (Options.NoRepack loads without repacking)", err)
 			}
 			if w.Repacked() && !(cfg.Tied && w == &m.Weights.Output) {
@@ -105,13 +116,20 @@ func (m *Model) matrices() []*kernels.Matrix {
 
 // Close stops the model's worker threads and frees repacked weights.
 func (m *Model) Close() {
-	m.pool.Close()
+	if m.ownPool {
+		m.pool.Close()
+	} else {
+		m.pool.Forget() // the pool lives on: it must not prefetch freed weights
+	}
 	kernels.Unpack(m.matrices()...)
 	if m.files != nil {
 		m.files.Close()
 		m.files = nil
 	}
 }
+
+// Pool is m's worker pool (Options.Pool shares it with another model).
+func (m *Model) Pool() *kernels.Pool { return m.pool }
 
 // Threads is the number of worker threads Forward uses.
 func (m *Model) Threads() int { return m.pool.Threads() }

@@ -21,6 +21,10 @@ type Backend interface {
 	CopyBlock(src, dst int) error
 }
 
+// ModelBackend is model m over its KV store kv (what New runs; the
+// engine's draft model runs on one too).
+func ModelBackend(m *model.Model, kv *model.KVStore) Backend { return modelBackend{m, kv} }
+
 // modelBackend is a model over its KV store.
 type modelBackend struct {
 	m  *model.Model

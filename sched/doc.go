@@ -35,7 +35,10 @@
 // on each is an ordinary request. Completions not yet forked count
 // against MaxSeqs from their parent's admission.
 //
-// Speculative decoding (SetProposer): a decoding request's step may carry
+// Speculative decoding (SetProposer): the proposer is asked once per step
+// for every decoding request (DraftAsk: its tokens, the most it may
+// draft, its block table and copy-on-write copies, for a draft model that
+// writes KV under the same block ids); a decoding request's step may carry
 // its last known token and a drafted continuation (Seq.Draft); the runner
 // reports how many drafted tokens it accepted and UpdateDrafts commits
 // those, rolls the rest back (kvcache.Pool.Truncate) and emits one event

@@ -56,15 +56,20 @@ func drive(t testing.TB, data []byte) {
 		return int(b)
 	}
 	if speculate {
-		s.SetProposer(func(id string, tokens []int32, max int) []int32 {
-			if max <= 0 {
-				fail("%s: asked for a draft of at most %d tokens", id, max)
+		s.SetProposer(func(asks []DraftAsk) {
+			for i := range asks {
+				a := &asks[i]
+				if a.Max <= 0 {
+					fail("%s: asked for a draft of at most %d tokens", a.ID, a.Max)
+				}
+				if need := (len(a.Tokens) + s.pool.BlockSize() - 1) / s.pool.BlockSize(); len(a.Table) < need {
+					fail("%s: ask's table of %d blocks does not cover its %d tokens", a.ID, len(a.Table), len(a.Tokens))
+				}
+				a.Draft = make([]int32, next()%6) // may exceed Max: the scheduler cuts it
+				for j := range a.Draft {
+					a.Draft[j] = int32(next() % 4)
+				}
 			}
-			d := make([]int32, next()%6)
-			for i := range d {
-				d[i] = int32(next() % 4)
-			}
-			return d
 		})
 	}
 	stems := [][]int32{{1, 2, 1, 2, 1, 2, 1, 2, 1, 2}, {3, 1, 3, 1, 3, 1, 3}}

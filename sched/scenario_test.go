@@ -64,10 +64,12 @@ func runScript(t *testing.T, script string) string {
 	var s *Scheduler
 	var pool *kvcache.Pool
 	drafts := map[string][]int32{}
-	propose := func(id string, _ []int32, max int) []int32 {
-		d := drafts[id]
-		delete(drafts, id)
-		return d[:min(len(d), max)]
+	propose := func(asks []DraftAsk) {
+		for i := range asks {
+			a := &asks[i]
+			a.Draft = drafts[a.ID]
+			delete(drafts, a.ID)
+		}
 	}
 	for ln, line := range strings.Split(script, "\n") {
 		line = strings.TrimSpace(line)

@@ -37,6 +37,14 @@ type Scheduler struct {
 	runs   []*request       // the running queue as the step began
 	entry  map[*request]int // index in seqs of a running request's entry
 	events []Event
+	asks   []DraftAsk // a step's proposer call
+	askers []asker    // the request of each ask
+}
+
+// asker is the request of a DraftAsk and the Max it was given.
+type asker struct {
+	r   *request
+	max int
 }
 
 // New returns a scheduler that places requests' KV in pool.
@@ -136,37 +144,55 @@ func (s *Scheduler) drop(r *request) {
 	r.Forks = nil
 }
 
-// Proposer drafts up to max tokens to follow tokens (the known tokens of
-// running request id: prompt, then output) for speculative decoding. It
-// returns nil to not speculate (policy, opt-out); the scheduler copies
-// the draft, so the result may be the proposer's scratch.
-type Proposer func(id string, tokens []int32, max int) []int32
+// DraftAsk is one running request's part of a Proposer call: the
+// scheduler fills ID, Tokens, Max, Table and Copies; the proposer sets
+// Draft.
+type DraftAsk struct {
+	ID     string
+	Tokens []int32 // the request's known tokens (prompt, then output); the last is this step's decode token
+	Max    int     // draft at most this many tokens (length limit and step budget), >= 1; the proposer may lower it
+	// Table is the request's block table as this step's decode allocated
+	// it: it covers position len(Tokens)-1 (the decode token's) and may
+	// end there. A view of the pool's, valid during the call only.
+	Table []int32
+	// Copies are the copy-on-write block copies the step makes for this
+	// request's table (applied to the target's KV by the runner after
+	// Schedule returns): a proposer that writes KV into Table's blocks
+	// must apply them to its own store first.
+	Copies []kvcache.Copy
+	// Draft is the proposal (nil: none); the scheduler copies it, so it
+	// may be the proposer's scratch.
+	Draft []int32
+}
 
-// SetProposer makes Schedule ask p for a draft for each running request
-// that decodes an output token (not the prompt's last, not beam members): the request's step then carries its
-// last known token and the draft (Seq.Draft), and UpdateDrafts takes how
-// many drafted tokens the runner accepted. A draft is cut before its
-// first stop token and to what the request's length limit and the step's
-// token budget allow. Drafts are added last, after the running requests'
-// tokens and the admissions, only where blocks and budget are left over:
-// a draft never preempts nor delays a request. nil turns speculation off.
+// Proposer drafts continuations for speculative decoding: one call per
+// step with every candidate request (asks, the scheduler's scratch, valid
+// during the call). It sets asks[i].Draft to up to asks[i].Max tokens to
+// follow asks[i].Tokens, or leaves it nil not to speculate (policy,
+// opt-out). One call lets a draft model run every request's passes
+// batched together.
+type Proposer func(asks []DraftAsk)
+
+// SetProposer makes Schedule ask p for drafts for the running requests
+// that decode an output token (not the prompt's last, not beam members):
+// such a request's step then carries its last known token and the draft
+// (Seq.Draft), and UpdateDrafts takes how many drafted tokens the runner
+// accepted. Max is what the request's length limit allows (the accepted
+// draft and the sample after it must fit) and what is left of the step's
+// token budget, taken greedily in running order. A draft is cut before
+// its first stop token and to Max. Drafts are added last, after the
+// running requests' tokens and the admissions, only where blocks are left
+// over (a request whose draft does not fit goes without): a draft never
+// preempts nor delays a request. nil turns speculation off.
 func (s *Scheduler) SetProposer(p Proposer) { s.propose = p }
 
-// draft is r's proposed tokens for this step (nil: none), at most budget-1.
-func (s *Scheduler) draft(r *request, budget int) []int32 {
-	if s.propose == nil || r.Beam || r.output() == 0 {
-		return nil // beams; a prompt's last token (its row may feed forks)
-	}
-	// The accepted draft and the sample after it must fit r's length limit.
-	m := min(r.maxLen-len(r.tokens)-1, budget-1)
-	if m <= 0 {
-		return nil
-	}
-	d := s.propose(r.ID, r.tokens, m)
-	d = d[:min(len(d), m)]
+// cut is d cut to max tokens and before its first stop token of r (a
+// stop token ends r: its own sample decides it).
+func cut(r *request, d []int32, max int) []int32 {
+	d = d[:min(len(d), max)]
 	for i, t := range d {
 		if slices.Contains(r.Stop, t) {
-			return d[:i] // a stop token ends r: its own sample decides it
+			return d[:i]
 		}
 	}
 	return d
@@ -300,28 +326,8 @@ func (s *Scheduler) Schedule() Plan {
 	// Drafts go to decodes once every running request has its blocks and
 	// the waiting ones were admitted, so they take only what is left over
 	// and never cause a preemption or delay an admission.
-	for _, r := range s.running {
-		i, ok := s.entry[r]
-		if !ok || s.propose == nil {
-			continue
-		}
-		q := &seqs[i]
-		if len(q.Tokens) != 1 || !q.Sample {
-			continue // not a decode
-		}
-		draft := s.draft(r, budget+1)
-		if len(draft) == 0 {
-			continue
-		}
-		if _, ok := s.pool.CanAllocate(r.ID, r.tokens, 1+len(draft)); !ok {
-			continue
-		}
-		// The decode's Allocate made the partial block private already:
-		// growing the table copies nothing.
-		s.pool.Allocate(r.ID, r.tokens, 1+len(draft))
-		r.chunk = append(append(r.chunk[:0], q.Tokens...), draft...)
-		q.Tokens, q.Draft, q.Table = r.chunk, len(draft), s.pool.TableView(r.ID)
-		budget -= len(draft)
+	if s.propose != nil {
+		budget = s.drafts(seqs, copies, budget)
 	}
 	for i, q := range seqs {
 		if q.Tokens == nil { // undone by a preemption
@@ -339,6 +345,55 @@ func (s *Scheduler) Schedule() Plan {
 	clear(copies)
 	s.seqs, s.copies, s.plan = seqs, copies, plan
 	return plan
+}
+
+// drafts asks the proposer for the drafts of this step's decodes (seqs,
+// copies: the step's entries so far) within budget tokens, allocates
+// those that fit and returns the budget left.
+func (s *Scheduler) drafts(seqs []Seq, copies [][]kvcache.Copy, budget int) int {
+	asks, who := s.asks[:0], s.askers[:0]
+	for _, r := range s.running {
+		i, ok := s.entry[r]
+		if !ok || r.Beam || r.output() == 0 {
+			continue // beams; a prompt's last token (its row may feed forks)
+		}
+		if q := &seqs[i]; len(q.Tokens) != 1 || !q.Sample {
+			continue // not a decode
+		}
+		// The accepted draft and the sample after it must fit r's length limit.
+		m := min(r.maxLen-len(r.tokens)-1, budget)
+		if m <= 0 {
+			continue
+		}
+		budget -= m
+		asks = append(asks, DraftAsk{ID: r.ID, Tokens: r.tokens, Max: m, Table: seqs[i].Table, Copies: copies[i]})
+		who = append(who, asker{r, m})
+	}
+	if len(asks) > 0 {
+		s.propose(asks)
+	}
+	for j, a := range asks {
+		r, m := who[j].r, who[j].max
+		budget += m
+		draft := cut(r, a.Draft, min(a.Max, m)) // the proposer may have lowered Max
+		if len(draft) == 0 {
+			continue
+		}
+		if _, ok := s.pool.CanAllocate(r.ID, r.tokens, 1+len(draft)); !ok {
+			continue
+		}
+		// The decode's Allocate made the partial block private already:
+		// growing the table copies nothing.
+		s.pool.Allocate(r.ID, r.tokens, 1+len(draft))
+		q := &seqs[s.entry[r]]
+		r.chunk = append(append(r.chunk[:0], q.Tokens...), draft...)
+		q.Tokens, q.Draft, q.Table = r.chunk, len(draft), s.pool.TableView(r.ID)
+		budget -= len(draft)
+	}
+	clear(asks)
+	clear(who)
+	s.asks, s.askers = asks[:0], who[:0]
+	return budget
 }
 
 // victim is the running request to preempt among those ok accepts (all

@@ -223,3 +223,35 @@ func TestSyntheticVocab(t *testing.T) {
 		t.Error("SyntheticVocab accepted fewer tokens than the byte fallback needs")
 	}
 }
+
+// TestResidualScale: Spec.ResidualScale scales the spread of the output
+// projections alone (the other tensors, and a same-seed model with fewer
+// layers, keep their distributions), and bad scales are refused.
+func TestResidualScale(t *testing.T) {
+	s := Spec{Arch: "llama", Dim: 64, Layers: 2, Heads: 4, FFN: 128, VocabSize: 300}
+	base, err := s.Tensors()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.ResidualScale = 0.25
+	scaled, err := s.Tensors()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, b := range base {
+		c := scaled[i]
+		want := b.Std
+		if strings.HasSuffix(b.Name, "attn_output.weight") || strings.HasSuffix(b.Name, "ffn_down.weight") {
+			want *= 0.25
+		}
+		if c.Name != b.Name || c.Std != want || c.Mean != b.Mean {
+			t.Errorf("%s: std %v mean %v, want %v %v", c.Name, c.Std, c.Mean, want, b.Mean)
+		}
+	}
+	for _, bad := range []float64{-1, math.NaN(), 1e9} {
+		s.ResidualScale = bad
+		if err := s.Validate(); err == nil || !strings.Contains(err.Error(), "residual-scale") {
+			t.Errorf("residual scale %v: %v", bad, err)
+		}
+	}
+}

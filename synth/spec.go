@@ -25,6 +25,16 @@ type Spec struct {
 	NormEps   float64 `json:"norm_eps"`       // attention.layer_norm_rms_epsilon; 0 means 1e-5
 	Tied      bool    `json:"tied"`           // no output.weight: the output projection is token_embd
 
+	// ResidualScale, when set, multiplies the spread of every block's
+	// output projections (attn_output, ffn_down): below 1 the residual
+	// branches add less to the stream, so the embedding-to-head path
+	// dominates the logits and a model made from the same seed with fewer
+	// layers predicts much like the full one. A benchmark device for
+	// draft-model speculative decoding on random weights (real drafts
+	// agree with their targets because both learned the same text); 0
+	// means 1, the default distributions.
+	ResidualScale float64 `json:"residual_scale,omitempty"`
+
 	// RopeScaling, when set (llama only), is Llama 3's frequency scaling,
 	// written as the rope_freqs.weight tensor as convert_hf_to_gguf.py does.
 	RopeScaling *Llama3Rope `json:"llama3_rope,omitempty"`
@@ -88,6 +98,9 @@ func (s Spec) Validate() error {
 		if f.v <= 0 || f.v > maxDim {
 			bad("%s is %d, want 1..%d", f.name, f.v, maxDim)
 		}
+	}
+	if s.ResidualScale < 0 || s.ResidualScale > 1e3 || math.IsNaN(s.ResidualScale) {
+		bad("residual-scale is %v, want 0 (default) up to 1000", s.ResidualScale)
 	}
 	if d.KVHeads <= 0 || d.KVHeads > maxDim {
 		bad("kv-heads is %d, want 1..%d", s.KVHeads, maxDim)

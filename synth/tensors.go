@@ -59,6 +59,10 @@ func (s Spec) Tensors() ([]Tensor, error) {
 	ffn, hd := uint64(s.FFN), uint64(s.HeadDim)
 
 	proj := func(fanIn uint64) float64 { return 1 / math.Sqrt(float64(fanIn)) }
+	residual := 1.0 // Spec.ResidualScale
+	if s.ResidualScale > 0 {
+		residual = s.ResidualScale
+	}
 	// A V bias passes straight through attention (the weights sum to 1) into
 	// the residual stream, the same vector at every position: kept small so
 	// deep qwen2 models do not drift to one output whatever the input.
@@ -99,11 +103,11 @@ func (s Spec) Tensors() ([]Tensor, error) {
 		if s.Arch == "qwen3" {
 			ts = append(ts, norm(p+"attn_q_norm.weight", hd), norm(p+"attn_k_norm.weight", hd))
 		}
-		ts = append(ts, mat(p+"attn_output.weight", qDim, dim, proj(qDim)))
+		ts = append(ts, mat(p+"attn_output.weight", qDim, dim, residual*proj(qDim)))
 		ts = append(ts, norm(p+"ffn_norm.weight", dim))
 		ts = append(ts, mat(p+"ffn_gate.weight", dim, ffn, proj(dim)))
 		ts = append(ts, mat(p+"ffn_up.weight", dim, ffn, proj(dim)))
-		ts = append(ts, mat(p+"ffn_down.weight", ffn, dim, proj(ffn)))
+		ts = append(ts, mat(p+"ffn_down.weight", ffn, dim, residual*proj(ffn)))
 	}
 	ts = append(ts, norm("output_norm.weight", dim))
 	if !s.Tied {

@@ -90,7 +90,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	kvf := addKVPoolFlags(fs)
 	sf := addSpecFlags(fs)
 	fs.Usage = func() {
-		io.WriteString(stderr, "usage: kiln bench MODEL [--threads N] [--prompt 128] [--gen 64] [--parallel N] [--json] [--no-repack] [--type T [--pure]] [--spec ngram --num-speculative-tokens K]\n"+
+		io.WriteString(stderr, "usage: kiln bench MODEL [--threads N] [--prompt 128] [--gen 64] [--parallel N] [--json] [--no-repack] [--type T [--pure]] [--spec ngram|draft [--draft MODEL] --num-speculative-tokens K]\n"+
 			"       kiln bench MODEL --workload prefix [--prefix-len 1024] [--suffix-len 32] [--requests 16] [--gen 64] [--no-prefix-cache]\n"+
 			"       kiln bench MODEL --workload gap [--streams 8] [--long-prompt 2000] [--max-batched-tokens 256] [--gen 96]\n")
 		fs.PrintDefaults()
@@ -133,7 +133,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	case "prefix":
-		if err := only("prompt", "parallel", "streams", "long-prompt", "spec", "prompt-repeat"); err != nil {
+		if err := only("prompt", "parallel", "streams", "long-prompt", "spec", "draft", "spec-adaptive", "prompt-repeat"); err != nil {
 			return err
 		}
 		if *prefixLen < 1 || *suffixLen < 1 {
@@ -143,7 +143,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 			return usageErrorf("--requests %d: want 1 up to %d", *requests, maxParallel)
 		}
 	case "gap":
-		if err := only("prompt", "parallel", "prefix-len", "suffix-len", "requests", "spec", "prompt-repeat"); err != nil {
+		if err := only("prompt", "parallel", "prefix-len", "suffix-len", "requests", "spec", "draft", "spec-adaptive", "prompt-repeat"); err != nil {
 			return err
 		}
 		if err := checkParallel(*streams); err != nil {
@@ -212,12 +212,17 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	if perSeq > c.Context {
 		return fmt.Errorf("a prompt of %d tokens + --gen %d exceeds the model's context of %d", len(prompts[0]), *gen, c.Context)
 	}
-	numBlocks, blockSize, err := kvf.pool(c, false, perSeq, len(prompts))
+	sp, closeDraft, err := sf.loadDraft(m, nil, scheme, stderr)
+	if err != nil {
+		return err
+	}
+	defer closeDraft()
+	numBlocks, blockSize, err := kvf.pool(kvConfigs(c, sp), false, perSeq, len(prompts))
 	if err != nil {
 		return err
 	}
 	e, err := engine.New(m, engine.Config{NumBlocks: numBlocks, BlockSize: blockSize, MaxSeqs: len(prompts),
-		MaxBatchedTokens: cmp.Or(*maxBatched, max(512, *prompt)), NoPrefixCache: *noPrefixCache, Spec: sf.resolved})
+		MaxBatchedTokens: cmp.Or(*maxBatched, max(512, *prompt)), NoPrefixCache: *noPrefixCache, Spec: sp})
 	if err != nil {
 		return err
 	}

@@ -50,7 +50,7 @@ func runGap(stdout io.Writer, asJSON bool, m *model.Model, kvf *kvPoolFlags, mem
 	if maxBatched == 0 {
 		maxBatched = 256
 	}
-	numBlocks, blockSize, err := kvf.pool(c, false, max(longPrompt+1, streamPrompt+gen), streams+1)
+	numBlocks, blockSize, err := kvf.pool([]*model.Config{c}, false, max(longPrompt+1, streamPrompt+gen), streams+1)
 	if err != nil {
 		return err
 	}

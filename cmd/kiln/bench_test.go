@@ -76,6 +76,46 @@ func TestBenchSpec(t *testing.T) {
 	}
 }
 
+// TestBenchSpecDraft: --spec draft with the model as its own draft
+// accepts (nearly) every drafted token, and the KV budget pays for both
+// models' KV; a draft of another vocabulary is refused.
+func TestBenchSpecDraft(t *testing.T) {
+	dir := t.TempDir()
+	m := synthModel(t, dir)
+	out, stderr, code := kiln(t, "bench", m, "--prompt", "16", "--gen", "24", "--threads", "1", "--json",
+		"--spec", "draft", "--draft", m, "--num-speculative-tokens", "4")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var r benchResult
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatal(err)
+	}
+	if s := r.specReport; s.Method != "draft" || s.Drafts == 0 || s.AcceptanceRate < 0.95 || s.MeanAccepted <= 1 {
+		t.Errorf("spec report %+v in %s", s, out)
+	}
+	out, stderr, code = kiln(t, "bench", m, "--prompt", "16", "--gen", "24", "--threads", "1", "--json",
+		"--spec", "draft", "--draft", m, "--num-speculative-tokens", "4", "--spec-adaptive")
+	if code != 0 {
+		t.Fatalf("--spec-adaptive: exit %d: %s", code, stderr)
+	}
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatal(err)
+	}
+	if s := r.specReport; s.Drafts == 0 || s.AcceptanceRate < 0.95 {
+		t.Errorf("--spec-adaptive: spec report %+v in %s", s, out)
+	}
+	other := filepath.Join(dir, "other.gguf")
+	if _, stderr, code := kiln(t, "synth", other, "--arch", "llama", "--dim", "64", "--layers", "1", "--heads", "4",
+		"--kv-heads", "2", "--ffn", "128", "--vocab-size", "301", "--type", "Q8_0", "--seed", "3"); code != 0 {
+		t.Fatalf("synth: exit %d: %s", code, stderr)
+	}
+	_, stderr, code = kiln(t, "bench", m, "--prompt", "16", "--gen", "4", "--threads", "1", "--spec", "draft", "--draft", other)
+	if code == 0 || !strings.Contains(stderr, "vocabulary has 301 tokens, the model's 300") {
+		t.Errorf("a draft of another vocabulary: exit %d, %s", code, stderr)
+	}
+}
+
 // checkMem: a bench report states the weights' and the pool's bytes and,
 // on Linux, the resident set after load and after the run (never above its
 // peak; null elsewhere).

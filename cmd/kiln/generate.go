@@ -33,7 +33,7 @@ func runGenerate(args []string, stdout, stderr io.Writer) error {
 	kvf := addKVPoolFlags(fs)
 	sf := addSpecFlags(fs)
 	fs.Usage = func() {
-		io.WriteString(stderr, "usage: kiln generate MODEL TEXT -n N --temperature 0 [--json] [--type T [--pure]] [--kv-cache-memory SIZE] [--block-size 16] [--spec ngram --num-speculative-tokens K]\n  TEXT may be ids:1,2,3 (taken as is, no BOS); a TEXT that begins with - goes after --\n")
+		io.WriteString(stderr, "usage: kiln generate MODEL TEXT -n N --temperature 0 [--json] [--type T [--pure]] [--kv-cache-memory SIZE] [--block-size 16] [--spec ngram|draft [--draft MODEL] --num-speculative-tokens K]\n  TEXT may be ids:1,2,3 (taken as is, no BOS); a TEXT that begins with - goes after --\n")
 		fs.PrintDefaults()
 	}
 	pos, err := interspersed(fs, args)
@@ -82,13 +82,18 @@ func runGenerate(args []string, stdout, stderr io.Writer) error {
 	if total > l.model.Config.Context {
 		return fmt.Errorf("prompt (%d tokens) plus -n %d exceeds the model's context of %d tokens: shorten the prompt or lower -n", len(prompt), *n, l.model.Config.Context)
 	}
-	numBlocks, blockSize, err := kvf.pool(&l.model.Config, f32, total, 1)
+	sp, closeDraft, err := sf.loadDraft(l.model, l.tok, scheme, stderr)
+	if err != nil {
+		return err
+	}
+	defer closeDraft()
+	numBlocks, blockSize, err := kvf.pool(kvConfigs(&l.model.Config, sp), f32, total, 1)
 	if err != nil {
 		return err
 	}
 	out := generateOutput{Prompt: prompt, Tokens: []int32{}}
 	if *n > 0 {
-		if out.Tokens, err = engineGreedy(l, prompt, *n, engine.Config{NumBlocks: numBlocks, BlockSize: blockSize, F32KV: f32, MaxSeqs: 1, Spec: sf.resolved}); err != nil {
+		if out.Tokens, err = engineGreedy(l, prompt, *n, engine.Config{NumBlocks: numBlocks, BlockSize: blockSize, F32KV: f32, MaxSeqs: 1, Spec: sp}); err != nil {
 			return err
 		}
 	}

@@ -42,7 +42,8 @@ func storiesGreedy(t *testing.T) []int32 {
 // TestGenerateFollowsReferenceGreedy: `kiln generate` (through the engine)
 // continues the reference greedy sequence from a long prompt of its own
 // first tokens, whatever the block size, with a KV budget that barely
-// fits the run, and with n-gram speculative decoding.
+// fits the run, and with n-gram or draft-model speculative decoding (the
+// model as its own draft).
 func TestGenerateFollowsReferenceGreedy(t *testing.T) {
 	m := testutil.SharedModel(t, "stories260K.gguf")
 	ref := storiesGreedy(t)
@@ -54,7 +55,8 @@ func TestGenerateFollowsReferenceGreedy(t *testing.T) {
 	prompt := "ids:" + strings.Join(ids, ",")
 	// stories260K: 5 layers, 4 KV heads of 8 dims, F16: 640 bytes per token.
 	for _, extra := range [][]string{nil, {"--block-size", "7"}, {"--block-size", "1"}, {"--kv-cache-memory", fmt.Sprint(640 * 16 * ((cut + 1 + n + 15) / 16))},
-		{"--spec", "ngram", "--num-speculative-tokens", "3"}, {"--spec", "ngram", "--num-speculative-tokens", "8", "--block-size", "7", "--spec-ngram-min", "2"}} {
+		{"--spec", "ngram", "--num-speculative-tokens", "3"}, {"--spec", "ngram", "--num-speculative-tokens", "8", "--block-size", "7", "--spec-ngram-min", "2"},
+		{"--spec", "draft", "--draft", m, "--num-speculative-tokens", "5", "--block-size", "7"}} {
 		args := append([]string{"generate", m, prompt, "-n", fmt.Sprint(n), "--json"}, extra...)
 		out, stderr, code := kiln(t, args...)
 		if code != 0 {
@@ -104,7 +106,10 @@ func TestSpecFlags(t *testing.T) {
 		args []string
 		msg  string
 	}{
-		{[]string{"--spec", "eagle"}, `--spec "eagle": want ngram`},
+		{[]string{"--spec", "eagle"}, `--spec "eagle": want ngram or draft`},
+		{[]string{"--spec", "draft"}, "--spec draft needs --draft MODEL"},
+		{[]string{"--draft", m}, "--draft needs --spec draft"},
+		{[]string{"--spec", "ngram", "--draft", m}, "--draft needs --spec draft, not --spec ngram"},
 		{[]string{"--spec", "ngram", "--num-speculative-tokens", "0"}, "--num-speculative-tokens 0: want 1 up to 16"},
 		{[]string{"--spec", "ngram", "--num-speculative-tokens", "17"}, "--num-speculative-tokens 17: want 1 up to 16"},
 		{[]string{"--spec", "ngram", "--spec-ngram-min", "3", "--spec-ngram-max", "2"}, "--spec-ngram-min 3, --spec-ngram-max 2"},

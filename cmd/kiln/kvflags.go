@@ -55,8 +55,11 @@ func (k *kvPoolFlags) check() error {
 // pool sizes the KV pool for a model: the budget over the bytes one block
 // takes, capped at seqs sequences of perSeq tokens (what the run can use
 // at most: no point in allocating more). A budget that does not hold one
-// such sequence is refused, a usage error. Call check first.
-func (k *kvPoolFlags) pool(c *model.Config, f32 bool, perSeq, seqs int) (numBlocks, blockSize int, err error) {
+// such sequence is refused, a usage error. Call check first. With a draft
+// model (--spec draft) one block id holds the KV of both: models lists
+// them and a block takes the sum of their bytes (the draft's few scratch
+// blocks are not counted).
+func (k *kvPoolFlags) pool(models []*model.Config, f32 bool, perSeq, seqs int) (numBlocks, blockSize int, err error) {
 	if err := k.check(); err != nil {
 		return 0, 0, err
 	}
@@ -70,7 +73,10 @@ func (k *kvPoolFlags) pool(c *model.Config, f32 bool, perSeq, seqs int) (numBloc
 			mi.Close()
 		}
 	}
-	per := c.KVBytesPerBlock(bs, !f32)
+	per := 0
+	for _, c := range models {
+		per += c.KVBytesPerBlock(bs, !f32)
+	}
 	blocksFor := func(tokens int) int { return (tokens + bs - 1) / bs }
 	n := kvcache.BlocksForBudget(budget, per)
 	if n < blocksFor(perSeq) {

@@ -176,11 +176,16 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	}
 	// One conversation: its n tokens of KV and the last answer token,
 	// which needs none (chatloop.Engine).
-	numBlocks, blockSize, err := kvf.pool(&l.model.Config, f32, n+1, 1)
+	sp, closeDraft, err := sf.loadDraft(l.model, l.tok, scheme, stderr)
 	if err != nil {
 		return err
 	}
-	e, err := engine.New(l.model, engine.Config{NumBlocks: numBlocks, BlockSize: blockSize, F32KV: f32, MaxSeqs: 1, Spec: sf.resolved,
+	defer closeDraft()
+	numBlocks, blockSize, err := kvf.pool(kvConfigs(&l.model.Config, sp), f32, n+1, 1)
+	if err != nil {
+		return err
+	}
+	e, err := engine.New(l.model, engine.Config{NumBlocks: numBlocks, BlockSize: blockSize, F32KV: f32, MaxSeqs: 1, Spec: sp,
 		MaxModelLen: n + 1, MaxBatchedTokens: runPromptChunk, Tokenizer: l.tok})
 	if err != nil {
 		return err

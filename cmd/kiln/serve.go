@@ -147,30 +147,44 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 		if *maxModelLen > 0 {
 			ctxLen = min(ctxLen, *maxModelLen)
 		}
-		numBlocks, blockSize, err := kvf.pool(c, f32, ctxLen, *maxSeqs)
+		sp, closeDraft, err := sf.loadDraft(l.model, l.tok, scheme, stderr)
 		if err != nil {
 			l.Close()
+			return nil, err
+		}
+		closeAll := func() { closeDraft(); l.Close() }
+		kvModels := kvConfigs(c, sp)
+		numBlocks, blockSize, err := kvf.pool(kvModels, f32, ctxLen, *maxSeqs)
+		if err != nil {
+			closeAll()
 			return nil, err
 		}
 		tmpl, err := chat.Compile(l.tok.Vocab().ChatTemplate)
 		if err != nil {
-			l.Close()
+			closeAll()
 			return nil, fmt.Errorf("the model's chat template: %w", err)
 		}
 		events, cleared, err := kve.stream(name, blockSize)
 		if err != nil {
-			l.Close()
+			closeAll()
 			return nil, err
 		}
-		e, err := engine.New(l.model, engine.Config{NumBlocks: numBlocks, BlockSize: blockSize, F32KV: f32, NoPrefixCache: *noPrefixCache, Spec: sf.resolved,
+		e, err := engine.New(l.model, engine.Config{NumBlocks: numBlocks, BlockSize: blockSize, F32KV: f32, NoPrefixCache: *noPrefixCache, Spec: sp,
 			MaxBatchedTokens: *maxBatched, MaxSeqs: *maxSeqs, MaxModelLen: ctxLen, Tokenizer: l.tok, KVEvents: events})
 		if err != nil {
-			l.Close()
+			closeAll()
 			return nil, err
+		}
+		var kvBytes, draftBytes int64
+		for _, m := range kvModels {
+			kvBytes += int64(m.KVBytesPerBlock(blockSize, !f32))
+		}
+		if sp.Draft != nil {
+			draftBytes = modelBytes(*sf.draft)
 		}
 		return &server.Model{Engine: e, Tokenizer: l.tok, Template: tmpl, MaxModelLen: ctxLen, MaxSeqs: *maxSeqs,
 			BlockSize: blockSize, NumBlocks: numBlocks, PrefixCache: !*noPrefixCache, SpecTokens: sf.resolved.Tokens,
-			Bytes: modelBytes(path) + int64(numBlocks)*int64(c.KVBytesPerBlock(blockSize, !f32)), Close: func() { cleared(); l.Close() }}, nil
+			Bytes: modelBytes(path) + draftBytes + int64(numBlocks)*kvBytes, Close: func() { cleared(); closeAll() }}, nil
 	}
 	srv, err := server.New(server.Config{Models: sources, Load: load, HubList: hubList, APIKey: key, MaxLoadedModels: *maxLoaded,
 		MemoryBudget: budget, KeepAlive: *keepAlive, MaxQueue: *maxQueue, MaxBodyBytes: bodyLimit, WriteTimeout: *writeTimeout, Logger: logger})

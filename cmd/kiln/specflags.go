@@ -5,29 +5,37 @@ import (
 	"fmt"
 	"io"
 
+	"kiln/convert"
 	"kiln/engine"
+	"kiln/model"
 	"kiln/spec"
+	"kiln/tokenizer"
 )
 
 // specFlags are speculative decoding's flags (vLLM's names where it has
 // them): --spec, --num-speculative-tokens, --spec-ngram-min,
-// --spec-ngram-max, --spec-max-seqs.
+// --spec-ngram-max, --spec-max-seqs, --draft (llama.cpp's --model-draft),
+// --spec-adaptive.
 type specFlags struct {
 	method           *string
+	draft            *string
 	tokens           *int
 	ngramMin, ngMax  *int
 	maxSeqs          *int
+	adaptive         *bool
 	resolved         engine.Speculation // set by check
 	checked, enabled bool
 }
 
 func addSpecFlags(fs *flag.FlagSet) *specFlags {
 	return &specFlags{
-		method:   fs.String("spec", "", "speculative decoding: ngram (prompt lookup: drafts the tokens that followed the last n-gram's latest earlier occurrence); empty: off"),
+		method:   fs.String("spec", "", "speculative decoding: ngram (prompt lookup: drafts the tokens that followed the last n-gram's latest earlier occurrence) or draft (a small model with the same vocabulary drafts greedily: --draft); empty: off"),
+		draft:    fs.String("draft", "", "--spec draft: the draft model, given as MODEL is (GGUF path, hf: reference or Hugging Face folder); its KV takes a share of --kv-cache-memory"),
 		tokens:   fs.Int("num-speculative-tokens", 4, fmt.Sprintf("--spec: drafted tokens per step (1 up to %d)", engine.MaxSpecTokens)),
 		ngramMin: fs.Int("spec-ngram-min", spec.DefaultNGramMin, "--spec ngram: shortest n-gram looked up"),
 		ngMax:    fs.Int("spec-ngram-max", spec.DefaultNGramMax, "--spec ngram: longest n-gram looked up"),
 		maxSeqs:  fs.Int("spec-max-seqs", 4, "--spec: speculate only in steps that begin with at most this many running requests"),
+		adaptive: fs.Bool("spec-adaptive", false, "--spec: acceptance-aware policy: each request drafts as many tokens (up to --num-speculative-tokens) as its acceptance so far makes worth their measured cost, and pauses drafting when none is"),
 	}
 }
 
@@ -36,10 +44,20 @@ func addSpecFlags(fs *flag.FlagSet) *specFlags {
 func (s *specFlags) check() error {
 	switch *s.method {
 	case "":
+		if *s.draft != "" {
+			return usageErrorf("--draft needs --spec draft")
+		}
 		return nil
 	case "ngram":
+		if *s.draft != "" {
+			return usageErrorf("--draft needs --spec draft, not --spec ngram")
+		}
+	case "draft":
+		if *s.draft == "" {
+			return usageErrorf("--spec draft needs --draft MODEL")
+		}
 	default:
-		return usageErrorf("--spec %q: want ngram", *s.method)
+		return usageErrorf("--spec %q: want ngram or draft", *s.method)
 	}
 	if t := *s.tokens; t < 1 || t > engine.MaxSpecTokens {
 		return usageErrorf("--num-speculative-tokens %d: want 1 up to %d", t, engine.MaxSpecTokens)
@@ -51,9 +69,86 @@ func (s *specFlags) check() error {
 	if err != nil || *s.ngramMin < 1 {
 		return usageErrorf("--spec-ngram-min %d, --spec-ngram-max %d: want 1 <= min <= max", *s.ngramMin, *s.ngMax)
 	}
-	s.resolved = engine.Speculation{Method: *s.method, Tokens: *s.tokens, NGram: g, MaxSeqs: *s.maxSeqs}
+	s.resolved = engine.Speculation{Method: *s.method, Tokens: *s.tokens, NGram: g, MaxSeqs: *s.maxSeqs, Adaptive: *s.adaptive}
 	s.enabled = true
 	return nil
+}
+
+// loadDraft loads --draft (after check, for --spec draft; nothing to do
+// otherwise) on target's worker pool, so that the two models share the
+// cores, quantized on load with scheme when it is a Hugging Face folder.
+// It refuses a draft whose vocabulary differs from the target's: another
+// size, or, when tok (the target's tokenizer) is given, other token
+// texts. It returns the engine's Speculation (the resolved one, with
+// Draft set) and close, which releases the draft after the engine is
+// closed.
+func (s *specFlags) loadDraft(target *model.Model, tok *tokenizer.Tokenizer, scheme *convert.Scheme, stderr io.Writer) (sp engine.Speculation, close func(), err error) {
+	sp = s.resolved
+	if !s.enabled || sp.Method != "draft" {
+		return sp, func() {}, nil
+	}
+	path := *s.draft
+	if !isHFDir(path) {
+		scheme = nil // GGUF files are used as they are
+	}
+	d, _, closeDraft, err := loadWeights(path, scheme, model.Options{Pool: target.Pool()}, stderr)
+	if err != nil {
+		return sp, nil, fmt.Errorf("--draft: %w", err)
+	}
+	if dv, tv := d.Config.Vocab, target.Config.Vocab; dv != tv {
+		closeDraft()
+		return sp, nil, fmt.Errorf("--draft %s: its vocabulary has %d tokens, the model's %d: a draft must share the model's tokenizer", path, dv, tv)
+	}
+	if tok != nil {
+		if err := sameTokens(path, tok, stderr); err != nil {
+			closeDraft()
+			return sp, nil, err
+		}
+	}
+	sp.Draft = d
+	return sp, closeDraft, nil
+}
+
+// sameTokens checks that the draft at path has tok's token texts (when
+// it has a tokenizer at all: a GGUF without one is taken on its vocabulary
+// size).
+func sameTokens(path string, tok *tokenizer.Tokenizer, stderr io.Writer) error {
+	var dt *tokenizer.Tokenizer
+	if isHFDir(path) {
+		t, err := hfTokenizer(path)
+		if err != nil {
+			return nil
+		}
+		dt = t
+	} else {
+		f, err := openGGUF(path, stderr)
+		if err != nil {
+			return fmt.Errorf("--draft: %w", err)
+		}
+		defer f.Close()
+		t, err := tokenizer.FromGGUF(f)
+		if err != nil {
+			return nil
+		}
+		dt = t
+	}
+	a, b := tok.Vocab().Tokens, dt.Vocab().Tokens
+	for i := range min(len(a), len(b)) {
+		if a[i] != b[i] {
+			return fmt.Errorf("--draft %s: token %d is %q, the model's is %q: a draft must share the model's tokenizer", path, i, b[i], a[i])
+		}
+	}
+	return nil
+}
+
+// kvConfigs are the models whose KV one block id holds: the target's c,
+// and sp's draft model if any (what --kv-cache-memory is divided by,
+// kvPoolFlags.pool).
+func kvConfigs(c *model.Config, sp engine.Speculation) []*model.Config {
+	if d := sp.Draft; d != nil {
+		return []*model.Config{c, &d.Config}
+	}
+	return []*model.Config{c}
 }
 
 // specReport is the acceptance of a run's drafts (engine.Counters).
