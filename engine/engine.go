@@ -13,6 +13,7 @@ import (
 	"kiln/runner"
 	"kiln/sample"
 	"kiln/sched"
+	"kiln/spec"
 	"kiln/tokenizer"
 )
 
@@ -97,7 +98,7 @@ type Engine struct {
 	specStep bool                   // this step speculates (spec.go)
 	draft    []int32                // propose's scratch (n-gram)
 	drafter  *drafter               // the draft model (Speculation.Draft); nil for other methods
-	passCost float64                // a draft pass's measured time over a step's forward (policy.go)
+	policy   *spec.Policy           // Speculation.Adaptive's; nil: fixed draft lengths
 	ctr      Counters
 
 	mu      sync.Mutex // guards the fields below
@@ -181,6 +182,10 @@ func build(r *runner.Runner, cfg Config) (*Engine, error) {
 	if cfg.Spec.Method != "" {
 		s.SetProposer(e.propose)
 	}
+	if cfg.Spec.Adaptive {
+		e.policy = spec.NewPolicy(cfg.Spec.Tokens)
+		e.policy.Cost = cfg.Spec.DraftCost
+	}
 	e.publish()
 	return e, nil
 }
@@ -251,7 +256,7 @@ func (e *Engine) Submit(ctx context.Context, req Request) (<-chan Event, error) 
 		g.beam = bs
 	}
 	for i := range n {
-		st := &stream{g: g, index: i, spec: newSpecRecord()}
+		st := &stream{g: g, index: i}
 		if g.beam == nil {
 			p := req.Params
 			if p.Seed != nil {

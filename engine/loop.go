@@ -127,6 +127,9 @@ func (e *Engine) end(st *stream, reason FinishReason, err error) {
 	if e.drafter != nil {
 		e.drafter.forget(st.id)
 	}
+	if e.policy != nil {
+		e.policy.Forget(st.id)
+	}
 	delete(e.live, st.id)
 	if reason == Abort {
 		e.ctr.Aborted++
@@ -206,11 +209,8 @@ func (e *Engine) step() {
 	}
 	for i, q := range plan.Seqs {
 		e.ctr.countDrafts(q.Draft, out.Accepted[i])
-		if st := e.live[q.ID]; st != nil {
-			st.spec.observe(q.Draft, int(out.Accepted[i]))
-		}
 	}
-	e.measure(out.Forward.Seconds())
+	e.observeSpec(&plan, &out)
 	events, err := e.sched.UpdateDrafts(plan, out.Tokens, out.Accepted)
 	if err != nil {
 		e.fail(plan.Seqs, err)

@@ -36,11 +36,15 @@ import (
 // compute-bound and rejected drafts would be pure waste. Drafts take
 // only the blocks and step budget left after every running request's
 // token and the admissions (sched.Scheduler.SetProposer): a draft never
-// preempts nor delays another request. With Speculation.Adaptive each
-// request's own acceptance also decides (policy.go): it drafts the number
-// of tokens its acceptance record makes worth their cost, or nothing for
-// a doubling backoff when no draft would pay; without it every draft is
-// up to Tokens long (Counters report acceptance either way). A draft model's cost is the draft forwards
+// preempts nor delays another request. With Speculation.Adaptive
+// (spec.Policy) each request's draft length is also chosen each step from
+// its measured acceptance and the measured cost of a drafted token on
+// this engine (a line fitted to the forwards' time against their rows,
+// plus the draft model's passes): the k that maximises expected tokens
+// per unit cost, or nothing, probing after a doubling backoff, when no
+// draft pays (a compute-bound model, many sequences, drafts that fail).
+// Without it every draft is up to Tokens long (Counters report acceptance
+// either way). A draft model's cost is the draft forwards
 // (Counters.DraftTime): k one-row passes per speculating step, plus its
 // share of every prompt chunk (which runs through the draft in all steps,
 // so that speculation can start at once when the batch thins out).
@@ -65,14 +69,15 @@ type Speculation struct {
 	// with the target's worker pool (model.Options.Pool) so the two share
 	// the cores.
 	Draft *model.Model
-	// Adaptive turns on the acceptance-aware policy (policy.go): each
-	// request drafts the number of tokens, up to Tokens, that its
-	// acceptance so far makes worth their cost, and stops drafting (for a
+	// Adaptive turns on the acceptance- and cost-aware policy
+	// (spec.Policy): each request drafts the number of tokens, up to
+	// Tokens, that its acceptance so far makes worth their cost, measured
+	// on this engine's own forwards, and stops drafting (probing after a
 	// growing backoff) when none is.
 	Adaptive bool
-	// DraftCost, if positive, is one drafted token's cost relative to a
-	// decode step that the adaptive policy assumes; 0: measured (the draft
-	// model's passes over the target's forwards; n-gram costs nothing).
+	// DraftCost, if positive, replaces the adaptive policy's measured
+	// cost of a drafted token (its proposal and its verifying row) in
+	// decoded tokens' shares of a step (spec.Policy.Cost).
 	DraftCost float64
 
 	// DraftBackend replaces Draft with any runner.Backend (a scripted
@@ -130,11 +135,11 @@ func (e *Engine) propose(asks []sched.DraftAsk) {
 	if !e.specStep {
 		return
 	}
-	if e.cfg.Spec.Adaptive {
-		c := e.draftCost()
+	if p := e.policy; p != nil {
+		running := e.sched.NumRunning()
 		for i := range asks {
-			if st := e.live[asks[i].ID]; st != nil && !st.g.noSpec {
-				asks[i].Max = min(asks[i].Max, st.spec.tokens(e.cfg.Spec.Tokens, c))
+			if e.wants(asks[i].ID) {
+				asks[i].Max = min(asks[i].Max, p.Tokens(asks[i].ID, running))
 			}
 		}
 	}
@@ -161,30 +166,21 @@ func (e *Engine) wants(id string) bool {
 	return st != nil && !st.g.noSpec
 }
 
-// draftCost is one drafted token's cost relative to a decode step, as the
-// adaptive policy takes it.
-func (e *Engine) draftCost() float64 {
-	switch {
-	case e.cfg.Spec.DraftCost > 0:
-		return e.cfg.Spec.DraftCost + verifyCost
-	case e.drafter != nil:
-		return e.passCost + verifyCost
-	}
-	return verifyCost
-}
-
-// measure folds a step's draft passes (the drafter's last propose) into
-// e.passCost: one pass's time over the step's forward.
-func (e *Engine) measure(forward float64) {
-	d := e.drafter
-	if d == nil || d.passes == 0 || forward <= 0 {
+// observeSpec feeds a step to the adaptive policy: the forward's rows and
+// time, the draft model's passes, and each verified draft's outcome.
+func (e *Engine) observeSpec(plan *sched.Plan, out *runner.Output) {
+	p := e.policy
+	if p == nil {
 		return
 	}
-	obs := d.passTime.Seconds() / float64(d.passes) / forward
-	if e.passCost == 0 {
-		e.passCost = obs
-	} else {
-		e.passCost = costDecay*e.passCost + (1-costDecay)*obs
+	p.ObserveStep(plan.NumTokens, out.Forward)
+	drafted := 0
+	for i, q := range plan.Seqs {
+		p.ObserveVerify(q.ID, q.Draft, int(out.Accepted[i]))
+		drafted += q.Draft
+	}
+	if d := e.drafter; d != nil && d.passes > 0 {
+		p.ObserveDraft(drafted, d.passTime)
 	}
 }
 

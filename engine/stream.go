@@ -58,8 +58,7 @@ type stream struct {
 
 	usage   Usage
 	timings Timings
-	cum     float64    // a beam search completion's cumulative log-probability
-	spec    specRecord // its drafts' acceptance (Speculation.Adaptive)
+	cum     float64 // a beam search completion's cumulative log-probability
 }
 
 // token delivers one sampled token (with the prompt's logit rows, if

@@ -15,18 +15,19 @@ import (
 // (a least-squares line through recent steps, older ones decaying): on a
 // CPU, Fixed is reading every weight once (memory-bound decode) and
 // PerRow the arithmetic of one more row. A step that decodes R sequences
-// costs T0 = Fixed + PerRow*R and yields R tokens, T0/R each. Drafting one
-// more token for a request costs PerRow (its verification row) plus the
-// proposer's time per drafted token, and yields a token worth T0/R with
-// the probability that the draft survives to it: alpha^j for the j-th
-// drafted token, where alpha is the request's per-token acceptance (a
-// decayed count of accepted tokens over accepted tokens plus rejections:
-// the maximum-likelihood rate of a geometric run). So a request drafts the
-// largest k <= MaxTokens with alpha^k * T0/R > PerRow + draft cost, and
-// none when even the first token does not pay: many sequences (T0/R
-// shrinks to PerRow), low acceptance, or a small model whose forward is
-// compute-bound (Fixed near PerRow, as for the 260K-parameter stories
-// model, where k=4 n-gram drafts ran at 0.4x).
+// costs T0 = Fixed + PerRow*R and yields R tokens, T0/R each. Drafting a
+// token for a request costs PerRow (its verification row) plus the
+// proposer's time per drafted token: c times one token's share, c =
+// (PerRow + proposer) / (T0/R). With alpha the request's per-token
+// acceptance (a decayed count of accepted tokens over accepted tokens
+// plus rejections: the maximum-likelihood rate of a geometric run), a
+// draft of k tokens yields E(k) = 1 + alpha + ... + alpha^k tokens for
+// 1 + k*c shares, so the request drafts the k <= MaxTokens that maximises
+// E(k)/(1+k*c), and none when even that gains less than 2% over decoding
+// alone: many sequences (T0/R shrinks towards PerRow), low acceptance, a
+// costly proposer, or a small model whose forward is compute-bound (Fixed
+// near PerRow, as for the 260K-parameter stories model, where k=4 n-gram
+// drafts ran at 0.4x). Cost, when set, replaces the measured c.
 //
 // A request that stops drafting would never update its acceptance, so it
 // probes with one drafted token after a backoff of steps (8, doubling to
@@ -34,7 +35,8 @@ import (
 // at least two distinct row counts), the policy drafts MaxTokens: the
 // drafting steps themselves give the line its spread.
 type Policy struct {
-	MaxTokens int // k's bound (engine: Speculation.Tokens)
+	MaxTokens int     // k's bound (engine: Speculation.Tokens)
+	Cost      float64 // c, a drafted token's cost in decoded tokens' shares of a step; 0: measured
 
 	line  costLine
 	draft ewma // proposer seconds per drafted token
@@ -49,11 +51,13 @@ type acceptance struct {
 }
 
 const (
-	decay        = 0.9 // per observation, of a request's counts and of the cost line
+	decay        = 0.9 // per observation, of the cost line and the proposer's cost
+	acceptDecay  = 0.8 // per verified draft, of a request's counts: drafts are few, adapt fast
 	priorAccept  = 1.0 // a new request starts at alpha = 1/2 ...
 	priorTrials  = 2.0 // ... worth two observations
 	firstBackoff = 8
 	maxBackoff   = 128
+	minGain      = 1.02 // tokens per unit cost a draft must promise over decoding alone
 )
 
 // NewPolicy returns a policy drafting at most maxTokens per request.
@@ -83,8 +87,8 @@ func (p *Policy) ObserveVerify(id string, drafted, accepted int) {
 		return
 	}
 	a := p.get(id)
-	a.accepted = decay*a.accepted + float64(accepted)
-	a.trials = decay*a.trials + float64(accepted)
+	a.accepted = acceptDecay*a.accepted + float64(accepted)
+	a.trials = acceptDecay*a.trials + float64(accepted)
 	if accepted < drafted {
 		a.trials++ // the rejection that ended the run
 	}
@@ -128,23 +132,37 @@ func (p *Policy) Tokens(id string, running int) int {
 	return 0
 }
 
-// best is the draft length that maximises the expected time saved.
+// best is the draft length that maximises tokens per unit cost.
 func (p *Policy) best(alpha float64, running int) int {
-	fixed, perRow, ok := p.line.fit()
-	if !ok {
-		return p.MaxTokens // no line yet: speculate, and learn from it
-	}
-	value := (fixed + perRow*float64(running)) / float64(running) // T0/R: one token's share of a step
-	cost := perRow + p.draft.value()
-	k, gain := 0, 1.0
-	for k < p.MaxTokens {
-		gain *= alpha
-		if gain*value <= cost {
-			break
+	c := p.Cost
+	if c <= 0 {
+		fixed, perRow, ok := p.line.fit()
+		if !ok {
+			return p.MaxTokens // no line yet: speculate, and learn from it
 		}
-		k++
+		share := (fixed + perRow*float64(running)) / float64(running) // T0/R
+		c = (perRow + p.draft.value()) / share
+	}
+	k, gain := BestTokens(alpha, c, p.MaxTokens)
+	if gain < minGain {
+		return 0
 	}
 	return k
+}
+
+// BestTokens is the k in [1, maxK] that maximises E(k)/(1+k*c), tokens
+// per unit cost of a k-token draft at per-token acceptance alpha and
+// relative cost c per drafted token, and that ratio (1: as decoding).
+func BestTokens(alpha, c float64, maxK int) (k int, gain float64) {
+	e, pow := 1.0, 1.0
+	for j := 1; j <= maxK; j++ {
+		pow *= alpha
+		e += pow
+		if g := e / (1 + float64(j)*c); g > gain {
+			k, gain = j, g
+		}
+	}
+	return k, gain
 }
 
 func (p *Policy) get(id string) *acceptance {

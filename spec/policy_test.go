@@ -58,9 +58,13 @@ func TestPolicyScenarios(t *testing.T) {
 		// High acceptance pays at 16 streams: 0.95^k * 3.5 > 1 for every k <= 4.
 		{name: "accepted drafts", fixed: 40, perRow: 1, running: 16,
 			history: []verify{{4, 4}, {4, 4}, {4, 4}, {4, 4}, {4, 4}, {4, 4}, {4, 4}, {4, 4}}, want: 4},
-		// Rejected at once, again and again: alpha falls and so does k.
+		// Rejected at once, again and again: alpha falls and so does k,
+		// to two tokens after two rejections, to none after eight even on
+		// a memory-bound single stream.
+		{name: "rejected twice", fixed: 40, perRow: 1, running: 1,
+			history: []verify{{4, 0}, {4, 0}}, want: 2},
 		{name: "rejected drafts", fixed: 40, perRow: 1, running: 1,
-			history: []verify{{4, 0}, {4, 0}, {4, 0}, {4, 0}, {4, 0}, {4, 0}, {4, 0}, {4, 0}}, want: 1},
+			history: []verify{{4, 0}, {4, 0}, {4, 0}, {4, 0}, {4, 0}, {4, 0}, {4, 0}, {4, 0}}, want: 0},
 		// A draft model costing 10 ms a token: 0.5*41 > 11 > 0.25*41.
 		{name: "costly proposer", fixed: 40, perRow: 1, draftMs: 10, running: 1, want: 1},
 	} {
@@ -110,5 +114,44 @@ func TestPolicyProbes(t *testing.T) {
 	p.Forget("r")
 	if a := p.Alpha("r"); a != 0.5 {
 		t.Fatalf("a forgotten request's alpha %v, want the prior 0.5", a)
+	}
+}
+
+// TestBestTokens: the choice of k follows the acceptance and the cost,
+// and is not worth it when drafting cannot pay.
+func TestBestTokens(t *testing.T) {
+	for _, tc := range []struct {
+		alpha, c   float64
+		maxK       int
+		wantK      int
+		worthwhile bool
+	}{
+		{0, 0.1, 8, 1, false},      // nothing is ever accepted
+		{1, 0, 8, 8, true},         // everything is, for free: draft the most
+		{0.9, 0.05, 8, 8, true},    // cheap and good: long drafts
+		{0.5, 0.3, 8, 1, true},     // dear and middling: short ones
+		{0.3, 0.5, 8, 1, false},    // not worth a single token
+		{0.8, 0.1, 3, 3, true},     // capped
+		{0.99, 0.02, 16, 16, true}, // the engine's bound
+	} {
+		k, gain := BestTokens(tc.alpha, tc.c, tc.maxK)
+		if k != tc.wantK || (gain >= minGain) != tc.worthwhile {
+			t.Errorf("alpha %v, c %v, max %d: k %d gain %.3f; want k %d, worthwhile %v", tc.alpha, tc.c, tc.maxK, k, gain, tc.wantK, tc.worthwhile)
+		}
+	}
+}
+
+// TestPolicyFixedCost: Cost replaces the measured line.
+func TestPolicyFixedCost(t *testing.T) {
+	p := NewPolicy(6)
+	p.Cost = 0.1
+	if k := p.Tokens("r", 1); k != 2 {
+		t.Fatalf("alpha 1/2 at c 0.1: %d tokens, want 2 (1.75/1.2 beats 1.5/1.1 and 1.875/1.3)", k)
+	}
+	for range 10 {
+		p.ObserveVerify("r", 6, 0)
+	}
+	if k := p.Tokens("r", 1); k != 0 {
+		t.Fatalf("every draft rejected at c 0.1: %d tokens, want 0", k)
 	}
 }

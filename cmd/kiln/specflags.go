@@ -35,7 +35,7 @@ func addSpecFlags(fs *flag.FlagSet) *specFlags {
 		ngramMin: fs.Int("spec-ngram-min", spec.DefaultNGramMin, "--spec ngram: shortest n-gram looked up"),
 		ngMax:    fs.Int("spec-ngram-max", spec.DefaultNGramMax, "--spec ngram: longest n-gram looked up"),
 		maxSeqs:  fs.Int("spec-max-seqs", 4, "--spec: speculate only in steps that begin with at most this many running requests"),
-		adaptive: fs.Bool("spec-adaptive", false, "--spec: acceptance-aware policy: each request drafts as many tokens (up to --num-speculative-tokens) as its acceptance so far makes worth their measured cost, and pauses drafting when none is"),
+		adaptive: fs.Bool("spec-adaptive", true, "--spec: acceptance- and cost-aware policy: each request drafts as many tokens (up to --num-speculative-tokens) as its acceptance so far makes worth their cost measured on this machine's forwards, and pauses drafting (probing now and then) when none is; =false drafts the full k every step"),
 	}
 }
 
