@@ -173,7 +173,16 @@ func (e *Engine) observeSpec(plan *sched.Plan, out *runner.Output) {
 	if p == nil {
 		return
 	}
-	p.ObserveStep(plan.NumTokens, out.Forward)
+	// The line is fitted to decode and verify steps only: a prompt chunk's
+	// rows run as a compute-bound GEMM whose cost per row says nothing of
+	// a few more rows on a memory-bound decode.
+	decoding := true
+	for _, q := range plan.Seqs {
+		decoding = decoding && q.Sample && len(q.Tokens) == 1+q.Draft && q.Start > 0
+	}
+	if decoding {
+		p.ObserveStep(plan.NumTokens, out.Forward)
+	}
 	drafted := 0
 	for i, q := range plan.Seqs {
 		p.ObserveVerify(q.ID, q.Draft, int(out.Accepted[i]))

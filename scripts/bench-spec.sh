@@ -1,15 +1,19 @@
 #!/usr/bin/env bash
-# bench-spec.sh TARGET.gguf DRAFT.gguf [OUTDIR]: single-stream decode with
-# and without draft-model speculative decoding, kiln serve against
-# llama.cpp's llama-server (--model-draft, --spec-type draft-simple) on the
-# same pair of models, same machine, same workload: `kiln bench serve`, one
-# request at a time (random 64-token prompts, 128 tokens, greedy), and 16
-# at a time (speculation's policy at work). The four servers run alone, in
-# turn; ROUNDS (default 1) alternates them. Prints each run's output token
-# throughput and median TPOT; tables in OUTDIR/*.txt (default
-# /tmp/bench-spec). Env: KILN (binary, default built here), LLAMA_SERVER
+# bench-spec.sh TARGET.gguf DRAFT.gguf [OUTDIR]: decode speed with and
+# without draft-model speculative decoding, kiln against llama.cpp's
+# llama-server (--model-draft, --spec-type draft-simple) on the same pair
+# of models, same machine, alternated ROUNDS times (default 3):
+#   kiln:  `kiln bench TARGET --prompt 64 --gen 128` (single stream) and
+#          `--parallel 16 --gen 64` (16 streams: the policy at work), each
+#          without and with `--spec draft --draft DRAFT`; decode tok/s.
+#   llama: llama-server's own timing of a 128-token greedy completion of a
+#          64-token prompt (POST /completion, timings.predicted_per_second,
+#          draft_n / draft_n_accepted), median of the 6 prompts' completions it returns, single stream.
+#          (Its /v1 endpoints refuse random-weight output that ends inside
+#          a UTF-8 sequence, so `kiln bench serve` cannot drive it here.)
+# Env: KILN (binary, default built here), LLAMA_SERVER
 # (/tmp/llama-bin/llama-server), THREADS (2), K (4 drafted tokens),
-# PROMPTS (8), CONC ("1 16").
+# KILN_SPEC_ARGS (more kiln flags, e.g. --spec-adaptive=false).
 set -euo pipefail
 target=${1:?usage: bench-spec.sh TARGET.gguf DRAFT.gguf [OUTDIR]}
 draft=${2:?usage: bench-spec.sh TARGET.gguf DRAFT.gguf [OUTDIR]}
@@ -21,34 +25,41 @@ if [ -z "$kiln" ]; then kiln=$out/kiln; (cd "$root" && go build -o "$kiln" ./cmd
 llama=${LLAMA_SERVER:-/tmp/llama-bin/llama-server}
 threads=${THREADS:-2}
 k=${K:-4}
-prompts=${PROMPTS:-8}
 port=18095
+spec=(--spec draft --draft "$draft" --num-speculative-tokens "$k" ${KILN_SPEC_ARGS:-})
 
-wait_up() { for _ in $(seq 900); do curl -sf "http://127.0.0.1:$port/health" >/dev/null && return 0; sleep 0.2; done; echo "server did not come up" >&2; return 1; }
-# run NAME ROUND CMD...: start a server, bench it at each concurrency, stop it.
-run() {
-  local name=$1 r=$2; shift 2
-  "$@" >"$out/$name-r$r.log" 2>&1 &
-  local pid=$!
-  wait_up
-  for c in ${CONC:-1 16}; do
-    "$kiln" bench serve --base-url "http://127.0.0.1:$port" --model m --tokenizer "$target" --seed "$r" \
-      --random-input-len 64 --random-output-len 128 --num-prompts $((c == 1 ? prompts : 2 * c)) --max-concurrency "$c" \
-      >"$out/$name-c$c-r$r.txt" 2>/dev/null
-    echo "$name c=$c r=$r: $(grep -E 'Output token throughput|Median TPOT' "$out/$name-c$c-r$r.txt" | tr -s ' ' | paste -sd ';')"
-  done
-  # kiln's acceptance: vLLM's spec_decode counters on /metrics.
-  curl -fsS "http://127.0.0.1:$port/metrics" 2>/dev/null | grep -E '^vllm:spec_decode_num_(drafts|draft_tokens|accepted_tokens)_total' |
-    sed "s/^/  $name r=$r /" || true
-  kill -TERM $pid; wait $pid || true
+kbench() { # NAME ARGS...
+  local name=$1; shift
+  "$kiln" bench "$target" --threads "$threads" "$@" >"$out/$name.txt" 2>&1
+  echo "$name: $(grep -E '^(decode|spec)' "$out/$name.txt" | tr -s ' ' | paste -sd ' ')"
 }
-kserve=("$kiln" serve --model "m=$target" --port $port --threads "$threads" --max-num-seqs 16 --max-model-len 2048 --keep-alive -1s)
-lserve=("$llama" -m "$target" --host 127.0.0.1 --port $port -t "$threads" -c 4096 --parallel 16 -kvu --alias m)
-for r in $(seq "${ROUNDS:-1}"); do
-  run kiln "$r" "${kserve[@]}"
-  run kiln-draft "$r" "${kserve[@]}" --spec draft --draft "$draft" --num-speculative-tokens "$k"
-  run llama "$r" "${lserve[@]}"
-  run llama-draft "$r" "${lserve[@]}" --model-draft "$draft" --spec-type draft-simple --spec-draft-n-max "$k" -td "$threads"
+lserver() { # NAME ARGS...: llama-server single-stream timings over 4 prompts
+  local name=$1; shift
+  "$llama" -m "$target" --host 127.0.0.1 --port $port -t "$threads" -c 2048 --parallel 1 --alias m "$@" \
+    >"$out/$name.log" 2>&1 &
+  local pid=$!
+  for _ in $(seq 900); do curl -sf "http://127.0.0.1:$port/health" >/dev/null && break; sleep 0.2; done
+  : >"$out/$name.jsonl"
+  for p in 1 2 3 4 5 6; do
+    # 64 token ids from a fixed pseudo-random sequence per prompt.
+    ids=$(awk -v s="$p" 'BEGIN{srand(s); for(i=0;i<64;i++) printf "%s%d", (i?",":""), 100+int(rand()*31000)}')
+    # A completion that ends inside a UTF-8 sequence is answered 500 by
+    # llama-server's output parser: that prompt is skipped (said on stderr).
+    curl -sS "http://127.0.0.1:$port/completion" -H 'Content-Type: application/json' \
+      -d "{\"prompt\":[$ids],\"n_predict\":128,\"ignore_eos\":true,\"temperature\":0,\"cache_prompt\":false}" |
+      python3 -c 'import json,sys; r=json.load(sys.stdin); t=r.get("timings")
+if t is None: sys.exit("llama-server: %s" % json.dumps(r)[:200])
+print(json.dumps({"tps": t["predicted_per_second"], "n": t["predicted_n"], "draft_n": t.get("draft_n", 0), "accepted": t.get("draft_n_accepted", 0)}))' \
+      >>"$out/$name.jsonl" || true
+  done
+  kill -TERM $pid; wait $pid || true
+  echo "$name: $(python3 -c 'import json,sys,statistics as s; r=[json.loads(l) for l in open(sys.argv[1])]; d=sum(x["draft_n"] for x in r); a=sum(x["accepted"] for x in r); print("decode %.2f tok/s (median of %d), draft %d tokens, %d accepted (%.0f%%)" % (s.median(x["tps"] for x in r), len(r), d, a, 100*a/d if d else 0))' "$out/$name.jsonl")"
+}
+for r in $(seq "${ROUNDS:-3}"); do
+  kbench "kiln-r$r" --prompt 64 --gen 128
+  kbench "kiln-draft-r$r" --prompt 64 --gen 128 "${spec[@]}"
+  lserver "llama-r$r"
+  lserver "llama-draft-r$r" --model-draft "$draft" --spec-type draft-simple --spec-draft-n-max "$k" -td "$threads"
+  kbench "kiln-16-r$r" --prompt 64 --gen 64 --parallel 16
+  kbench "kiln-16-draft-r$r" --prompt 64 --gen 64 --parallel 16 "${spec[@]}"
 done
-# llama-server logs its acceptance per request ("draft acceptance rate").
-grep -h -i 'acceptance' "$out"/llama-draft-r*.log | tail -n 3 || true
