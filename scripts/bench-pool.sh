@@ -3,10 +3,11 @@
 # this machine's loopback, driven by `kiln bench serve`:
 #   prefix  - prefix-aware routing vs load-only routing over 2 replicas on a
 #             shared-prefix workload (vLLM's prefix-repetition dataset:
-#             NUM_PREFIXES prefixes of PREFIX_LEN tokens, interleaved), each
-#             replica's KV cache holding about 3/4 of what all prefixes need,
-#             so only a router that keeps each prefix on one replica makes
-#             the prefix cache pay. Reports median TTFT per profile.
+#             NUM_PREFIXES prefixes of PREFIX_LEN tokens, 8 requests each,
+#             interleaved), each replica's KV cache holding about 60% of
+#             what all prefixes need (half of them and room to work), so
+#             only a router that keeps each prefix on one replica makes the
+#             prefix cache pay. Reports median TTFT per profile.
 #   scale   - the same random workload on 1 replica with THREADS threads
 #             (direct) and on 2 replicas with THREADS/2 each behind the
 #             picker and the proxy: throughput of the whole machine.
@@ -17,7 +18,7 @@
 # (binary, default built here), MODEL (default ../shared/models/
 # stories260K.gguf), MODEL_NAME (stories), THREADS (2), ROUNDS (1: each
 # part's runs alternate ROUNDS times), PARTS ("prefix scale hop"),
-# PREFIX_LEN (1024), NUM_PREFIXES (8), KV (the prefix part's
+# PREFIX_LEN (1024), NUM_PREFIXES (10), KV (the prefix part's
 # --kv-cache-memory per replica, default 4MiB: 409 blocks of stories260K),
 # LLMD_BIN (the picker, /tmp/llm-d-bin). Ports 18101.. and 19102.. .
 set -euo pipefail
@@ -32,7 +33,7 @@ threads=${THREADS:-2}
 rounds=${ROUNDS:-1}
 parts=${PARTS:-prefix scale hop}
 prefix_len=${PREFIX_LEN:-1024}
-num_prefixes=${NUM_PREFIXES:-8}
+num_prefixes=${NUM_PREFIXES:-10}
 kv=${KV:-4MiB}
 export KILN_BIN=$kiln MODEL=$model MODEL_NAME=$name PROXY_PORT=18180 EPP_GRPC=19102 EPP_HEALTH=19103 EPP_METRICS=19190
 export STATE=$out/pool
