@@ -175,9 +175,12 @@ func (p *pool) viaProxy(t *testing.T, body string) string {
 }
 
 // stream runs one long streaming completion directly on a replica, reading
-// it to the end (or until ctx ends).
+// it to the end (or until ctx ends). 1,500 tokens (about 0.3 s of
+// stories260K on a core, ~95 KV blocks): long enough that the picker's
+// scrapes see the load steadily rather than between two short streams
+// (with 400 the load-only control drifted from 0-1/10 to 4/10).
 func stream(ctx context.Context, port int, prompt string) {
-	body := fmt.Sprintf(`{"model":"stories","prompt":%q,"max_tokens":400,"ignore_eos":true,"stream":true}`, prompt)
+	body := fmt.Sprintf(`{"model":"stories","prompt":%q,"max_tokens":1500,"ignore_eos":true,"stream":true}`, prompt)
 	req, _ := http.NewRequestWithContext(ctx, "POST", fmt.Sprintf("http://127.0.0.1:%d/v1/completions", port), bytes.NewReader([]byte(body)))
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
