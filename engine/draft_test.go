@@ -3,19 +3,15 @@ package engine_test
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 
-	"kiln/convert"
 	"kiln/engine"
-	"kiln/gguf"
 	"kiln/model"
 	"kiln/runner/scripted"
 	"kiln/sample"
-	"kiln/synth"
 )
 
 // completions submits reqs together (each after the previous one's first
@@ -198,25 +194,11 @@ func TestDraftScriptedGreedyFull(t *testing.T) {
 // layers), on pool if not nil.
 func synthModel(t testing.TB, layers int, pool *model.Model) *model.Model {
 	t.Helper()
-	spec := synth.Spec{Arch: "llama", Dim: 64, Layers: layers, Heads: 4, KVHeads: 2, FFN: 128, VocabSize: 320, Ctx: 1024}
-	scheme, err := convert.ParseScheme("Q8_0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "draft.gguf")
-	if err := synth.Write(path, spec, nil, scheme, 11); err != nil {
-		t.Fatal(err)
-	}
-	f, err := gguf.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { f.Close() })
 	opts := model.Options{Threads: 2}
 	if pool != nil {
 		opts.Pool = pool.Pool()
 	}
-	m, err := model.Load(f, opts)
+	m, err := model.Load(synthFile(t, layers), opts)
 	if err != nil {
 		t.Fatal(err)
 	}

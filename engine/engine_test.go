@@ -25,7 +25,25 @@ import (
 // tokenizer.
 func tiny(t testing.TB) (*model.Model, *tokenizer.Tokenizer) {
 	t.Helper()
-	spec := synth.Spec{Arch: "llama", Dim: 64, Layers: 2, Heads: 4, KVHeads: 2, FFN: 128, VocabSize: 320, Ctx: 1024}
+	f := synthFile(t, 2)
+	m, err := model.Load(f, model.Options{Threads: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(m.Close)
+	tok, err := tokenizer.FromGGUF(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m, tok
+}
+
+// synthFile writes and opens the tiny synthetic shape with the given
+// layers; the seed is fixed, so every layer count shares the embeddings,
+// the head and the first layers (drafts of the 2-layer model).
+func synthFile(t testing.TB, layers int) *gguf.File {
+	t.Helper()
+	spec := synth.Spec{Arch: "llama", Dim: 64, Layers: layers, Heads: 4, KVHeads: 2, FFN: 128, VocabSize: 320, Ctx: 1024}
 	scheme, err := convert.ParseScheme("Q8_0")
 	if err != nil {
 		t.Fatal(err)
@@ -39,16 +57,7 @@ func tiny(t testing.TB) (*model.Model, *tokenizer.Tokenizer) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { f.Close() })
-	m, err := model.Load(f, model.Options{Threads: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(m.Close)
-	tok, err := tokenizer.FromGGUF(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m, tok
+	return f
 }
 
 func newEngine(t testing.TB, m *model.Model, cfg engine.Config) *engine.Engine {
