@@ -256,22 +256,7 @@ func TestDraftTogether(t *testing.T) {
 	}
 	for _, k := range []int{1, 3, 8} {
 		e := newEngine(t, m, draftConfig(engine.Config{NumBlocks: 48, MaxBatchedTokens: 64, MaxSeqs: 16}, d, k))
-		together := make([]*result, len(reqs))
-		var wg sync.WaitGroup
-		for i, req := range reqs {
-			ch, err := e.Submit(context.Background(), req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			first := make(chan struct{})
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				together[i] = collect(ch, first)
-			}()
-			<-first
-		}
-		wg.Wait()
+		together := staggered(t, e, reqs)
 		st := e.Stats()
 		t.Logf("k=%d: %d preemptions, %d steps, %d drafts, %d of %d accepted", k, st.Preemptions, st.Steps, st.SpecDrafts, st.SpecAcceptedTokens, st.SpecDraftTokens)
 		if st.Preemptions == 0 || st.SpecAcceptedTokens == 0 {

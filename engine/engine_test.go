@@ -149,22 +149,7 @@ func TestInvariance(t *testing.T) {
 	}
 
 	e := newEngine(t, m, engine.Config{NumBlocks: 48, MaxBatchedTokens: 64, MaxSeqs: 16})
-	together := make([]*result, len(reqs))
-	var wg sync.WaitGroup
-	for i, req := range reqs {
-		ch, err := e.Submit(context.Background(), req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		first := make(chan struct{})
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			together[i] = collect(ch, first)
-		}()
-		<-first // stagger: the next request arrives at a later step
-	}
-	wg.Wait()
+	together := staggered(t, e, reqs)
 	st := e.Stats()
 	if st.Preemptions == 0 {
 		t.Fatalf("no preemptions: the pool is not small enough (stats %+v)", st)
@@ -661,4 +646,24 @@ func TestCancelIsExact(t *testing.T) {
 		}
 		e.Close()
 	}
+}
+
+// staggered submits reqs in order, each once the previous one has its
+// first token (so each arrives at a later step, joining a running batch),
+// and returns their results once all are done.
+func staggered(t *testing.T, e *engine.Engine, reqs []engine.Request) []*result {
+	t.Helper()
+	together := make([]*result, len(reqs))
+	var wg sync.WaitGroup
+	for i, req := range reqs {
+		ch, err := e.Submit(context.Background(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		first := make(chan struct{})
+		wg.Go(func() { together[i] = collect(ch, first) })
+		<-first
+	}
+	wg.Wait()
+	return together
 }

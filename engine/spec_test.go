@@ -4,7 +4,6 @@ import (
 	"context"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"kiln/engine"
@@ -111,22 +110,7 @@ func TestSpecExactTogether(t *testing.T) {
 	}
 	for _, k := range []int{2, 5, 8} {
 		e := newEngine(t, m, specConfig(engine.Config{NumBlocks: 48, MaxBatchedTokens: 64, MaxSeqs: 16}, k))
-		together := make([]*result, len(reqs))
-		var wg sync.WaitGroup
-		for i, req := range reqs {
-			ch, err := e.Submit(context.Background(), req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			first := make(chan struct{})
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				together[i] = collect(ch, first)
-			}()
-			<-first
-		}
-		wg.Wait()
+		together := staggered(t, e, reqs)
 		st := e.Stats()
 		t.Logf("k=%d: %d preemptions, %d steps, %d drafts, %d drafted, %d accepted", k, st.Preemptions, st.Steps,
 			st.SpecDrafts, st.SpecDraftTokens, st.SpecAcceptedTokens)
