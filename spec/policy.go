@@ -103,20 +103,22 @@ func (p *Policy) ObserveVerify(id string, drafted, accepted int) {
 // Forget drops request id's record (it ended).
 func (p *Policy) Forget(id string) { delete(p.reqs, id) }
 
-// Alpha is request id's estimated per-token acceptance.
-func (p *Policy) Alpha(id string) float64 {
-	a := p.reqs[id]
-	if a == nil {
-		return priorAccept / priorTrials
+// alpha is request id's estimated per-token acceptance (the prior for a
+// request never seen).
+func (p *Policy) alpha(id string) float64 {
+	if a := p.reqs[id]; a != nil {
+		return a.rate()
 	}
-	return a.accepted / a.trials
+	return priorAccept / priorTrials
 }
+
+func (a *acceptance) rate() float64 { return a.accepted / a.trials }
 
 // Tokens is how many tokens request id drafts in a step that decodes
 // running sequences (see the type's comment).
 func (p *Policy) Tokens(id string, running int) int {
 	a := p.get(id)
-	k := p.best(a.accepted/a.trials, max(running, 1))
+	k := p.best(a.rate(), max(running, 1))
 	if k > 0 {
 		a.idle = 0
 		return k

@@ -77,7 +77,7 @@ func TestPolicyScenarios(t *testing.T) {
 			p.ObserveVerify("r", v.drafted, v.accepted)
 		}
 		if k := p.Tokens("r", tc.running); k != tc.want {
-			t.Errorf("%s: %d tokens (alpha %.3f), want %d", tc.name, k, p.Alpha("r"), tc.want)
+			t.Errorf("%s: %d tokens (alpha %.3f), want %d", tc.name, k, p.alpha("r"), tc.want)
 		}
 	}
 }
@@ -112,7 +112,7 @@ func TestPolicyProbes(t *testing.T) {
 		t.Fatalf("after an accepted probe, the next after %d steps, want 8", got)
 	}
 	p.Forget("r")
-	if a := p.Alpha("r"); a != 0.5 {
+	if a := p.alpha("r"); a != 0.5 {
 		t.Fatalf("a forgotten request's alpha %v, want the prior 0.5", a)
 	}
 }
