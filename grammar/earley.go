@@ -49,7 +49,15 @@ type store struct {
 	work   []item
 	seen   map[item]struct{}
 	key    []byte
+
+	bytes int64 // estimated memory of states and index (storeSetBytes each, plus items and transitions)
 }
+
+// storeSetBytes is a set's fixed cost in a store: its estate, its index
+// entry (map slot and string header) and slice headers; each item adds 16
+// bytes (the item list and its copy in the index key) and each cached
+// transition table 4 bytes per byte class.
+const storeSetBytes = 128
 
 func newStore(p *Program) *store {
 	s := &store{p: p, index: map[string]int32{}, seen: map[item]struct{}{}}
@@ -60,7 +68,7 @@ func newStore(p *Program) *store {
 // clone returns a store with the same states (item lists shared, as they
 // are immutable) and empty transition caches.
 func (s *store) clone() *store {
-	c := &store{p: s.p, index: make(map[string]int32, len(s.index)), seen: map[item]struct{}{}}
+	c := &store{p: s.p, index: make(map[string]int32, len(s.index)), seen: map[item]struct{}{}, bytes: s.bytes}
 	c.states = make([]estate, len(s.states))
 	for i, st := range s.states {
 		c.states[i] = estate{items: st.items, deepHit: st.deepHit}
@@ -94,6 +102,7 @@ func (s *store) intern(items []item, deepHit bool) int32 {
 	id := int32(len(s.states))
 	s.states = append(s.states, estate{items: slices.Clone(items), deepHit: deepHit})
 	s.index[string(k)] = id
+	s.bytes += storeSetBytes + 16*int64(len(items))
 	return id
 }
 
@@ -184,6 +193,7 @@ func (s *store) step(id int32, b byte) int32 {
 	st := &s.states[id]
 	if st.trans == nil {
 		st.trans = make([]int32, len(s.p.classRep))
+		s.bytes += 4 * int64(len(st.trans))
 		for i := range st.trans {
 			st.trans[i] = -1
 		}
@@ -238,6 +248,7 @@ func (s *store) compact(roots []int32) {
 	}
 	states := make([]estate, len(order))
 	index := make(map[string]int32, len(order))
+	s.bytes = 0
 	for i, id := range order {
 		old := s.states[id]
 		items := make([]item, len(old.items))
@@ -250,6 +261,7 @@ func (s *store) compact(roots []int32) {
 		slices.SortFunc(items, itemLess)
 		states[i] = estate{items: items, deepHit: old.deepHit}
 		index[string(s.encode(items, old.deepHit))] = int32(i)
+		s.bytes += storeSetBytes + 16*int64(len(items))
 	}
 	s.states, s.index = states, index
 	for i, r := range roots {

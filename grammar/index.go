@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 )
 
 // TokenIndex joins a Program and a Vocabulary: it makes TokenMatchers and
@@ -35,6 +36,9 @@ type TokenIndex struct {
 	walk  []int32              // scratch: set per trie depth
 	hit   []bool               // scratch: a deep completion on the path
 	stats IndexStats
+
+	cacheBytes int64        // bytes of cache: masks, ranges and keys
+	bytes      atomic.Int64 // Bytes() without the lock (a mask walk may hold it long)
 }
 
 // partMask is the context-free part of the mask at an abstract set.
@@ -55,8 +59,16 @@ func NewTokenIndex(p *Program, v *Vocabulary) (*TokenIndex, error) {
 	if p.Empty() {
 		return nil, ErrEmptyLanguage
 	}
-	return &TokenIndex{prog: p, vocab: v, local: newStore(p), cache: map[string]*partMask{}}, nil
+	x := &TokenIndex{prog: p, vocab: v, local: newStore(p), cache: map[string]*partMask{}}
+	x.bytes.Store(x.prog.Bytes() + x.local.bytes)
+	return x, nil
 }
+
+// Bytes estimates the memory the index holds: its program, its
+// context-free sets and its cached masks (not the vocabulary, which is
+// shared by every index of a model). It grows as masks are cached, up to
+// the program plus about maxIndexCacheBytes.
+func (x *TokenIndex) Bytes() int64 { return x.bytes.Load() }
 
 // Vocabulary returns the index's vocabulary.
 func (x *TokenIndex) Vocabulary() *Vocabulary { return x.vocab }
@@ -71,14 +83,20 @@ func (x *TokenIndex) Stats() IndexStats {
 	return x.stats
 }
 
-// maxLocalStates bounds the context-free store; past it the store is
-// dropped (the cached masks do not refer to it).
-const maxLocalStates = 1 << 17
+// maxLocalStates and maxLocalBytes bound the context-free store; past
+// either the store is dropped (the cached masks do not refer to it).
+const (
+	maxLocalStates = 1 << 17
+	maxLocalBytes  = 16 << 20
+)
 
-// maxCachedMasks bounds the cached partial masks of an index (each is one
-// bit per token: 19 KiB at a 152k vocabulary).
-const maxCachedMasks = 4096
-
+// maxCachedMasks and maxIndexCacheBytes bound the cached partial masks of
+// an index (each is one bit per token: 19 KiB at a 152k vocabulary, so 16
+// MiB holds about 860 of them there, 4096 at a 32k vocabulary).
+const (
+	maxCachedMasks     = 4096
+	maxIndexCacheBytes = 16 << 20
+)
 // part returns the context-free part of the mask at set id of store s.
 func (x *TokenIndex) part(s *store, id int32) *partMask {
 	x.mu.Lock()
@@ -99,17 +117,20 @@ func (x *TokenIndex) part(s *store, id int32) *partMask {
 		return pm
 	}
 	skey := string(key)
-	if len(x.local.states) > maxLocalStates {
+	if len(x.local.states) > maxLocalStates || x.local.bytes > maxLocalBytes {
 		x.local = newStore(x.prog)
 	}
-	if len(x.cache) >= maxCachedMasks {
+	if len(x.cache) >= maxCachedMasks || x.cacheBytes > maxIndexCacheBytes {
 		clear(x.cache) // a grammar with this many distinct contexts: start over
+		x.cacheBytes = 0
 	}
 	root := x.local.intern(items, false)
 	pm := x.walkLocal(root)
 	x.cache[skey] = pm
+	x.cacheBytes += int64(8*len(pm.accept)+4*len(pm.ranges)+len(skey)) + 96 // + map slot, headers
 	x.stats.Keys++
 	x.stats.Ranges += len(pm.ranges) / 2
+	x.bytes.Store(x.prog.Bytes() + x.local.bytes + x.cacheBytes)
 	return pm
 }
 

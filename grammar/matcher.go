@@ -9,8 +9,13 @@ import (
 // string.
 var ErrEmptyLanguage = errors.New("grammar: the grammar matches nothing")
 
-// maxStoreStates bounds a matcher's interned sets before it compacts them.
-const maxStoreStates = 1 << 16
+// maxStoreStates and maxStoreBytes bound a matcher's interned sets before
+// it compacts them: by count, and by memory for grammars whose sets hold
+// many items (a long enum whose strings share their first bytes).
+const (
+	maxStoreStates = 1 << 16
+	maxStoreBytes  = 16 << 20
+)
 
 // Matcher matches bytes against a Program incrementally. It keeps the set
 // after every byte, so it can go back to any earlier position (speculative
@@ -20,6 +25,7 @@ type Matcher struct {
 	st        *store
 	hist      []int32 // hist[i]: the Earley set after i bytes; hist[0] is the start
 	compactAt int     // compact the store when it holds more sets than this
+	compactBy int64   // or more bytes than this
 }
 
 // NewMatcher returns a matcher at the start of the input.
@@ -29,7 +35,7 @@ func NewMatcher(p *Program) (*Matcher, error) {
 	}
 	st := newStore(p)
 	start := st.closeAndIntern([]item{{p.ruleStart[p.root], originSelf}})
-	return &Matcher{st: st, hist: []int32{start}, compactAt: maxStoreStates}, nil
+	return &Matcher{st: st, hist: []int32{start}, compactAt: maxStoreStates, compactBy: maxStoreBytes}, nil
 }
 
 // Program returns the matcher's program.
@@ -93,13 +99,14 @@ func (m *Matcher) Reset(pos int) error {
 
 // Clone returns an independent copy of m at the same position.
 func (m *Matcher) Clone() *Matcher {
-	return &Matcher{st: m.st.clone(), hist: append([]int32(nil), m.hist...), compactAt: m.compactAt}
+	return &Matcher{st: m.st.clone(), hist: append([]int32(nil), m.hist...), compactAt: m.compactAt, compactBy: m.compactBy}
 }
 
 func (m *Matcher) maybeCompact() {
-	if len(m.st.states) > m.compactAt {
+	if len(m.st.states) > m.compactAt || m.st.bytes > m.compactBy {
 		m.st.compact(m.hist)
 		// The sets the history needs stay; wait until as many again are new.
 		m.compactAt = max(maxStoreStates, 2*len(m.st.states))
+		m.compactBy = max(maxStoreBytes, 2*m.st.bytes)
 	}
 }

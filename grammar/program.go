@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"unsafe"
 )
 
 // ErrTooLarge is returned (wrapped) when a grammar or schema exceeds a size
@@ -23,13 +24,20 @@ const MaxProgramNodes = 1 << 20
 // derive no string, are removed, so that every item an Earley set holds can
 // still be completed: a matcher that has accepted a prefix never dead-ends.
 type Program struct {
-	nodes     []pnode
-	ruleStart []int32 // [rules] start node, -1 for a rule that derives nothing
-	nullable  []bool  // [rules] derives the empty string
-	names     []string
-	root      int32
-	classOf   [256]uint8 // byte → equivalence class (bytes no edge tells apart)
-	classRep  []byte     // [classes] one byte of each class
+	nodes        []pnode
+	ruleStart    []int32 // [rules] start node, -1 for a rule that derives nothing
+	nullable     []bool  // [rules] derives the empty string
+	names        []string
+	root         int32
+	classOf      [256]uint8 // byte → equivalence class (bytes no edge tells apart)
+	classRep     []byte     // [classes] one byte of each class
+	edgeBytes    int64      // bytes of the shared edge arrays
+	compileBytes int64      // the budget spent compiling it
+}
+
+// Bytes estimates the memory the program holds: its nodes and edges.
+func (p *Program) Bytes() int64 {
+	return int64(len(p.nodes))*int64(unsafe.Sizeof(pnode{})) + p.edgeBytes + int64(len(p.ruleStart))*16
 }
 
 type pnode struct {
@@ -54,13 +62,20 @@ func (p *Program) Empty() bool { return p.ruleStart[p.root] < 0 }
 // Nodes returns the number of automaton nodes (a size measure).
 func (p *Program) Nodes() int { return len(p.nodes) }
 
-// Compile turns a grammar into a Program. It fails on a malformed grammar
-// and when the automaton would exceed MaxProgramNodes (ErrTooLarge).
-func Compile(g *Grammar) (*Program, error) {
+// Compile turns a grammar into a Program within DefaultLimits. It fails on
+// a malformed grammar and when the automaton would exceed MaxProgramNodes
+// or the memory budget (ErrTooLarge).
+func Compile(g *Grammar) (*Program, error) { return CompileWithin(g, DefaultLimits) }
+
+// CompileWithin is Compile with the memory budget of lim: the automaton's
+// estimated bytes are counted as it is built and the compilation stops with
+// ErrTooLarge as soon as they pass lim.MaxBytes, before the memory is spent.
+func CompileWithin(g *Grammar, lim Limits) (*Program, error) {
 	if err := g.Validate(); err != nil {
 		return nil, err
 	}
-	b := &nfaBuilder{}
+	bud := newBudget(lim)
+	b := &nfaBuilder{bud: bud}
 	type ruleNFA struct{ start, accept int32 }
 	nfas := make([]ruleNFA, len(g.Rules))
 	for i, r := range g.Rules {
@@ -71,6 +86,9 @@ func Compile(g *Grammar) (*Program, error) {
 		}
 		nfas[i] = ruleNFA{s, end}
 	}
+	if err := b.check(); err != nil {
+		return nil, fmt.Errorf("grammar: %w", err)
+	}
 	p := &Program{root: int32(g.Root)}
 	p.names = make([]string, len(g.Rules))
 	for i, r := range g.Rules {
@@ -79,11 +97,18 @@ func Compile(g *Grammar) (*Program, error) {
 
 	// ε-removal: a node of the program is an NFA state reached by a
 	// non-ε edge (or a rule's start); its edges are those of its ε-closure.
-	nodeOf := map[int32]int32{}
+	// The ε-removal's own arrays: nodeOf, seen (one int32 per NFA state).
+	if err := bud.charge(8 * int64(len(b.states))); err != nil {
+		return nil, err
+	}
+	nodeOf := make([]int32, len(b.states)) // NFA state → program node, -1 none
+	for i := range nodeOf {
+		nodeOf[i] = -1
+	}
 	var queue []int32
 	ruleOfNode := []int32{}
 	intern := func(s int32, rule int32) int32 {
-		if n, ok := nodeOf[s]; ok {
+		if n := nodeOf[s]; n >= 0 {
 			return n
 		}
 		n := int32(len(p.nodes))
@@ -93,6 +118,12 @@ func Compile(g *Grammar) (*Program, error) {
 		queue = append(queue, s)
 		return n
 	}
+	// Every node's edges live in two shared arrays (one allocation each
+	// rather than two per node); nodes hold sub-slices of them.
+	type span struct{ t0, t1, c0, c1 int32 }
+	var spans []span
+	var allTerms []termEdge
+	var allCalls []callEdge
 	p.ruleStart = make([]int32, len(g.Rules))
 	for i, nf := range nfas {
 		p.ruleStart[i] = intern(nf.start, int32(i))
@@ -102,6 +133,8 @@ func Compile(g *Grammar) (*Program, error) {
 	for i := range seen {
 		seen[i] = -1
 	}
+	var terms []termEdge
+	var calls []callEdge
 	for qi := 0; qi < len(queue); qi++ {
 		s := queue[qi]
 		n := nodeOf[s]
@@ -109,8 +142,7 @@ func Compile(g *Grammar) (*Program, error) {
 		// ε-closure of s.
 		stack = append(stack[:0], s)
 		seen[s] = int32(qi)
-		var terms []termEdge
-		var calls []callEdge
+		terms, calls = terms[:0], calls[:0]
 		final := false
 		for len(stack) > 0 {
 			t := stack[len(stack)-1]
@@ -135,13 +167,32 @@ func Compile(g *Grammar) (*Program, error) {
 				return nil, fmt.Errorf("grammar: more than %d automaton nodes: %w", MaxProgramNodes, ErrTooLarge)
 			}
 		}
-		nd := &p.nodes[n]
-		nd.terms, nd.calls = dedupTerms(terms), dedupCalls(calls)
+		terms, calls = dedupTerms(terms), dedupCalls(calls)
+		sp := span{int32(len(allTerms)), 0, int32(len(allCalls)), 0}
+		allTerms, allCalls = append(allTerms, terms...), append(allCalls, calls...)
+		sp.t1, sp.c1 = int32(len(allTerms)), int32(len(allCalls))
+		spans = append(spans, sp)
 		if final {
-			nd.final = rule
+			p.nodes[n].final = rule
+		}
+		// A node, its span and queue entries, its edges (arrays grow by
+		// doubling, so up to twice what they hold).
+		if err := bud.charge(int64(unsafe.Sizeof(pnode{})+16+12) + 2*8*int64(len(terms)+len(calls))); err != nil {
+			return nil, err
 		}
 	}
+	b.states = nil // the NFA is no longer needed
+	for i, sp := range spans {
+		nd := &p.nodes[i]
+		nd.terms = allTerms[sp.t0:sp.t1:sp.t1]
+		nd.calls = allCalls[sp.c0:sp.c1:sp.c1]
+	}
+	p.edgeBytes = 8 * int64(cap(allTerms)+cap(allCalls))
+	if err := bud.charge(p.trimBytes()); err != nil {
+		return nil, err
+	}
 	p.trim()
+	p.compileBytes = bud.used
 	p.computeNullable()
 	p.computeClasses()
 	return p, nil
@@ -176,19 +227,39 @@ func dedupCalls(cs []callEdge) []callEdge {
 // every edge into another node and every call of another rule.
 func (p *Program) trim() {
 	nr := len(p.ruleStart)
+	nn := len(p.nodes)
 	productive := make([]bool, nr)
-	live := make([]bool, len(p.nodes))
-	// Reverse edges, for a backward search from final nodes.
-	rev := make([][]int32, len(p.nodes))
+	live := make([]bool, nn)
+	// Reverse edges, for a backward search from final nodes, in CSR form
+	// (offsets per target node into one array) to keep one allocation.
 	type callRev struct{ from, rule int32 }
-	var pendingCalls [][]callRev // per target node: call edges into it
-	pendingCalls = make([][]callRev, len(p.nodes))
+	revOff := make([]int32, nn+1)
+	callOff := make([]int32, nn+1)
 	for i := range p.nodes {
 		for _, e := range p.nodes[i].terms {
-			rev[e.to] = append(rev[e.to], int32(i))
+			revOff[e.to+1]++
 		}
 		for _, e := range p.nodes[i].calls {
-			pendingCalls[e.to] = append(pendingCalls[e.to], callRev{int32(i), e.rule})
+			callOff[e.to+1]++
+		}
+	}
+	for i := range nn {
+		revOff[i+1] += revOff[i]
+		callOff[i+1] += callOff[i]
+	}
+	rev := make([]int32, revOff[nn])
+	pendingCalls := make([]callRev, callOff[nn]) // per target node: call edges into it
+	{
+		rf, cf := slices.Clone(revOff[:nn]), slices.Clone(callOff[:nn])
+		for i := range p.nodes {
+			for _, e := range p.nodes[i].terms {
+				rev[rf[e.to]] = int32(i)
+				rf[e.to]++
+			}
+			for _, e := range p.nodes[i].calls {
+				pendingCalls[cf[e.to]] = callRev{int32(i), e.rule}
+				cf[e.to]++
+			}
 		}
 	}
 	var work []int32
@@ -211,10 +282,10 @@ func (p *Program) trim() {
 	for len(work) > 0 {
 		n := work[len(work)-1]
 		work = work[:len(work)-1]
-		for _, f := range rev[n] {
+		for _, f := range rev[revOff[n]:revOff[n+1]] {
 			markLive(f)
 		}
-		for _, c := range pendingCalls[n] {
+		for _, c := range pendingCalls[callOff[n]:callOff[n+1]] {
 			if productive[c.rule] {
 				markLive(c.from)
 			} else {
@@ -242,6 +313,13 @@ func (p *Program) trim() {
 			p.ruleStart[r] = -1
 		}
 	}
+}
+
+// trimBytes estimates trim's working memory: per node a liveness flag, two
+// offsets twice (the arrays and their cursors) and a work-stack slot; per
+// edge one reverse entry (8 bytes for a call).
+func (p *Program) trimBytes() int64 {
+	return int64(len(p.nodes))*(1+16+8+4) + p.edgeBytes
 }
 
 // computeNullable finds the rules that derive the empty string: those whose
@@ -302,6 +380,8 @@ func (p *Program) computeClasses() {
 // nfaBuilder builds a Thompson automaton with ε edges.
 type nfaBuilder struct {
 	states []nfaState
+	bud    *budget
+	err    error // the budget's refusal, once given
 }
 
 type nfaState struct {
@@ -310,12 +390,23 @@ type nfaState struct {
 	calls []callEdge
 }
 
+// nfaStateBytes is what one NFA state costs: its struct (twice, as the
+// states array grows by doubling) and the smallest allocation of the one
+// edge slice most states have.
+const nfaStateBytes = 2*int64(unsafe.Sizeof(nfaState{})) + 16
+
 func (b *nfaBuilder) newState() int32 {
+	if b.err == nil && b.bud != nil {
+		b.err = b.bud.charge(nfaStateBytes)
+	}
 	b.states = append(b.states, nfaState{})
 	return int32(len(b.states) - 1)
 }
 
 func (b *nfaBuilder) check() error {
+	if b.err != nil {
+		return b.err
+	}
 	if len(b.states) > 4*MaxProgramNodes {
 		return fmt.Errorf("more than %d automaton states: %w", 4*MaxProgramNodes, ErrTooLarge)
 	}
@@ -341,6 +432,9 @@ func (b *nfaBuilder) build(e *Expr, from int32, depth int) (int32, error) {
 		}
 		cur := from
 		for i := 0; i < len(e.Lit); i++ {
+			if b.err != nil {
+				return 0, b.err
+			}
 			n := b.newState()
 			b.states[cur].terms = append(b.states[cur].terms, termEdge{e.Lit[i], e.Lit[i], n})
 			cur = n
