@@ -36,7 +36,7 @@ var (
 	latencyBuckets = []float64{0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0, 20.0, 30.0, 40.0, 50.0, 60.0, 120.0, 240.0, 480.0, 960.0, 1920.0, 7680.0}
 )
 
-func newMetrics(reg *registry) *metrics {
+func newMetrics(reg *registry, grammars *grammarCache) *metrics {
 	m := &metrics{reg: prometheus.NewRegistry()}
 	byModel := []string{"model_name"}
 	counter := func(name, help string, labels ...string) *prometheus.CounterVec {
@@ -54,6 +54,13 @@ func newMetrics(reg *registry) *metrics {
 	m.queueTime = histogram("vllm:request_queue_time_seconds", "Histogram of time spent in WAITING phase for request.", latencyBuckets)
 	m.rejected = prometheus.NewCounter(prometheus.CounterOpts{Name: "kiln:requests_rejected_total",
 		Help: "Requests refused with 429 because the waiting queue was full (--max-queue)."})
+	grammarBytes := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "kiln:grammar_cache_bytes",
+		Help: "Estimated bytes of the compiled structured-output grammars cached (--grammar-cache-memory bounds it)."},
+		func() float64 { b, _ := grammars.stats(); return float64(b) })
+	grammarEntries := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "kiln:grammar_cache_entries",
+		Help: "Structured-output grammars cached, compiled or refused."},
+		func() float64 { _, n := grammars.stats(); return float64(n) })
+	m.reg.MustRegister(grammarBytes, grammarEntries)
 	m.reg.MustRegister(m.promptTokens, m.generationTokens, m.requestSuccess, m.ttft, m.itl, m.e2e, m.queueTime, m.rejected,
 		&engineCollector{reg: reg},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))

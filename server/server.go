@@ -8,13 +8,20 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"kiln/grammar"
 	"kiln/hub"
 )
+
+// compileTimeout bounds a request's wait for its structured-output grammar
+// (a compile slot, then the compilation); the memory budget bounds the work,
+// this bounds the wait a pathological schema or a flood of them can cause.
+var compileTimeout = 10 * time.Second
 
 // Config configures a Server. Zero values are the documented defaults.
 type Config struct {
@@ -27,9 +34,16 @@ type Config struct {
 	KeepAlive       time.Duration                  // unload a model idle this long; 0 means 5m, negative never
 	MaxQueue        int                            // requests waiting for their first token; 0 means 256, negative no limit
 	MaxBodyBytes    int64                          // request body limit; 0 means 8 MiB
-	WriteTimeout    time.Duration                  // each write of a response; 0 means 60s
-	Logger          *slog.Logger                   // access and lifecycle logs; nil: discarded
-	Now             func() time.Time               // the clock of "created" fields; nil: time.Now
+	// Structured output: the most bytes of one request's schema, grammar,
+	// regex or choices (0 means 256 KiB), the memory budget of compiling
+	// one (0 means grammar.DefaultLimits, 64 MiB), and the bytes of the
+	// cache of compiled grammars (0 means 256 MiB).
+	MaxGrammarBytes    int
+	GrammarMemory      int64
+	GrammarCacheMemory int64
+	WriteTimeout       time.Duration    // each write of a response; 0 means 60s
+	Logger             *slog.Logger     // access and lifecycle logs; nil: discarded
+	Now                func() time.Time // the clock of "created" fields; nil: time.Now
 }
 
 func (c *Config) fill() error {
@@ -48,6 +62,15 @@ func (c *Config) fill() error {
 	if c.MaxBodyBytes == 0 {
 		c.MaxBodyBytes = 8 << 20
 	}
+	if c.MaxGrammarBytes == 0 {
+		c.MaxGrammarBytes = 256 << 10
+	}
+	if c.GrammarMemory == 0 {
+		c.GrammarMemory = grammar.DefaultLimits.MaxBytes
+	}
+	if c.GrammarCacheMemory == 0 {
+		c.GrammarCacheMemory = 256 << 20
+	}
 	if c.WriteTimeout == 0 {
 		c.WriteTimeout = 60 * time.Second
 	}
@@ -57,7 +80,8 @@ func (c *Config) fill() error {
 	if c.Now == nil {
 		c.Now = time.Now
 	}
-	if c.MaxLoadedModels < 0 || c.MaxBodyBytes < 0 || c.WriteTimeout < 0 || c.MemoryBudget < 0 {
+	if c.MaxLoadedModels < 0 || c.MaxBodyBytes < 0 || c.WriteTimeout < 0 || c.MemoryBudget < 0 ||
+		c.MaxGrammarBytes < 0 || c.GrammarMemory < 0 || c.GrammarCacheMemory < 0 {
 		return fmt.Errorf("server: negative limit in the configuration")
 	}
 	seen := map[string]bool{}
@@ -81,7 +105,7 @@ type Server struct {
 	metrics *metrics
 	handler http.Handler
 	// compiled structured-output grammars by (model, kind, text)
-	constraints *constraintCache
+	grammars *grammarCache
 
 	queued   atomic.Int64 // prompts waiting for their first event
 	draining atomic.Bool
@@ -98,10 +122,11 @@ func New(cfg Config) (*Server, error) {
 	if err := cfg.fill(); err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, constraints: newConstraintCache(256)}
+	s := &Server{cfg: cfg, grammars: newGrammarCache(cfg.MaxGrammarBytes, grammar.Limits{MaxBytes: cfg.GrammarMemory},
+		cfg.GrammarCacheMemory, runtime.GOMAXPROCS(0)/2, compileTimeout)}
 	s.reg = &registry{load: cfg.Load, keepAlive: cfg.KeepAlive, maxLoaded: cfg.MaxLoadedModels, budget: cfg.MemoryBudget,
 		hubList: cfg.HubList, log: cfg.Logger, sources: cfg.Models, slots: map[string]*slot{}}
-	s.metrics = newMetrics(s.reg)
+	s.metrics = newMetrics(s.reg, s.grammars)
 	s.base, s.cutBase = context.WithCancel(context.Background())
 	s.handler = s.routes()
 	if len(cfg.Models) == 0 {

@@ -1,13 +1,9 @@
 package server
 
 import (
-	"container/list"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"strings"
-	"sync"
-	"time"
 
 	"kiln/grammar"
 	"kiln/sample"
@@ -162,100 +158,14 @@ func (c *constraintSpec) compile() (*grammar.Grammar, error) {
 	return g, nil
 }
 
-// constraintCache holds compiled token indexes by (model path, kind,
-// text), least recently used out first.
-type constraintCache struct {
-	mu    sync.Mutex
-	max   int
-	order *list.List // of *cacheEntry, most recent first
-	byKey map[string]*list.Element
-}
-
-type cacheEntry struct {
-	key string
-	idx *grammar.TokenIndex
-}
-
-func newConstraintCache(max int) *constraintCache {
-	return &constraintCache{max: max, order: list.New(), byKey: map[string]*list.Element{}}
-}
-
 // constraint returns the factory of per-completion matchers for spec on
-// the model in sl, compiling (outside the lock) on a miss.
+// the model in sl, from the server's grammar cache (compiled on a miss).
 func (s *Server) constraint(sl *slot, spec *constraintSpec) (func() (sample.Constraint, error), error) {
-	cc := s.constraints
-	key := sl.path + "\x00" + spec.kind + "\x00" + spec.text
-	cc.mu.Lock()
-	el, ok := cc.byKey[key]
-	if ok {
-		cc.order.MoveToFront(el)
-	}
-	cc.mu.Unlock()
-	var idx *grammar.TokenIndex
-	if ok {
-		idx = el.Value.(*cacheEntry).idx
-	} else {
-		var err error
-		if idx, err = compileIndex(sl, spec, compileTimeout); err != nil {
-			return nil, err
-		}
-		cc.mu.Lock()
-		if _, dup := cc.byKey[key]; !dup {
-			cc.byKey[key] = cc.order.PushFront(&cacheEntry{key: key, idx: idx})
-			for cc.order.Len() > cc.max {
-				old := cc.order.Remove(cc.order.Back()).(*cacheEntry)
-				delete(cc.byKey, old.key)
-			}
-		}
-		cc.mu.Unlock()
+	idx, err := s.grammars.get(sl, spec)
+	if err != nil {
+		return nil, err
 	}
 	return func() (sample.Constraint, error) { return idx.NewTokenMatcher() }, nil
-}
-
-// compileTimeout bounds the wall time of compiling one request's grammar
-// and its token index; the size limits of package grammar bound the work,
-// this bounds the wait a pathological schema can cause a client.
-var compileTimeout = 10 * time.Second
-
-// compileIndex compiles spec for the model in sl within timeout. Past the
-// timeout the request gets a 400 and the compilation finishes (bounded by
-// the grammar's size limits) in the background, its result dropped.
-func compileIndex(sl *slot, spec *constraintSpec, timeout time.Duration) (*grammar.TokenIndex, error) {
-	type result struct {
-		idx *grammar.TokenIndex
-		err error
-	}
-	done := make(chan result, 1)
-	go func() {
-		g, err := spec.compile()
-		if err != nil {
-			done <- result{nil, err}
-			return
-		}
-		prog, err := grammar.Compile(g)
-		if err != nil {
-			done <- result{nil, badRequest(spec.param, "%s: %s", spec.param, strings.TrimPrefix(err.Error(), "grammar: "))}
-			return
-		}
-		vocab, err := sl.vocabulary()
-		if err != nil {
-			done <- result{nil, internal(fmt.Errorf("the model's vocabulary as bytes: %w", err))}
-			return
-		}
-		idx, err := grammar.NewTokenIndex(prog, vocab)
-		if err != nil {
-			err = badRequest(spec.param, "%s: %s", spec.param, strings.TrimPrefix(err.Error(), "grammar: "))
-		}
-		done <- result{idx, err}
-	}()
-	select {
-	case r := <-done:
-		return r.idx, r.err
-	case <-time.After(timeout):
-		ae := badRequest(spec.param, "%s: compiling it took longer than %v; simplify it", spec.param, timeout)
-		ae.Code = "grammar_compile_timeout"
-		return nil, ae
-	}
 }
 
 // vocabulary is the model's tokens as bytes for grammar masks, built once.
