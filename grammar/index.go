@@ -97,6 +97,7 @@ const (
 	maxCachedMasks     = 4096
 	maxIndexCacheBytes = 16 << 20
 )
+
 // part returns the context-free part of the mask at set id of store s.
 func (x *TokenIndex) part(s *store, id int32) *partMask {
 	x.mu.Lock()
