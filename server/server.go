@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"kiln/hub"
+	"kiln/sample"
 )
 
 // Config configures a Server. Zero values are the documented defaults.
@@ -28,6 +29,7 @@ type Config struct {
 	MaxQueue        int                            // requests waiting for their first token; 0 means 256, negative no limit
 	MaxBodyBytes    int64                          // request body limit; 0 means 8 MiB
 	WriteTimeout    time.Duration                  // each write of a response; 0 means 60s
+	MaxLogprobs     int                            // most top logprobs per token a request may ask (vLLM's --max-logprobs); 0 means 20, negative 0
 	Logger          *slog.Logger                   // access and lifecycle logs; nil: discarded
 	Now             func() time.Time               // the clock of "created" fields; nil: time.Now
 }
@@ -56,6 +58,14 @@ func (c *Config) fill() error {
 	}
 	if c.Now == nil {
 		c.Now = time.Now
+	}
+	switch {
+	case c.MaxLogprobs == 0:
+		c.MaxLogprobs = sample.MaxTopLogprobs
+	case c.MaxLogprobs < 0:
+		c.MaxLogprobs = -1 // the sampled token's logprob only; kept apart from 0, the default
+	case c.MaxLogprobs > sample.MaxTopLogprobs:
+		return fmt.Errorf("server: MaxLogprobs %d: kiln returns at most %d top logprobs", c.MaxLogprobs, sample.MaxTopLogprobs)
 	}
 	if c.MaxLoadedModels < 0 || c.MaxBodyBytes < 0 || c.WriteTimeout < 0 || c.MemoryBudget < 0 {
 		return fmt.Errorf("server: negative limit in the configuration")
@@ -247,6 +257,15 @@ type generationRequest interface {
 }
 
 func (q *samplingRequest) model() string { return q.Model }
+
+// refused are the shared fields kiln does not implement: answering without
+// them would be answering something else than asked.
+func (q *samplingRequest) refused() error {
+	if q.PromptLogprobs != nil {
+		return badRequest("prompt_logprobs", "prompt_logprobs is not supported")
+	}
+	return nil
+}
 
 // openRequest decodes and checks a generation body into q and holds its
 // model (release it when done); on failure it has answered the error and
