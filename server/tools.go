@@ -99,7 +99,7 @@ func parseTools(rawTools, rawChoice json.RawMessage) (*toolMode, *constraintSpec
 		return nil, nil, nil
 	}
 	seen := map[string]bool{}
-	var alts []string
+	var alts, defs []string
 	var namedParams json.RawMessage
 	for i, t := range tools {
 		f := t.Function
@@ -118,7 +118,13 @@ func parseTools(rawTools, rawChoice json.RawMessage) (*toolMode, *constraintSpec
 			return nil, nil, badRequest("tools", "tools[%d].function.parameters is not JSON", i)
 		}
 		name, _ := json.Marshal(f.Name)
-		alts = append(alts, fmt.Sprintf(`{"type":"object","properties":{"name":{"const":%s},"parameters":%s},"required":["name","parameters"],"additionalProperties":false}`, name, params))
+		key := toolDefKey(i)
+		rebased, err := rebaseRefs(params, "#/$defs/"+key)
+		if err != nil {
+			return nil, nil, badRequest(fmt.Sprintf("tools[%d].function.parameters", i), "tools[%d].function.parameters: %v", i, err)
+		}
+		defs = append(defs, fmt.Sprintf(`"%s":%s`, key, rebased))
+		alts = append(alts, fmt.Sprintf(`{"type":"object","properties":{"name":{"const":%s},"parameters":{"$ref":"#/$defs/%s"}},"required":["name","parameters"],"additionalProperties":false}`, name, key))
 		if f.Name == named {
 			namedParams = params
 		}
@@ -126,7 +132,9 @@ func parseTools(rawTools, rawChoice json.RawMessage) (*toolMode, *constraintSpec
 	m := &toolMode{kind: choice, name: named, tools: rawTools}
 	switch choice {
 	case "required":
-		schema := `{"type":"array","minItems":1,"items":{"anyOf":[` + strings.Join(alts, ",") + `]}}`
+		// Each tool's parameters resolve their refs against themselves
+		// (toolschema.go), as they do alone with a named tool_choice.
+		schema := `{"$defs":{` + strings.Join(defs, ",") + `},"type":"array","minItems":1,"items":{"anyOf":[` + strings.Join(alts, ",") + `]}}`
 		return m, &constraintSpec{kind: "json_schema", text: schema, param: "tools"}, nil
 	case "named":
 		if namedParams == nil {
