@@ -19,19 +19,23 @@ import (
 
 // Config configures a Server. Zero values are the documented defaults.
 type Config struct {
-	Models          []Source                       // operator-allowed models (--model), preloaded by Preload
-	Load            Loader                         // required
-	HubList         func() ([]hub.Manifest, error) // the hub cache's models (kiln list); nil: not served
-	APIKey          string                         // Bearer key every route but /health, /ready, /metrics needs; "": none
-	MaxLoadedModels int                            // 0 means 1
-	MemoryBudget    int64                          // bytes of loaded models (Model.Bytes); 0: no limit
-	KeepAlive       time.Duration                  // unload a model idle this long; 0 means 5m, negative never
-	MaxQueue        int                            // requests waiting for their first token; 0 means 256, negative no limit
-	MaxBodyBytes    int64                          // request body limit; 0 means 8 MiB
-	WriteTimeout    time.Duration                  // each write of a response; 0 means 60s
-	MaxLogprobs     int                            // most top logprobs per token a request may ask (vLLM's --max-logprobs); 0 means 20, negative 0
-	Logger          *slog.Logger                   // access and lifecycle logs; nil: discarded
-	Now             func() time.Time               // the clock of "created" fields; nil: time.Now
+	Models           []Source                       // operator-allowed models (--model), preloaded by Preload
+	Load             Loader                         // required
+	HubList          func() ([]hub.Manifest, error) // the hub cache's models (kiln list); nil: not served
+	APIKey           string                         // Bearer key every route but /health, /ready, /metrics needs; "": none
+	MaxLoadedModels  int                            // 0 means 1
+	MemoryBudget     int64                          // bytes of loaded models (Model.Bytes); 0: no limit
+	KeepAlive        time.Duration                  // unload a model idle this long; 0 means 5m, negative never
+	MaxQueue         int                            // requests waiting for their first token; 0 means 256, negative no limit
+	MaxBodyBytes     int64                          // request body limit; 0 means 8 MiB
+	WriteTimeout     time.Duration                  // each write of a response; 0 means 60s
+	MaxLogprobs      int                            // most top logprobs per token a request may ask (vLLM's --max-logprobs); 0 means 20, negative 0
+	AllowedOrigins   []string                       // CORS origins ("*": any); none: no CORS headers at all (cors.go)
+	AllowedMethods   []string                       // CORS methods; none or "*": any
+	AllowedHeaders   []string                       // CORS request headers; none or "*": any
+	AllowCredentials bool                           // CORS: Access-Control-Allow-Credentials: true
+	Logger           *slog.Logger                   // access and lifecycle logs; nil: discarded
+	Now              func() time.Time               // the clock of "created" fields; nil: time.Now
 }
 
 func (c *Config) fill() error {
@@ -214,10 +218,30 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("GET /ready", s.handleReady)
 	mux.Handle("GET /metrics", s.metrics.handler())
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		if allow := allowed(mux, r); len(allow) > 0 {
+			w.Header().Set("Allow", strings.Join(allow, ", "))
+			writeError(w, &apiError{Status: http.StatusMethodNotAllowed, Type: "invalid_request_error", Code: "method_not_allowed",
+				Message: fmt.Sprintf("%s does not take %s: use %s", r.URL.Path, r.Method, strings.Join(allow, " or "))})
+			return
+		}
 		writeError(w, &apiError{Status: http.StatusNotFound, Type: "invalid_request_error", Code: "not_found",
 			Message: fmt.Sprintf("no route %s %s", r.Method, r.URL.Path)})
 	})
-	return s.logRequests(s.authorize(mux))
+	return s.logRequests(s.cors(s.authorize(mux)))
+}
+
+// allowed lists the methods mux serves r's path with. The catch-all "/"
+// route (OpenAI's 404 envelope) would otherwise hide net/http's own 405.
+func allowed(mux *http.ServeMux, r *http.Request) []string {
+	var out []string
+	for _, m := range []string{http.MethodGet, http.MethodHead, http.MethodPost} {
+		probe := r.Clone(r.Context())
+		probe.Method = m
+		if _, pattern := mux.Handler(probe); pattern != "/" && pattern != "" {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 // open are the routes that need no API key: probes and scrapers.
@@ -231,8 +255,9 @@ func (s *Server) authorize(next http.Handler) http.Handler {
 	want := []byte(s.cfg.APIKey)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !open(r.URL.Path) {
-			got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-			if !ok || subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), want) != 1 {
+			scheme, got, _ := strings.Cut(strings.TrimSpace(r.Header.Get("Authorization")), " ")
+			// The scheme is case-insensitive (RFC 7235 section 2.1): "bearer KEY" is as good.
+			if !strings.EqualFold(scheme, "Bearer") || subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), want) != 1 {
 				writeError(w, errUnauthorized)
 				return
 			}
