@@ -54,6 +54,9 @@ func TestErrorParams(t *testing.T) {
 		{"structured_outputs not an object", "/v1/completions", comp(`,"structured_outputs":[1]`), "structured_outputs"},
 		{"tool_calls not a list", "/v1/chat/completions", `{"model":"tiny","messages":[{"role":"user","content":"hi"},{"role":"assistant","content":"x"},{"role":"assistant","tool_calls":"x"}]}`, "messages[2].tool_calls"},
 		{"prompt_logprobs", "/v1/completions", comp(`,"prompt_logprobs":1`), "prompt_logprobs"},
+		{"tool without a name", "/v1/chat/completions", chat(`,"tools":[{"type":"function","function":{"name":"a"}},{"type":"function","function":{}}]`), "tools[1]"},
+		{"two tools of one name", "/v1/chat/completions", chat(`,"tools":[{"type":"function","function":{"name":"a"}},{"type":"function","function":{"name":"a"}}]`), "tools[1].function.name"},
+		{"tool parameters of the wrong type", "/v1/chat/completions", chat(`,"tools":[{"type":"function","function":{"name":"a","parameters":"x"}}]`), "tools[0].function.parameters"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -104,18 +104,18 @@ func parseTools(rawTools, rawChoice json.RawMessage) (*toolMode, *constraintSpec
 	for i, t := range tools {
 		f := t.Function
 		if t.Type != "function" || f.Name == "" {
-			return nil, nil, badRequest("tools", "tools[%d]: want type function with a name", i)
+			return nil, nil, badRequest(fmt.Sprintf("tools[%d]", i), "tools[%d]: want type function with a name", i)
 		}
 		if seen[f.Name] {
-			return nil, nil, badRequest("tools", "two tools are named %q", f.Name)
+			return nil, nil, badRequest(fmt.Sprintf("tools[%d].function.name", i), "two tools are named %q", f.Name)
 		}
 		seen[f.Name] = true
 		params := f.Parameters
 		if isNull(params) {
 			params = json.RawMessage(`{"type":"object","properties":{}}`)
 		}
-		if !json.Valid(params) {
-			return nil, nil, badRequest("tools", "tools[%d].function.parameters is not JSON", i)
+		if !json.Valid(params) || !strings.HasPrefix(strings.TrimSpace(string(params)), "{") {
+			return nil, nil, badRequest(fmt.Sprintf("tools[%d].function.parameters", i), "tools[%d].function.parameters must be a JSON Schema object", i)
 		}
 		name, _ := json.Marshal(f.Name)
 		key := toolDefKey(i)
