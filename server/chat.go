@@ -10,7 +10,6 @@ import (
 
 	"kiln/chat"
 	"kiln/engine"
-	"kiln/sample"
 	"kiln/tokenizer"
 )
 
@@ -45,8 +44,8 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 	}
 	if q.TopLogprobs != nil {
 		k := *q.TopLogprobs
-		if k < 0 || k > sample.MaxTopLogprobs {
-			writeError(w, badRequest("top_logprobs", "top_logprobs %d must be in [0, %d]", k, sample.MaxTopLogprobs))
+		if err := s.checkLogprobs("top_logprobs", k); err != nil {
+			writeError(w, err)
 			return
 		}
 		if k > 0 && !q.Logprobs {
@@ -101,7 +100,7 @@ func (q *chatRequest) unsupported() error {
 	if len(q.Messages) == 0 {
 		return badRequest("messages", "messages must hold at least one message")
 	}
-	return nil
+	return q.refused()
 }
 
 // renderChat renders a conversation with the model's chat template and
@@ -118,6 +117,9 @@ func renderChat(m *Model, in []chatMessage, addGen *bool, kwargs map[string]any)
 			msg.Role = "system"
 		default:
 			return nil, badRequest(fmt.Sprintf("messages[%d].role", i), "messages[%d].role %q: want system, developer, user, assistant or tool", i, msg.Role)
+		}
+		if err := checkToolCalls(msg.ToolCalls); err != nil {
+			return nil, badRequest(fmt.Sprintf("messages[%d].tool_calls", i), "messages[%d].tool_calls: %v", i, err)
 		}
 		text, err := messageText(msg.Content)
 		if err != nil {
@@ -164,6 +166,30 @@ func messageText(raw json.RawMessage) (string, error) {
 		b.WriteString(p.Text)
 	}
 	return b.String(), nil
+}
+
+// checkToolCalls checks a message's tool_calls: null, or a list of
+// OpenAI's {"id", "type": "function", "function": {"name", "arguments"}}.
+func checkToolCalls(raw json.RawMessage) error {
+	if isNull(raw) {
+		return nil
+	}
+	var calls []struct {
+		Type     string `json:"type"`
+		Function *struct {
+			Name      string `json:"name"`
+			Arguments string `json:"arguments"`
+		} `json:"function"`
+	}
+	if err := json.Unmarshal(raw, &calls); err != nil {
+		return fmt.Errorf("want a list of {\"id\", \"type\": \"function\", \"function\": {\"name\", \"arguments\"}} (arguments a JSON string)")
+	}
+	for k, c := range calls {
+		if (c.Type != "" && c.Type != "function") || c.Function == nil || c.Function.Name == "" {
+			return fmt.Errorf("call %d: want type function and a function name", k)
+		}
+	}
+	return nil
 }
 
 // tokenText is the text of token id, or "" when the vocabulary has none.

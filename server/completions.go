@@ -10,7 +10,6 @@ import (
 	"unicode/utf8"
 
 	"kiln/engine"
-	"kiln/sample"
 	"kiln/tokenizer"
 )
 
@@ -56,8 +55,8 @@ func (s *Server) completionJob(sl *slot, q *completionRequest) (*job, error) {
 		return nil, err
 	}
 	if q.Logprobs != nil {
-		if *q.Logprobs < 0 || *q.Logprobs > sample.MaxTopLogprobs {
-			return nil, badRequest("logprobs", "logprobs %d must be in [0, %d]", *q.Logprobs, sample.MaxTopLogprobs)
+		if err := s.checkLogprobs("logprobs", *q.Logprobs); err != nil {
+			return nil, err
 		}
 		j.params.Logprobs, j.params.TopLogprobs = true, *q.Logprobs
 	}
@@ -67,6 +66,9 @@ func (s *Server) completionJob(sl *slot, q *completionRequest) (*job, error) {
 // unsupported refuses known fields kiln does not implement, rather than
 // ignoring them and answering something else than asked.
 func (q *completionRequest) unsupported() error {
+	if err := q.refused(); err != nil {
+		return err
+	}
 	switch {
 	case q.Echo:
 		return badRequest("echo", "echo is not supported")

@@ -30,6 +30,7 @@ type samplingRequest struct {
 	Priority            int                `json:"priority"`        // vLLM's extra: lower runs first
 	UseBeamSearch       bool               `json:"use_beam_search"` // vLLM's extra: beam search of width max(n, best_of)
 	LengthPenalty       *float64           `json:"length_penalty"`  // beam search's length exponent (1)
+	PromptLogprobs      *int               `json:"prompt_logprobs"` // vLLM's extra: refused (samplingRequest.refused)
 	structuredRequest
 }
 
@@ -58,9 +59,10 @@ type chatRequest struct {
 }
 
 type chatMessage struct {
-	Role    string          `json:"role"`
-	Content json.RawMessage `json:"content"` // a string, null, or a list of content parts
-	Name    string          `json:"name"`
+	Role      string          `json:"role"`
+	Content   json.RawMessage `json:"content"` // a string, null, or a list of content parts
+	Name      string          `json:"name"`
+	ToolCalls json.RawMessage `json:"tool_calls"` // assistant turns: null or a list of calls (checkToolCalls)
 }
 
 type contentPart struct {

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -20,36 +21,38 @@ const (
 )
 
 // decodeBody reads one JSON value into v. A body over the limit is 413;
-// malformed JSON, a wrong type or trailing data is 400 naming the field.
+// malformed JSON, a wrong type or trailing data is 400 naming the field by
+// its path in the request (pathAt).
 func decodeBody(w http.ResponseWriter, r *http.Request, limit int64, v any) error {
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, limit))
-	err := dec.Decode(v)
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		return &apiError{Status: http.StatusRequestEntityTooLarge, Type: "invalid_request_error", Code: "body_too_large",
+			Message: fmt.Sprintf("the request body exceeds %d bytes", mbe.Limit)}
+	}
+	if err != nil {
+		return badRequest("", "reading the body: %v", err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	err = dec.Decode(v)
 	if err == nil {
 		if _, terr := dec.Token(); terr != io.EOF {
-			var mbe *http.MaxBytesError
-			if errors.As(terr, &mbe) {
-				err = terr
-			} else {
-				return badRequest("", "the body holds more than one JSON value")
-			}
+			return badRequest("", "the body holds more than one JSON value")
 		}
-	}
-	if err == nil {
 		return nil
 	}
 	var (
-		mbe *http.MaxBytesError
-		se  *json.SyntaxError
-		te  *json.UnmarshalTypeError
+		se *json.SyntaxError
+		te *json.UnmarshalTypeError
+		ae *apiError
 	)
 	switch {
-	case errors.As(err, &mbe):
-		return &apiError{Status: http.StatusRequestEntityTooLarge, Type: "invalid_request_error", Code: "body_too_large",
-			Message: fmt.Sprintf("the request body exceeds %d bytes", mbe.Limit)}
+	case errors.As(err, &ae): // a field's own UnmarshalJSON said what is wrong
+		return ae
 	case errors.As(err, &se):
 		return badRequest("", "the body is not valid JSON: %v (at byte %d)", se, se.Offset)
 	case errors.As(err, &te):
-		field := strings.TrimPrefix(te.Field, "samplingRequest.") // the embedded struct's name is no field of the API
+		field := pathAt(body, te.Offset)
 		if field == "" {
 			return badRequest("", "the body must be a JSON object, not %s", te.Value)
 		}
@@ -60,6 +63,17 @@ func decodeBody(w http.ResponseWriter, r *http.Request, limit int64, v any) erro
 		return badRequest("", "the body is not valid JSON: it ends early")
 	}
 	return badRequest("", "the body is not a valid request: %v", err)
+}
+
+// checkLogprobs bounds the top logprobs a request asks per token (param
+// is top_logprobs or logprobs) by Config.MaxLogprobs: n completions times
+// max_tokens times k entries is the response's size.
+func (s *Server) checkLogprobs(param string, k int) error {
+	limit := max(s.cfg.MaxLogprobs, 0)
+	if k < 0 || k > limit {
+		return badRequest(param, "%s %d must be in [0, %d] (the server's --max-logprobs)", param, k, limit)
+	}
+	return nil
 }
 
 // jsonKind names a Go kind as the JSON type a client should send.
@@ -126,6 +140,15 @@ func (q *samplingRequest) params(vocab int) (sample.Params, error) {
 	if err != nil {
 		return p, err
 	}
+	if len(stops) > sample.MaxStops {
+		return p, badRequest("stop", "stop holds %d strings, at most %d allowed", len(stops), sample.MaxStops)
+	}
+	if len(q.StopTokenIDs) > sample.MaxStopTokens {
+		return p, badRequest("stop_token_ids", "stop_token_ids holds %d ids, at most %d allowed", len(q.StopTokenIDs), sample.MaxStopTokens)
+	}
+	if len(q.LogitBias) > sample.MaxLogitBias {
+		return p, badRequest("logit_bias", "logit_bias holds %d entries, at most %d allowed", len(q.LogitBias), sample.MaxLogitBias)
+	}
 	p.Stop = stops
 	p.StopTokens = q.StopTokenIDs
 	if len(q.LogitBias) > 0 {
@@ -153,12 +176,27 @@ func (q *samplingRequest) params(vocab int) (sample.Params, error) {
 }
 
 // validationError maps sample.Params.Validate's message ("sample: top_p
-// ...") onto a 400 naming the field.
+// ...") onto a 400 naming the request field: the message's first word when
+// it is one (sample's names are the API's but for stop_tokens), else none
+// (a count such as "65 stop strings" is checked before, naming its field).
 func validationError(err error) *apiError {
 	msg := strings.TrimPrefix(strings.SplitN(err.Error(), "\n", 2)[0], "sample: ")
-	param, _, _ := strings.Cut(msg, " ")
-	param, _, _ = strings.Cut(param, "[")
+	word, _, _ := strings.Cut(msg, " ")
+	word, _, _ = strings.Cut(word, "[")
+	param, ok := sampleFields[word]
+	if !ok {
+		param = ""
+	}
 	return badRequest(param, "%s", msg)
+}
+
+// sampleFields maps the names sample.Params.Validate's messages begin
+// with onto the request fields they come from.
+var sampleFields = map[string]string{
+	"temperature": "temperature", "top_p": "top_p", "min_p": "min_p", "top_k": "top_k",
+	"repetition_penalty": "repetition_penalty", "presence_penalty": "presence_penalty",
+	"frequency_penalty": "frequency_penalty", "logit_bias": "logit_bias", "max_tokens": "max_tokens",
+	"stop": "stop", "stop_tokens": "stop_token_ids", "top_logprobs": "top_logprobs",
 }
 
 func firstAPIError(err error) *apiError {

@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"strconv"
-
-	"kiln/sample"
 )
 
 // The render endpoints (vLLM's /v1/completions/render and
@@ -127,8 +125,8 @@ func (s *Server) handleChatRender(w http.ResponseWriter, r *http.Request) {
 		if q.TopLogprobs != nil {
 			k = *q.TopLogprobs
 		}
-		if k < 0 || k > sample.MaxTopLogprobs {
-			writeError(w, badRequest("top_logprobs", "top_logprobs %d must be in [0, %d]", k, sample.MaxTopLogprobs))
+		if err := s.checkLogprobs("top_logprobs", k); err != nil {
+			writeError(w, err)
 			return
 		}
 		logprobs = &k

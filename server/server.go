@@ -16,6 +16,7 @@ import (
 
 	"kiln/grammar"
 	"kiln/hub"
+	"kiln/sample"
 )
 
 // compileTimeout bounds a request's wait for its structured-output grammar
@@ -34,6 +35,7 @@ type Config struct {
 	KeepAlive       time.Duration                  // unload a model idle this long; 0 means 5m, negative never
 	MaxQueue        int                            // requests waiting for their first token; 0 means 256, negative no limit
 	MaxBodyBytes    int64                          // request body limit; 0 means 8 MiB
+	WriteTimeout    time.Duration                  // each write of a response; 0 means 60s
 	// Structured output: the most bytes of one request's schema, grammar,
 	// regex or choices (0 means 256 KiB), the memory budget of compiling
 	// one (0 means grammar.DefaultLimits, 64 MiB), and the bytes of the
@@ -41,7 +43,11 @@ type Config struct {
 	MaxGrammarBytes    int
 	GrammarMemory      int64
 	GrammarCacheMemory int64
-	WriteTimeout       time.Duration    // each write of a response; 0 means 60s
+	MaxLogprobs        int              // most top logprobs per token a request may ask (vLLM's --max-logprobs); 0 means 20, negative 0
+	AllowedOrigins     []string         // CORS origins ("*": any); none: no CORS headers at all (cors.go)
+	AllowedMethods     []string         // CORS methods; none or "*": any
+	AllowedHeaders     []string         // CORS request headers; none or "*": any
+	AllowCredentials   bool             // CORS: Access-Control-Allow-Credentials: true
 	Logger             *slog.Logger     // access and lifecycle logs; nil: discarded
 	Now                func() time.Time // the clock of "created" fields; nil: time.Now
 }
@@ -79,6 +85,14 @@ func (c *Config) fill() error {
 	}
 	if c.Now == nil {
 		c.Now = time.Now
+	}
+	switch {
+	case c.MaxLogprobs == 0:
+		c.MaxLogprobs = sample.MaxTopLogprobs
+	case c.MaxLogprobs < 0:
+		c.MaxLogprobs = -1 // the sampled token's logprob only; kept apart from 0, the default
+	case c.MaxLogprobs > sample.MaxTopLogprobs:
+		return fmt.Errorf("server: MaxLogprobs %d: kiln returns at most %d top logprobs", c.MaxLogprobs, sample.MaxTopLogprobs)
 	}
 	if c.MaxLoadedModels < 0 || c.MaxBodyBytes < 0 || c.WriteTimeout < 0 || c.MemoryBudget < 0 ||
 		c.MaxGrammarBytes < 0 || c.GrammarMemory < 0 || c.GrammarCacheMemory < 0 {
@@ -229,10 +243,30 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("GET /ready", s.handleReady)
 	mux.Handle("GET /metrics", s.metrics.handler())
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		if allow := allowed(mux, r); len(allow) > 0 {
+			w.Header().Set("Allow", strings.Join(allow, ", "))
+			writeError(w, &apiError{Status: http.StatusMethodNotAllowed, Type: "invalid_request_error", Code: "method_not_allowed",
+				Message: fmt.Sprintf("%s does not take %s: use %s", r.URL.Path, r.Method, strings.Join(allow, " or "))})
+			return
+		}
 		writeError(w, &apiError{Status: http.StatusNotFound, Type: "invalid_request_error", Code: "not_found",
 			Message: fmt.Sprintf("no route %s %s", r.Method, r.URL.Path)})
 	})
-	return s.logRequests(s.authorize(mux))
+	return s.logRequests(s.cors(s.authorize(mux)))
+}
+
+// allowed lists the methods mux serves r's path with. The catch-all "/"
+// route (OpenAI's 404 envelope) would otherwise hide net/http's own 405.
+func allowed(mux *http.ServeMux, r *http.Request) []string {
+	var out []string
+	for _, m := range []string{http.MethodGet, http.MethodHead, http.MethodPost} {
+		probe := r.Clone(r.Context())
+		probe.Method = m
+		if _, pattern := mux.Handler(probe); pattern != "/" && pattern != "" {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 // open are the routes that need no API key: probes and scrapers.
@@ -246,8 +280,9 @@ func (s *Server) authorize(next http.Handler) http.Handler {
 	want := []byte(s.cfg.APIKey)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !open(r.URL.Path) {
-			got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-			if !ok || subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), want) != 1 {
+			scheme, got, _ := strings.Cut(strings.TrimSpace(r.Header.Get("Authorization")), " ")
+			// The scheme is case-insensitive (RFC 7235 section 2.1): "bearer KEY" is as good.
+			if !strings.EqualFold(scheme, "Bearer") || subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), want) != 1 {
 				writeError(w, errUnauthorized)
 				return
 			}
@@ -272,6 +307,15 @@ type generationRequest interface {
 }
 
 func (q *samplingRequest) model() string { return q.Model }
+
+// refused are the shared fields kiln does not implement: answering without
+// them would be answering something else than asked.
+func (q *samplingRequest) refused() error {
+	if q.PromptLogprobs != nil {
+		return badRequest("prompt_logprobs", "prompt_logprobs is not supported")
+	}
+	return nil
+}
 
 // openRequest decodes and checks a generation body into q and holds its
 // model (release it when done); on failure it has answered the error and

@@ -1,8 +1,10 @@
 package server
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
+	"strconv"
 	"strings"
 
 	"kiln/grammar"
@@ -19,20 +21,23 @@ import (
 
 // structuredRequest holds the fields that ask for structured output.
 type structuredRequest struct {
-	ResponseFormat    json.RawMessage    `json:"response_format"`
-	GuidedJSON        json.RawMessage    `json:"guided_json"`
-	GuidedChoice      []string           `json:"guided_choice"`
-	GuidedGrammar     string             `json:"guided_grammar"`
-	GuidedRegex       string             `json:"guided_regex"`
-	StructuredOutputs *structuredOutputs `json:"structured_outputs"`
+	ResponseFormat    json.RawMessage `json:"response_format"`
+	GuidedJSON        json.RawMessage `json:"guided_json"`
+	GuidedChoice      []string        `json:"guided_choice"`
+	GuidedGrammar     *string         `json:"guided_grammar"` // nil: absent; "" is refused, not ignored
+	GuidedRegex       *string         `json:"guided_regex"`
+	StructuredOutputs json.RawMessage `json:"structured_outputs"` // a structuredOutputs; read strictly by spec
 }
 
+// structuredOutputs is vLLM's structured_outputs object; a key it does not
+// hold is a 400 naming it (a misspelt "jsn" would otherwise constrain
+// nothing).
 type structuredOutputs struct {
 	JSON       json.RawMessage `json:"json"`
 	JSONObject bool            `json:"json_object"`
 	Choice     []string        `json:"choice"`
-	Grammar    string          `json:"grammar"`
-	Regex      string          `json:"regex"`
+	Grammar    *string         `json:"grammar"`
+	Regex      *string         `json:"regex"`
 }
 
 // jsonWhitespace bounds the whitespace a constrained JSON reply may put at
@@ -78,9 +83,9 @@ func (q *structuredRequest) spec() (*constraintSpec, error) {
 			return nil, badRequest("response_format", "response_format type %q: want text, json_object or json_schema", rf.Type)
 		}
 	}
-	so := q.StructuredOutputs
-	if so == nil {
-		so = &structuredOutputs{}
+	so, err := q.structuredOutputs()
+	if err != nil {
+		return nil, err
 	}
 	if !isNull(q.GuidedJSON) {
 		add(&constraintSpec{kind: "json_schema", text: string(q.GuidedJSON), param: "guided_json"})
@@ -100,14 +105,20 @@ func (q *structuredRequest) spec() (*constraintSpec, error) {
 			add(&constraintSpec{kind: "choice", text: string(b), param: param})
 		}
 	}
-	for param, g := range map[string]string{"guided_grammar": q.GuidedGrammar, "structured_outputs.grammar": so.Grammar} {
-		if g != "" {
-			add(&constraintSpec{kind: "grammar", text: g, param: param})
+	for param, g := range map[string]*string{"guided_grammar": q.GuidedGrammar, "structured_outputs.grammar": so.Grammar} {
+		if g != nil {
+			if *g == "" {
+				return nil, badRequest(param, "%s is empty: want a GBNF grammar (or leave it out)", param)
+			}
+			add(&constraintSpec{kind: "grammar", text: *g, param: param})
 		}
 	}
-	for param, re := range map[string]string{"guided_regex": q.GuidedRegex, "structured_outputs.regex": so.Regex} {
-		if re != "" {
-			add(&constraintSpec{kind: "regex", text: re, param: param})
+	for param, re := range map[string]*string{"guided_regex": q.GuidedRegex, "structured_outputs.regex": so.Regex} {
+		if re != nil {
+			if *re == "" {
+				return nil, badRequest(param, "%s is empty: want a regular expression (or leave it out)", param)
+			}
+			add(&constraintSpec{kind: "regex", text: *re, param: param})
 		}
 	}
 	switch len(specs) {
@@ -117,6 +128,36 @@ func (q *structuredRequest) spec() (*constraintSpec, error) {
 		return specs[0], nil
 	}
 	return nil, badRequest(specs[1].param, "only one kind of structured output per request (got %s and %s)", specs[0].param, specs[1].param)
+}
+
+// structuredOutputs decodes structured_outputs, refusing keys it does not
+// know and naming a mistyped one by its path.
+func (q *structuredRequest) structuredOutputs() (*structuredOutputs, error) {
+	so := &structuredOutputs{}
+	if isNull(q.StructuredOutputs) {
+		return so, nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(q.StructuredOutputs))
+	dec.DisallowUnknownFields()
+	err := dec.Decode(so)
+	var te *json.UnmarshalTypeError
+	switch {
+	case err == nil:
+		return so, nil
+	case errors.As(err, &te):
+		if field := pathAt(q.StructuredOutputs, te.Offset); field != "" {
+			param := "structured_outputs." + field
+			return nil, badRequest(param, "%s must not be %s (want %s)", param, te.Value, jsonKind(te.Type.Kind().String()))
+		}
+		return nil, badRequest("structured_outputs", "structured_outputs must be an object, not %s", te.Value)
+	}
+	// DisallowUnknownFields' error: json: unknown field "jsn"
+	if key, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+		key, _ = strconv.Unquote(key)
+		param := "structured_outputs." + key
+		return nil, badRequest(param, "%s is not supported: structured_outputs takes json, json_object, choice, grammar or regex", param)
+	}
+	return nil, badRequest("structured_outputs", "structured_outputs: %v", err)
 }
 
 // compile turns a spec into a grammar; errors are the client's (400).

@@ -99,26 +99,32 @@ func parseTools(rawTools, rawChoice json.RawMessage) (*toolMode, *constraintSpec
 		return nil, nil, nil
 	}
 	seen := map[string]bool{}
-	var alts []string
+	var alts, defs []string
 	var namedParams json.RawMessage
 	for i, t := range tools {
 		f := t.Function
 		if t.Type != "function" || f.Name == "" {
-			return nil, nil, badRequest("tools", "tools[%d]: want type function with a name", i)
+			return nil, nil, badRequest(fmt.Sprintf("tools[%d]", i), "tools[%d]: want type function with a name", i)
 		}
 		if seen[f.Name] {
-			return nil, nil, badRequest("tools", "two tools are named %q", f.Name)
+			return nil, nil, badRequest(fmt.Sprintf("tools[%d].function.name", i), "two tools are named %q", f.Name)
 		}
 		seen[f.Name] = true
 		params := f.Parameters
 		if isNull(params) {
 			params = json.RawMessage(`{"type":"object","properties":{}}`)
 		}
-		if !json.Valid(params) {
-			return nil, nil, badRequest("tools", "tools[%d].function.parameters is not JSON", i)
+		if !json.Valid(params) || !strings.HasPrefix(strings.TrimSpace(string(params)), "{") {
+			return nil, nil, badRequest(fmt.Sprintf("tools[%d].function.parameters", i), "tools[%d].function.parameters must be a JSON Schema object", i)
 		}
 		name, _ := json.Marshal(f.Name)
-		alts = append(alts, fmt.Sprintf(`{"type":"object","properties":{"name":{"const":%s},"parameters":%s},"required":["name","parameters"],"additionalProperties":false}`, name, params))
+		key := toolDefKey(i)
+		rebased, err := rebaseRefs(params, "#/$defs/"+key)
+		if err != nil {
+			return nil, nil, badRequest(fmt.Sprintf("tools[%d].function.parameters", i), "tools[%d].function.parameters: %v", i, err)
+		}
+		defs = append(defs, fmt.Sprintf(`"%s":%s`, key, rebased))
+		alts = append(alts, fmt.Sprintf(`{"type":"object","properties":{"name":{"const":%s},"parameters":{"$ref":"#/$defs/%s"}},"required":["name","parameters"],"additionalProperties":false}`, name, key))
 		if f.Name == named {
 			namedParams = params
 		}
@@ -126,7 +132,9 @@ func parseTools(rawTools, rawChoice json.RawMessage) (*toolMode, *constraintSpec
 	m := &toolMode{kind: choice, name: named, tools: rawTools}
 	switch choice {
 	case "required":
-		schema := `{"type":"array","minItems":1,"items":{"anyOf":[` + strings.Join(alts, ",") + `]}}`
+		// Each tool's parameters resolve their refs against themselves
+		// (toolschema.go), as they do alone with a named tool_choice.
+		schema := `{"$defs":{` + strings.Join(defs, ",") + `},"type":"array","minItems":1,"items":{"anyOf":[` + strings.Join(alts, ",") + `]}}`
 		return m, &constraintSpec{kind: "json_schema", text: schema, param: "tools"}, nil
 	case "named":
 		if namedParams == nil {

@@ -3,6 +3,8 @@ package server
 import (
 	"encoding/json"
 	"testing"
+
+	"kiln/grammar"
 )
 
 func TestHermesCalls(t *testing.T) {
@@ -96,5 +98,75 @@ func TestMistralAndLlama3Calls(t *testing.T) {
 		if got := mayBeCall(text, "llama3"); got != want {
 			t.Errorf("mayBeCall(%q, llama3) = %v", text, got)
 		}
+	}
+}
+
+// pydanticPerson is what pydantic's model_json_schema() gives for a Person
+// with an Addr field whose zip is a nested model: refs into the tool's own
+// $defs, one def referring to another.
+const pydanticPerson = `{"$defs":{"Addr":{"properties":{"city":{"title":"City","type":"string","maxLength":8},"zip":{"$ref":"#/$defs/Zip"}},"required":["city","zip"],"title":"Addr","type":"object","additionalProperties":false},` +
+	`"Zip":{"properties":{"code":{"enum":["75001","10115"],"title":"Code","type":"string"}},"required":["code"],"title":"Zip","type":"object","additionalProperties":false}},` +
+	`"properties":{"home":{"$ref":"#/$defs/Addr"}},"required":["home"],"title":"Person","type":"object","additionalProperties":false}`
+
+// locateAddr defines an Addr of another shape than pydanticPerson's, and
+// recurses through its root ("#").
+const locateAddr = `{"$defs":{"Addr":{"type":"object","properties":{"lat":{"type":"integer"},"near":{"$ref":"#"}},"required":["lat"],"additionalProperties":false}},` +
+	`"type":"object","properties":{"at":{"$ref":"#/$defs/Addr"}},"required":["at"],"additionalProperties":false}`
+
+// TestRequiredToolRefs: with tool_choice required, each tool's $refs
+// resolve against its own parameters (they pointed into kiln's wrapper and
+// failed with "points to nothing"), and two tools' $defs of one name keep
+// their own shapes.
+func TestRequiredToolRefs(t *testing.T) {
+	tools := json.RawMessage(`[{"type":"function","function":{"name":"person","parameters":` + pydanticPerson + `}},` +
+		`{"type":"function","function":{"name":"locate","parameters":` + locateAddr + `}}]`)
+	_, spec, err := parseTools(tools, json.RawMessage(`"required"`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := spec.compile()
+	if err != nil {
+		t.Fatalf("%v\nschema: %s", err, spec.text)
+	}
+	prog, err := grammar.Compile(g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for text, want := range map[string]bool{
+		`[{"name":"person","parameters":{"home":{"city":"Paris","zip":{"code":"75001"}}}}]`:                                             true,
+		`[{"name":"locate","parameters":{"at":{"lat":4,"near":{"at":{"lat":5}}}}}]`:                                                     true,
+		`[{"name":"locate","parameters":{"at":{"lat":1}}},{"name":"person","parameters":{"home":{"city":"x","zip":{"code":"10115"}}}}]`: true,
+		`[{"name":"person","parameters":{"home":{"lat":4}}}]`:                                                                           false, // locate's Addr
+		`[{"name":"locate","parameters":{"at":{"city":"Paris","zip":{"code":"75001"}}}}]`:                                               false, // person's Addr
+		`[{"name":"person","parameters":{"home":{"city":"Paris","zip":"75001"}}}]`:                                                      false, // Zip is an object
+	} {
+		m, err := grammar.NewMatcher(prog)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := m.Advance([]byte(text)) == nil && m.CanEnd(); got != want {
+			t.Errorf("%s: accepted %v, want %v", text, got, want)
+		}
+	}
+	// The same parameters alone (a named tool_choice) compile as before.
+	for _, name := range []string{"person", "locate"} {
+		_, spec, err := parseTools(tools, json.RawMessage(`{"type":"function","function":{"name":"`+name+`"}}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := spec.compile(); err != nil {
+			t.Errorf("named %s: %v", name, err)
+		}
+	}
+}
+
+// TestRebaseRefs: only string $refs in schema positions move; data
+// (const, enum, default, examples), property names and key order stay.
+func TestRebaseRefs(t *testing.T) {
+	in := `{"$id":"urn:x","properties":{"$ref":{"type":"string"},"b":{"$ref":"#/$defs/B"},"a":{"const":{"$ref":"#/x"}}},"$defs":{"B":{"anyOf":[{"$ref":"#"},{"enum":[{"$ref":"#"}]}]}},"default":{"$ref":"#"},"x":1.50,"y":"<&>"}`
+	want := `{"properties":{"$ref":{"type":"string"},"b":{"$ref":"#/$defs/tool3/$defs/B"},"a":{"const":{"$ref":"#/x"}}},"$defs":{"B":{"anyOf":[{"$ref":"#/$defs/tool3"},{"enum":[{"$ref":"#"}]}]}},"default":{"$ref":"#"},"x":1.50,"y":"<&>"}`
+	got, err := rebaseRefs(json.RawMessage(in), "#/$defs/tool3")
+	if err != nil || string(got) != want {
+		t.Errorf("rebaseRefs:\n got %s (%v)\nwant %s", got, err, want)
 	}
 }

@@ -3,6 +3,8 @@ package server_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/openai/openai-go/v3"
@@ -95,5 +97,64 @@ func TestToolCalls(t *testing.T) {
 			acc.Choices[0].FinishReason != "tool_calls" {
 			t.Errorf("streamed %+v (%s), whole %+v", got, acc.Choices[0].FinishReason, want)
 		}
+	}
+}
+
+// TestRequiredToolsOwnDefs: over HTTP, tool_choice required with two tools
+// whose parameters (pydantic-style) both define $defs/Addr, of different
+// shapes, is served (it was a 400: the refs resolved against kiln's
+// wrapper schema), and every call's arguments have its own tool's Addr.
+func TestRequiredToolsOwnDefs(t *testing.T) {
+	ts := start(t, server.Config{}, nil)
+	person := `{"$defs":{"Addr":{"properties":{"city":{"type":"string","maxLength":6}},"required":["city"],"type":"object","additionalProperties":false}},` +
+		`"properties":{"home":{"$ref":"#/$defs/Addr"}},"required":["home"],"title":"Person","type":"object","additionalProperties":false}`
+	locate := `{"$defs":{"Addr":{"properties":{"lat":{"enum":[1,2]}},"required":["lat"],"type":"object","additionalProperties":false}},` +
+		`"properties":{"at":{"$ref":"#/$defs/Addr"}},"required":["at"],"type":"object","additionalProperties":false}`
+	tools := `[{"type":"function","function":{"name":"person","parameters":` + person + `}},{"type":"function","function":{"name":"locate","parameters":` + locate + `}}]`
+	calls := 0
+	for seed := range 4 {
+		status, _, body := ts.post(t, "/v1/chat/completions", fmt.Sprintf(`{"model":"tiny","messages":[{"role":"user","content":"where?"}],`+
+			`"max_tokens":120,"temperature":0.8,"seed":%d,"tool_choice":"required","tools":%s}`, seed, tools))
+		if status != 200 {
+			t.Fatalf("status %d: %s", status, body)
+		}
+		var resp struct {
+			Choices []struct {
+				FinishReason string `json:"finish_reason"`
+				Message      struct {
+					ToolCalls []struct {
+						Function struct{ Name, Arguments string } `json:"function"`
+					} `json:"tool_calls"`
+				} `json:"message"`
+			} `json:"choices"`
+		}
+		if err := json.Unmarshal(body, &resp); err != nil {
+			t.Fatal(err)
+		}
+		if resp.Choices[0].FinishReason != "tool_calls" {
+			continue
+		}
+		for _, c := range resp.Choices[0].Message.ToolCalls {
+			var args struct {
+				Home *struct {
+					City *string `json:"city"`
+				} `json:"home"`
+				At *struct {
+					Lat *int `json:"lat"`
+				} `json:"at"`
+			}
+			dec := json.NewDecoder(strings.NewReader(c.Function.Arguments))
+			dec.DisallowUnknownFields()
+			err := dec.Decode(&args)
+			ok := err == nil && (c.Function.Name == "person" && args.Home != nil && args.Home.City != nil ||
+				c.Function.Name == "locate" && args.At != nil && args.At.Lat != nil)
+			if !ok {
+				t.Errorf("call %s(%s): not its own tool's Addr (%v)", c.Function.Name, c.Function.Arguments, err)
+			}
+			calls++
+		}
+	}
+	if calls == 0 {
+		t.Fatal("no tool call finished within 120 tokens")
 	}
 }

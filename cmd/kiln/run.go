@@ -73,6 +73,7 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	fs.Var(&stops, "stop", "stop when the answer produces this text, which is not printed (repeatable)")
 	raw := fs.Bool("raw", false, "feed the text as is, without the chat template (the default for models without one)")
 	system := fs.String("system", "", "system message")
+	chatTemplate := addChatTemplateFlag(fs)
 	interactive := fs.Bool("i", false, "chat even when stdin is not a terminal, reading lines from it (after PROMPT, if given)")
 	verbose := fs.Bool("verbose", false, "after each answer, print token counts, rates and durations to stderr")
 	ctxSize := fs.Int("ctx", 0, fmt.Sprintf("context size in tokens (0: the model's, at most %d)", runMaxContext))
@@ -97,6 +98,10 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	}
 	if len(pos) == 0 {
 		return usageErrorf("want MODEL [PROMPT]")
+	}
+	templateSrc, err := chatTemplateSource(*chatTemplate)
+	if err != nil {
+		return err
 	}
 	params, err := runParams(*temp, *topK, *topP, *minP, *repeat, *repeatLastN, *presence, *frequency, *seed, maxTokens, stops)
 	if err != nil {
@@ -196,7 +201,7 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 		return errors.New("interrupted")
 	}
 
-	prompter, how, err := runPrompter(l, *raw, chatting)
+	prompter, how, err := runPrompter(l, templateSrc, *raw, chatting)
 	if err != nil {
 		return err
 	}
@@ -256,18 +261,23 @@ func runParams(temp float64, topK int, topP, minP, repeat float64, lastN int, pr
 	return p, nil
 }
 
-// runPrompter picks how a conversation becomes tokens: the model's chat
-// template, or raw text with --raw and for models without a template. note
-// says which when that is worth telling (once, on stderr).
-func runPrompter(l *loaded, raw, chatting bool) (p chatloop.Prompter, note string, err error) {
+// runPrompter picks how a conversation becomes tokens: --chat-template's
+// source (templateSrc) or the model's chat template, or raw text with --raw
+// and for models without a template (kiln serve renders ChatML there: a
+// chat endpoint needs roles, a terminal continuing a base model's text does
+// not). note says which when that is worth telling (once, on stderr).
+func runPrompter(l *loaded, templateSrc string, raw, chatting bool) (p chatloop.Prompter, note string, err error) {
 	src := l.tok.Vocab().ChatTemplate
+	if templateSrc != "" {
+		src = templateSrc
+	}
 	switch {
 	case raw:
 		return chatloop.RawPrompter(l.tok), "", nil
 	case strings.TrimSpace(src) == "":
-		note = "the model has no chat template: the prompt is fed as raw text (as with --raw)"
+		note = noTemplateNote("the prompt is fed as raw text, as with --raw")
 		if chatting {
-			note = "the model has no chat template: the text is fed raw, each line continuing it (as with --raw)"
+			note = noTemplateNote("the text is fed raw, each line continuing it, as with --raw")
 		}
 		return chatloop.RawPrompter(l.tok), note, nil
 	}

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -22,6 +24,7 @@ import (
 	"kiln/engine"
 	"kiln/hub"
 	"kiln/kvcache"
+	"kiln/sample"
 	"kiln/server"
 )
 
@@ -58,6 +61,12 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	maxModelLen := fs.Int("max-model-len", 0, "context per request in tokens (0: the model's)")
 	noPrefixCache := fs.Bool("no-prefix-cache", false, "turn the prefix cache off")
 	logFormat := fs.String("log-format", "text", "log lines as text or json (log/slog, on stderr)")
+	maxLogprobs := fs.Int("max-logprobs", 20, "most top logprobs per token a request may ask (top_logprobs, logprobs); 0: the sampled token's only")
+	allowedOrigins := fs.String("allowed-origins", "", `CORS: origins browsers may call from, a JSON list or comma list ("*": any; default none: no CORS headers)`)
+	allowedMethods := fs.String("allowed-methods", "*", "CORS: methods a preflight may ask (JSON or comma list; *: any)")
+	allowedHeaders := fs.String("allowed-headers", "*", "CORS: request headers a preflight may ask (JSON or comma list; *: any)")
+	allowCredentials := fs.Bool("allow-credentials", false, "CORS: let browsers send cookies and auth (Access-Control-Allow-Credentials)")
+	chatTemplate := addChatTemplateFlag(fs)
 	kvF32 := kvTypeFlag(fs)
 	kvf := addKVPoolFlags(fs)
 	kve := addKVEventFlags(fs)
@@ -107,6 +116,18 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 		return usageErrorf("--max-queue %d: want a positive count, or -1 for no limit", *maxQueue)
 	case *logFormat != "text" && *logFormat != "json":
 		return usageErrorf("--log-format %q: want text or json", *logFormat)
+	case *maxLogprobs < 0 || *maxLogprobs > sample.MaxTopLogprobs:
+		return usageErrorf("--max-logprobs %d: want 0 up to %d", *maxLogprobs, sample.MaxTopLogprobs)
+	}
+	cors := map[string][]string{}
+	for name, v := range map[string]string{"allowed-origins": *allowedOrigins, "allowed-methods": *allowedMethods, "allowed-headers": *allowedHeaders} {
+		if cors[name], err = parseList(v); err != nil {
+			return usageErrorf("--%s %q: %v", name, v, err)
+		}
+	}
+	templateSrc, err := chatTemplateSource(*chatTemplate)
+	if err != nil {
+		return err
 	}
 	var budget int64
 	if *memBudget != "" {
@@ -159,10 +180,17 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 			closeAll()
 			return nil, err
 		}
-		tmpl, err := chat.Compile(l.tok.Vocab().ChatTemplate)
+		src := l.tok.Vocab().ChatTemplate
+		if templateSrc != "" {
+			src = templateSrc
+		}
+		tmpl, err := chat.Compile(src)
 		if err != nil {
 			closeAll()
 			return nil, fmt.Errorf("the model's chat template: %w", err)
+		}
+		if tmpl.Fallback {
+			logger.Warn(noTemplateNote("chat requests render ChatML"), "model", name)
 		}
 		events, cleared, err := kve.stream(name, blockSize)
 		if err != nil {
@@ -186,8 +214,11 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 			BlockSize: blockSize, NumBlocks: numBlocks, PrefixCache: !*noPrefixCache, SpecTokens: sf.resolved.Tokens,
 			Bytes: modelBytes(path) + draftBytes + int64(numBlocks)*kvBytes, Close: func() { cleared(); closeAll() }}, nil
 	}
+	// --max-logprobs 0 (the sampled token's logprob only) is Config's -1: its 0 is the default.
 	srv, err := server.New(server.Config{Models: sources, Load: load, HubList: hubList, APIKey: key, MaxLoadedModels: *maxLoaded,
-		MemoryBudget: budget, KeepAlive: *keepAlive, MaxQueue: *maxQueue, MaxBodyBytes: bodyLimit, WriteTimeout: *writeTimeout, Logger: logger})
+		MemoryBudget: budget, KeepAlive: *keepAlive, MaxQueue: *maxQueue, MaxBodyBytes: bodyLimit, WriteTimeout: *writeTimeout, Logger: logger,
+		MaxLogprobs: cmp.Or(*maxLogprobs, -1), AllowedOrigins: cors["allowed-origins"], AllowedMethods: cors["allowed-methods"],
+		AllowedHeaders: cors["allowed-headers"], AllowCredentials: *allowCredentials})
 	if err != nil {
 		return err
 	}
@@ -269,6 +300,27 @@ func serveSources(values []string, stderr io.Writer) ([]server.Source, error) {
 			add(strings.TrimSuffix(filepath.Base(filepath.Clean(resolved)), ".gguf"), resolved)
 		}
 		add(name, resolved)
+	}
+	return out, nil
+}
+
+// parseList reads a list flag as vLLM takes it: a JSON list of strings
+// ('["http://a", "http://b"]') or a comma list ("http://a,http://b"); ""
+// is none.
+func parseList(v string) ([]string, error) {
+	v = strings.TrimSpace(v)
+	if strings.HasPrefix(v, "[") {
+		var out []string
+		if err := json.Unmarshal([]byte(v), &out); err != nil {
+			return nil, fmt.Errorf("want a JSON list of strings or a comma list")
+		}
+		return out, nil
+	}
+	var out []string
+	for _, s := range strings.Split(v, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
 	}
 	return out, nil
 }
