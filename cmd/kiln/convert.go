@@ -16,12 +16,12 @@ func init() {
 
 func runConvert(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("convert", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs.SetOutput(stdout)
 	typ := fs.String("type", "", "file type of the output (default: the weights' stored type, F32, F16 or BF16)")
 	pure := fs.Bool("pure", false, "give every quantizable tensor the type's base type (no mix rules), as llama-quantize --pure")
 	verbose := fs.Bool("v", false, "list every tensor's conversion")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: kiln convert DIR OUT.gguf [--type TYPE] [--pure] [-v]\n\nDIR is a Hugging Face folder (config.json, *.safetensors, tokenizer.json).\nTYPE: %s\n\n",
+		fmt.Fprintf(fs.Output(), "usage: kiln convert DIR OUT.gguf [--type TYPE] [--pure] [-v]\n\nDIR is a Hugging Face folder (config.json, *.safetensors, tokenizer.json).\nTYPE: %s\n\n",
 			strings.Join(convert.FileTypeNames(), " "))
 		fs.PrintDefaults()
 	}

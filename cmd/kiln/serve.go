@@ -39,7 +39,7 @@ var serveListening = func(addr string) {}
 
 func runServe(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs.SetOutput(stdout)
 	host := fs.String("host", "127.0.0.1", "address to listen on (0.0.0.0: every interface)")
 	port := fs.Int("port", 8080, "TCP port (0: any free one)")
 	var models stringList
@@ -64,7 +64,7 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	lt := loadTypeFlags(fs)
 	sf := addSpecFlags(fs)
 	fs.Usage = func() {
-		io.WriteString(stderr, `usage: kiln serve [--model [NAME=]PATH ...] [--host 127.0.0.1] [--port 8080] [flags]
+		io.WriteString(fs.Output(), `usage: kiln serve [--model [NAME=]PATH ...] [--host 127.0.0.1] [--port 8080] [flags]
   Serves OpenAI's API (/v1/completions, /v1/chat/completions, /v1/models), /tokenize,
   /detokenize, /health, /ready and Prometheus /metrics with vLLM's metric names.
   A request's "model" is a --model NAME or PATH, or a 'kiln list' reference (hf:...)
