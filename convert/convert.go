@@ -47,6 +47,9 @@ func Plan(f *gguf.File, opts Options) (*Report, error) {
 
 // plan is Plan for a model's tensors, wherever they come from.
 func plan(info ModelInfo, tensors []gguf.TensorInfo, opts Options) (*Report, error) {
+	if len(tensors) == 0 {
+		return nil, fmt.Errorf("convert: the model has no tensors: nothing to convert")
+	}
 	types, err := ChooseTypes(info, tensors, opts.Scheme)
 	if err != nil {
 		return nil, err
@@ -118,7 +121,10 @@ var splitKeys = map[string]bool{"split.no": true, "split.count": true, "split.te
 // copied with general.quantization_version and general.file_type set, as
 // llama-quantize writes it. Tensors whose type does not change are copied
 // byte for byte; the others stream through float32 one batch of rows at a
-// time. out is replaced atomically; it may be the same path as in.
+// time. out is replaced atomically (a temporary file beside it, renamed
+// at the end and removed on failure); it may be the same path as in, which
+// then is gone (kiln quantize refuses that). A file without tensors is an
+// error: there is nothing to convert.
 func Convert(in, out string, opts Options) (*Report, error) {
 	f, err := gguf.Open(in)
 	if err != nil {

@@ -32,6 +32,9 @@ func runConvert(args []string, stdout, stderr io.Writer) error {
 	if len(pos) != 2 {
 		return usageErrorf("want DIR OUT, got %d arguments", len(pos))
 	}
+	if err := checkOutput(pos[1], nil, []string{pos[0]}); err != nil {
+		return err
+	}
 	opts := convert.Options{}
 	auto := *typ == ""
 	if !auto {

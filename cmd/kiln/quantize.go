@@ -37,6 +37,9 @@ func runQuantize(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return usageErrorf("%v", err)
 	}
+	if err := checkOutput(pos[1], []string{pos[0]}, nil); err != nil {
+		return err
+	}
 	rep, err := convert.Convert(pos[0], pos[1], convert.Options{
 		Scheme:          convert.Scheme{FileType: ft, Pure: *pure},
 		AllowRequantize: *requant,

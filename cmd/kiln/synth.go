@@ -99,6 +99,9 @@ func runSynth(args []string, stdout, stderr io.Writer) error {
 	}
 	var v *synth.Vocab
 	if *vocab != "" {
+		if err := checkOutput(pos[0], strings.Split(*vocab, ","), nil); err != nil { // vocab.json,merges.txt
+			return err
+		}
 		if v, err = synth.LoadVocab(*vocab); err != nil {
 			return err
 		}
