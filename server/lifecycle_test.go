@@ -346,3 +346,40 @@ func TestHubModels(t *testing.T) {
 		t.Errorf("/v1/models does not list the cached reference as loaded")
 	}
 }
+
+// TestLoadFailureRemembered: a model that fails to load answers each
+// request 500 model_load_failed without loading again; once the file is
+// replaced, the next request loads it.
+func TestLoadFailureRemembered(t *testing.T) {
+	good, err := tinyPath()
+	if err != nil {
+		t.Fatal(err)
+	}
+	broken := filepath.Join(t.TempDir(), "broken.gguf")
+	if err := os.WriteFile(broken, []byte("not a GGUF file at all"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ts := start(t, server.Config{Models: []server.Source{{Name: "broken", Path: broken}}}, nil)
+	for range 3 {
+		status, _, body := ts.post(t, "/v1/completions", `{"model":"broken","prompt":"x","max_tokens":2}`)
+		if _, _, _, code := errorOf(t, body); status != 500 || code == nil || *code != "model_load_failed" {
+			t.Fatalf("broken model: %d %s", status, body)
+		}
+	}
+	if n := ts.loader.count(); n != 1 {
+		t.Errorf("%d loads of the broken file for 3 requests, want 1", n)
+	}
+	data, err := os.ReadFile(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(broken, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if status, _, body := ts.post(t, "/v1/completions", `{"model":"broken","prompt":"x","max_tokens":2}`); status != 200 {
+		t.Fatalf("after the file was replaced: %d %s", status, body)
+	}
+	if n := ts.loader.count(); n != 2 {
+		t.Errorf("%d loads, want 2", n)
+	}
+}
