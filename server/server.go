@@ -119,7 +119,7 @@ func (s *Server) Preload(ctx context.Context) error {
 	for _, src := range s.cfg.Models {
 		sl, err := s.reg.acquire(ctx, src.Name)
 		if err != nil {
-			return fmt.Errorf("preloading %s: %w", src.Name, err)
+			return fmt.Errorf("--model %s (%s): %w", src.Name, src.Path, err)
 		}
 		s.reg.release(sl)
 	}

@@ -202,20 +202,30 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer kve.close()
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
-	addr := ln.Addr().String()
 	names := make([]string, len(sources))
 	for i, s := range sources {
 		names[i] = s.Name
 	}
+	// Every --model loads before the first request is accepted, as
+	// llama-server and vLLM do: a broken one (a truncated file, a bad
+	// tokenizer, NaN weights, a KV budget too small) stops kiln here with
+	// its cause, instead of a server that is healthy and fails every
+	// request. Connections made meanwhile wait in the listen backlog.
+	if len(sources) > 0 {
+		logger.Info("loading models", "models", strings.Join(names, ","))
+	}
+	if err := srv.Preload(ctx); err != nil {
+		ln.Close()
+		if ctx.Err() != nil {
+			return fmt.Errorf("interrupted while loading the models")
+		}
+		return err
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	addr := ln.Addr().String()
 	logger.Info("kiln serve listening", "url", "http://"+addr, "models", strings.Join(names, ","), "auth", key != "")
 	serveListening(addr)
-	go func() {
-		if err := srv.Preload(ctx); err != nil && ctx.Err() == nil {
-			logger.Error("preload failed; the model loads again on first use", "err", err)
-		}
-	}()
 
 	select {
 	case err := <-served: // the listener failed

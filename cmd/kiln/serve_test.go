@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -103,5 +105,57 @@ func TestServeUsageErrors(t *testing.T) {
 	}
 	if _, stderr, code := kiln(t, "serve", "--model", "/nonexistent/model.gguf"); code != 1 || !strings.Contains(stderr, "nonexistent") {
 		t.Errorf("a missing model file: exit %d (%s)", code, stderr)
+	}
+}
+
+// serveStart runs `kiln serve args` until it listens or returns: the
+// address ("" if it returned), its error, and its log.
+func serveStart(t *testing.T, args ...string) (string, error, *syncBuffer) {
+	t.Helper()
+	ctx, stop := context.WithCancel(context.Background())
+	t.Cleanup(stop)
+	addrs := make(chan string, 1)
+	oldSig, oldListen := serveSignals, serveListening
+	serveSignals = func() (context.Context, context.CancelFunc) { return ctx, stop }
+	serveListening = func(addr string) { addrs <- addr }
+	t.Cleanup(func() { serveSignals, serveListening = oldSig, oldListen })
+	stderr := &syncBuffer{}
+	done := make(chan error, 1)
+	go func() { done <- runServe(append([]string{"--port", "0"}, args...), io.Discard, stderr) }()
+	select {
+	case addr := <-addrs:
+		t.Cleanup(func() { stop(); <-done })
+		return addr, nil, stderr
+	case err := <-done:
+		return "", err, stderr
+	case <-time.After(20 * time.Second):
+		t.Fatalf("serve %v neither listened nor returned in 20s", args)
+	}
+	return "", nil, stderr
+}
+
+// TestServeRefusesBrokenModel: every --model loads before kiln serve
+// listens, so a broken one (bad magic, a folder without config.json, a
+// KV budget too small for one sequence) stops it with the cause, instead
+// of a server whose /health is 200 and whose every request is a 500.
+func TestServeRefusesBrokenModel(t *testing.T) {
+	m := testutil.SharedModel(t, "stories260K.gguf")
+	tmp := t.TempDir()
+	bad := filepath.Join(tmp, "bad.gguf")
+	if err := os.WriteFile(bad, []byte("GGUX not a model"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"--model", bad}, "bad.gguf"},
+		{[]string{"--model", tmp}, "config.json"},
+		{[]string{"--model", m, "--kv-cache-memory", "1KiB"}, "kv-cache-memory"},
+	} {
+		addr, err, log := serveStart(t, tc.args...)
+		if addr != "" || err == nil || !strings.Contains(err.Error(), tc.msg) {
+			t.Errorf("serve %v: listened at %q, returned %v; want an error mentioning %q\n%s", tc.args, addr, err, tc.msg, log)
+		}
 	}
 }
