@@ -55,7 +55,7 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	threads := fs.Int("threads", 0, "worker threads per model (0: one per core)")
 	maxSeqs := fs.Int("max-num-seqs", 64, "requests a model runs at once (the rest wait)")
 	maxBatched := fs.Int("max-num-batched-tokens", 512, "tokens per engine step: decode tokens first, then prompt chunks")
-	maxModelLen := fs.Int("max-model-len", 0, "context per request in tokens (0: the model's)")
+	maxModelLen := fs.Int("max-model-len", 0, "context per request in tokens, at most the model's (0: the model's)")
 	noPrefixCache := fs.Bool("no-prefix-cache", false, "turn the prefix cache off")
 	logFormat := fs.String("log-format", "text", "log lines as text or json (log/slog, on stderr)")
 	kvF32 := kvTypeFlag(fs)
@@ -118,7 +118,12 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	if err != nil || bodyLimit <= 0 {
 		return usageErrorf("--max-body-bytes %q: want a size such as 8MiB", *maxBody)
 	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	key := *apiKey
+	if set["api-key"] && key == "" { // --api-key "$UNSET_VAR" must not turn auth off
+		return usageErrorf("--api-key is empty: give a key, or leave the flag out to serve without one")
+	}
 	if key == "" {
 		key = os.Getenv("KILN_API_KEY")
 	}
@@ -144,8 +149,12 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 		}
 		c := &l.model.Config
 		ctxLen := c.Context
+		if *maxModelLen > c.Context { // vLLM refuses this too: positions past the trained context are garbage
+			l.Close()
+			return nil, fmt.Errorf("--max-model-len %d is more than the model's context of %d tokens: want at most %d (or 0 for the model's)", *maxModelLen, c.Context, c.Context)
+		}
 		if *maxModelLen > 0 {
-			ctxLen = min(ctxLen, *maxModelLen)
+			ctxLen = *maxModelLen
 		}
 		sp, closeDraft, err := sf.loadDraft(l.model, l.tok, scheme, stderr)
 		if err != nil {

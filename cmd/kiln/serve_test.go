@@ -98,6 +98,8 @@ func TestServeUsageErrors(t *testing.T) {
 		{"serve", "--memory-budget", "lots"},
 		{"serve", "--model", "=x"},
 		{"serve", "--spec", "bogus"},
+		{"serve", "--api-key", ""},
+		{"serve", "--api-key="},
 	} {
 		if _, stderr, code := kiln(t, args...); code != 2 {
 			t.Errorf("%q: exit %d, want 2 (%s)", args, code, stderr)
@@ -152,6 +154,7 @@ func TestServeRefusesBrokenModel(t *testing.T) {
 		{[]string{"--model", bad}, "bad.gguf"},
 		{[]string{"--model", tmp}, "config.json"},
 		{[]string{"--model", m, "--kv-cache-memory", "1KiB"}, "kv-cache-memory"},
+		{[]string{"--model", m, "--max-model-len", "100000"}, "--max-model-len 100000 is more than the model's context of 2048 tokens"},
 	} {
 		addr, err, log := serveStart(t, tc.args...)
 		if addr != "" || err == nil || !strings.Contains(err.Error(), tc.msg) {
