@@ -2,12 +2,15 @@ package server_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"io"
+	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -224,8 +227,12 @@ func TestShutdownDrains(t *testing.T) {
 	}
 }
 
+// TestShutdownCuts: past the drain time a stream is cut, and ends as a
+// stream should, with an error event naming the shutdown and "data:
+// [DONE]"; the access log says it was cut, not that the client left.
 func TestShutdownCuts(t *testing.T) {
-	ts := start(t, server.Config{}, nil)
+	var logs syncBuf
+	ts := start(t, server.Config{Logger: slog.New(slog.NewTextHandler(&logs, nil))}, nil)
 	resp, r := ts.openStream(t, context.Background(), "")
 	defer resp.Body.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
@@ -237,7 +244,31 @@ func TestShutdownCuts(t *testing.T) {
 	if d := time.Since(start); d > 3*time.Second {
 		t.Errorf("Shutdown took %v after its 100ms drain", d)
 	}
-	io.Copy(io.Discard, r) // the stream ends (cut), it does not hang
+	rest, _ := io.ReadAll(r) // the stream ends (cut), it does not hang
+	if !strings.HasSuffix(string(rest), "data: [DONE]\n\n") || !strings.Contains(string(rest), `"code":"shutting_down"`) {
+		t.Errorf("the cut stream ends %q; want a shutting_down error event, then data: [DONE]", tail(string(rest)))
+	}
+	if l := logs.String(); !strings.Contains(l, "cut_by_shutdown=true") || strings.Contains(l, "client_gone=true") {
+		t.Errorf("access log:\n%s\nwant the stream logged cut_by_shutdown=true, not client_gone=true", l)
+	}
+}
+
+// syncBuf is a bytes.Buffer safe for the server's log writes.
+type syncBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuf) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuf) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
 
 func tail(s string) string {

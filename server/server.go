@@ -90,7 +90,7 @@ type Server struct {
 	mu      sync.Mutex
 	http    *http.Server
 	base    context.Context // every request's parent: cancelled to cut what Shutdown's drain left
-	cutBase context.CancelFunc
+	cutBase context.CancelCauseFunc
 }
 
 // New builds a server; nothing is loaded until Preload or a request.
@@ -102,7 +102,7 @@ func New(cfg Config) (*Server, error) {
 	s.reg = &registry{load: cfg.Load, keepAlive: cfg.KeepAlive, maxLoaded: cfg.MaxLoadedModels, budget: cfg.MemoryBudget,
 		hubList: cfg.HubList, log: cfg.Logger, sources: cfg.Models, slots: map[string]*slot{}}
 	s.metrics = newMetrics(s.reg)
-	s.base, s.cutBase = context.WithCancel(context.Background())
+	s.base, s.cutBase = context.WithCancelCause(context.Background())
 	s.handler = s.routes()
 	if len(cfg.Models) == 0 {
 		s.ready.Store(true) // nothing to preload: models load on first use
@@ -157,7 +157,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	if hs != nil {
 		err = hs.Shutdown(ctx)
 		if err != nil { // the drain ran out of time: cut the rest
-			s.cutBase()
+			s.cutBase(errShutdownCut)
 			cut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			if hs.Shutdown(cut) != nil {
 				hs.Close()
@@ -165,7 +165,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 			cancel()
 		}
 	}
-	s.cutBase()
+	s.cutBase(errShutdownCut)
 	s.reg.close()
 	return err
 }
