@@ -34,6 +34,18 @@ var serveSignals = func() (context.Context, context.CancelFunc) {
 	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 }
 
+// serveDrain is srv.Shutdown; tests replace it with a drain that lasts.
+var serveDrain = func(srv *server.Server, ctx context.Context) error { return srv.Shutdown(ctx) }
+
+// serveSecondSignal delivers the signals that come during the drain: a
+// second Ctrl-C (or SIGTERM) ends kiln at once, exit status 1, rather
+// than waiting out --shutdown-timeout. Tests replace it.
+var serveSecondSignal = func() (<-chan os.Signal, func()) {
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	return ch, func() { signal.Stop(ch) }
+}
+
 // serveListening is told the address once the server listens (tests).
 var serveListening = func(addr string) {}
 
@@ -241,11 +253,20 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 		return err
 	case <-ctx.Done():
 	}
-	logger.Info("shutting down: draining in-flight requests", "timeout", shutdownTimeout.String())
+	again, stopAgain := serveSecondSignal() // listening before the drain begins
+	defer stopAgain()
+	logger.Info("shutting down: draining in-flight requests (a second Ctrl-C or SIGTERM exits at once)", "timeout", shutdownTimeout.String())
 	dctx, cancel := context.WithTimeout(context.Background(), *shutdownTimeout)
 	defer cancel()
-	if err := srv.Shutdown(dctx); err != nil {
-		logger.Warn("requests were cut at the shutdown timeout", "err", err)
+	drained := make(chan error, 1)
+	go func() { drained <- serveDrain(srv, dctx) }()
+	select {
+	case err := <-drained:
+		if err != nil {
+			logger.Warn("requests were cut at the shutdown timeout", "err", err)
+		}
+	case <-again:
+		return errors.New("second signal: exiting without finishing the drain (in-flight requests are dropped)")
 	}
 	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err

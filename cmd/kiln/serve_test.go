@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"kiln/internal/testutil"
+	"kiln/server"
 )
 
 // syncBuffer is a bytes.Buffer safe for the server's log writes.
@@ -160,5 +161,48 @@ func TestServeRefusesBrokenModel(t *testing.T) {
 		if addr != "" || err == nil || !strings.Contains(err.Error(), tc.msg) {
 			t.Errorf("serve %v: listened at %q, returned %v; want an error mentioning %q\n%s", tc.args, addr, err, tc.msg, log)
 		}
+	}
+}
+
+// TestServeSecondSignal: a second signal while requests drain ends serve
+// at once with an error (exit status 1), not after --shutdown-timeout.
+func TestServeSecondSignal(t *testing.T) {
+	m := testutil.SharedModel(t, "stories260K.gguf")
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	addrs := make(chan string, 1)
+	again := make(chan os.Signal, 1)
+	oldSig, oldListen, oldAgain, oldDrain := serveSignals, serveListening, serveSecondSignal, serveDrain
+	serveSignals = func() (context.Context, context.CancelFunc) { return ctx, stop }
+	serveListening = func(addr string) { addrs <- addr }
+	serveSecondSignal = func() (<-chan os.Signal, func()) { return again, func() {} }
+	drainFor := func(srv *server.Server, ctx context.Context) error { // requests that outlast the test
+		<-ctx.Done()
+		return oldDrain(srv, ctx)
+	}
+	serveDrain = drainFor
+	defer func() {
+		serveSignals, serveListening, serveSecondSignal, serveDrain = oldSig, oldListen, oldAgain, oldDrain
+	}()
+	var stderr syncBuffer
+	done := make(chan error, 1)
+	go func() {
+		done <- runServe([]string{"--model", m, "--port", "0", "--shutdown-timeout", "1m", "--kv-cache-memory", "64MiB"}, io.Discard, &stderr)
+	}()
+	select {
+	case <-addrs:
+	case err := <-done:
+		t.Fatalf("serve exited: %v\n%s", err, stderr.String())
+	}
+	stop() // the first signal: drain
+	time.Sleep(100 * time.Millisecond)
+	again <- os.Interrupt
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "second signal") {
+			t.Fatalf("serve returned %v after a second signal; want an error", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a second signal did not end serve within 10s")
 	}
 }
