@@ -16,6 +16,19 @@ type Options struct {
 	// a tensor is an error, since every requantization loses precision.
 	// F16 and BF16 inputs never need it.
 	AllowRequantize bool
+
+	// Progress, when set, is told the output bytes written so far and
+	// about how many there will be (the tensor data), as the file is
+	// written: kiln's progress display.
+	Progress func(written, total int64)
+}
+
+// watch feeds opts.Progress from w.
+func (opts Options) watch(w *gguf.Writer) {
+	if opts.Progress != nil {
+		total := w.DataBytes()
+		w.OnWrite = func(n int64) { opts.Progress(n, total) }
+	}
 }
 
 // TensorReport is what Convert did to one tensor.
@@ -160,6 +173,7 @@ func Convert(in, out string, opts Options) (*Report, error) {
 			return nil, fmt.Errorf("convert: %w", err)
 		}
 	}
+	opts.watch(w)
 	if err := w.WriteFile(out); err != nil {
 		return nil, fmt.Errorf("convert: %w", err)
 	}

@@ -44,10 +44,13 @@ func runConvert(args []string, stdout, stderr io.Writer) error {
 		}
 		opts.Scheme = convert.Scheme{FileType: ft, Pure: *pure}
 	}
+	feed, done := writeProgress(stderr, pos[1])
+	opts.Progress = feed
 	rep, err := convert.FromHF(pos[0], pos[1], opts, auto)
 	if err != nil {
 		return err
 	}
+	done()
 	writeReport(stdout, pos[1], convert.Scheme{FileType: rep.FileType, Pure: *pure}, rep, *verbose)
 	if v, err := tokenizer.LoadHFTokenizer(pos[0]); err == nil {
 		for _, c := range v.GGUFCaveats() {

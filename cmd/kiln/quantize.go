@@ -40,13 +40,16 @@ func runQuantize(args []string, stdout, stderr io.Writer) error {
 	if err := checkOutput(pos[1], []string{pos[0]}, nil); err != nil {
 		return err
 	}
+	feed, done := writeProgress(stderr, pos[1])
 	rep, err := convert.Convert(pos[0], pos[1], convert.Options{
 		Scheme:          convert.Scheme{FileType: ft, Pure: *pure},
 		AllowRequantize: *requant,
+		Progress:        feed,
 	})
 	if err != nil {
 		return err
 	}
+	done()
 	writeReport(stdout, pos[1], convert.Scheme{FileType: ft, Pure: *pure}, rep, *verbose)
 	return nil
 }

@@ -118,11 +118,14 @@ func runSynth(args []string, stdout, stderr io.Writer) error {
 	}
 	write := m.WriteFile
 	if *format == "hf" {
-		write = m.WriteHF
+		write = m.WriteHF // safetensors shards: no progress feed
 	}
+	feed, done := writeProgress(stderr, pos[0])
+	m.Progress = feed
 	if err := write(pos[0]); err != nil {
 		return err
 	}
+	done()
 	size, digest, err := outputDigest(pos[0])
 	if err != nil {
 		return err
