@@ -66,7 +66,9 @@ func runGenerate(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	end := loadNotice(stderr, pos[0])
 	l, err := openModel(pos[0], *threads, scheme)
+	end()
 	if err != nil {
 		return err
 	}

@@ -60,7 +60,9 @@ func runProbs(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	end := loadNotice(stderr, pos[0])
 	l, err := openModel(pos[0], *threads, scheme)
+	end()
 	if err != nil {
 		return err
 	}

@@ -163,7 +163,9 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	t0 := time.Now()
+	end := loadNotice(stderr, path)
 	l, err := openModel(path, *threads, scheme)
+	end()
 	if err != nil {
 		return err
 	}
