@@ -259,7 +259,8 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	dctx, cancel := context.WithTimeout(context.Background(), *shutdownTimeout)
 	defer cancel()
 	drained := make(chan error, 1)
-	go func() { drained <- serveDrain(srv, dctx) }()
+	drain := serveDrain
+	go func() { drained <- drain(srv, dctx) }()
 	select {
 	case err := <-drained:
 		if err != nil {
