@@ -16,6 +16,19 @@ type Options struct {
 	// a tensor is an error, since every requantization loses precision.
 	// F16 and BF16 inputs never need it.
 	AllowRequantize bool
+
+	// Progress, when set, is told the output bytes written so far and
+	// about how many there will be (the tensor data), as the file is
+	// written: kiln's progress display.
+	Progress func(written, total int64)
+}
+
+// watch feeds opts.Progress from w.
+func (opts Options) watch(w *gguf.Writer) {
+	if opts.Progress != nil {
+		total := w.DataBytes()
+		w.OnWrite = func(n int64) { opts.Progress(n, total) }
+	}
 }
 
 // TensorReport is what Convert did to one tensor.
@@ -47,6 +60,9 @@ func Plan(f *gguf.File, opts Options) (*Report, error) {
 
 // plan is Plan for a model's tensors, wherever they come from.
 func plan(info ModelInfo, tensors []gguf.TensorInfo, opts Options) (*Report, error) {
+	if len(tensors) == 0 {
+		return nil, fmt.Errorf("convert: the model has no tensors: nothing to convert")
+	}
 	types, err := ChooseTypes(info, tensors, opts.Scheme)
 	if err != nil {
 		return nil, err
@@ -118,7 +134,10 @@ var splitKeys = map[string]bool{"split.no": true, "split.count": true, "split.te
 // copied with general.quantization_version and general.file_type set, as
 // llama-quantize writes it. Tensors whose type does not change are copied
 // byte for byte; the others stream through float32 one batch of rows at a
-// time. out is replaced atomically; it may be the same path as in.
+// time. out is replaced atomically (a temporary file beside it, renamed
+// at the end and removed on failure); it may be the same path as in, which
+// then is gone (kiln quantize refuses that). A file without tensors is an
+// error: there is nothing to convert.
 func Convert(in, out string, opts Options) (*Report, error) {
 	f, err := gguf.Open(in)
 	if err != nil {
@@ -154,6 +173,7 @@ func Convert(in, out string, opts Options) (*Report, error) {
 			return nil, fmt.Errorf("convert: %w", err)
 		}
 	}
+	opts.watch(w)
 	if err := w.WriteFile(out); err != nil {
 		return nil, fmt.Errorf("convert: %w", err)
 	}

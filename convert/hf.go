@@ -84,6 +84,7 @@ func FromHF(dir, out string, opts Options, auto bool) (*Report, error) {
 			return nil, fmt.Errorf("convert: %w", err)
 		}
 	}
+	opts.watch(w)
 	if err := w.WriteFile(out); err != nil {
 		return nil, fmt.Errorf("convert: %w", err)
 	}

@@ -8,7 +8,15 @@ import (
 
 // Open maps the file at path read-only and parses it. Close the File when
 // done with it and with every slice Data returned.
+//
+// Anything but a regular file is refused before it is opened: opening a
+// FIFO blocks until a writer comes, which may be never.
 func Open(path string) (*File, error) {
+	if st, err := os.Stat(path); err != nil {
+		return nil, fmt.Errorf("gguf: %w", err)
+	} else if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("gguf: %s is not a regular file (%s)", path, fileKind(st.Mode()))
+	}
 	fh, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("gguf: %w", err)
@@ -18,8 +26,8 @@ func Open(path string) (*File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("gguf: %w", err)
 	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("gguf: %s is not a regular file", path)
+	if !st.Mode().IsRegular() { // replaced since the Stat
+		return nil, fmt.Errorf("gguf: %s is not a regular file (%s)", path, fileKind(st.Mode()))
 	}
 	size := st.Size()
 	if size < 24 {
@@ -56,4 +64,19 @@ func parseAt(path string, data []byte, unmap func([]byte) error) (*File, error) 
 	}
 	f.unmap = unmap
 	return f, nil
+}
+
+// fileKind names a non-regular file's type for an error message.
+func fileKind(m os.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a folder"
+	case m&os.ModeNamedPipe != 0:
+		return "a FIFO"
+	case m&os.ModeSocket != 0:
+		return "a socket"
+	case m&os.ModeDevice != 0:
+		return "a device"
+	}
+	return m.Type().String()
 }

@@ -26,6 +26,11 @@ type Writer struct {
 	names   map[string]bool
 	align   uint64
 	err     error
+
+	// OnWrite, when set, is called with the bytes written so far each time
+	// WriteTo passes a buffer to its output (every 64 KiB): a progress
+	// display's feed, whose total is about DataBytes.
+	OnWrite func(written int64)
 }
 
 // pendingTensor is a tensor to be written: its data is either held (data)
@@ -146,13 +151,17 @@ func (w *Writer) add(t pendingTensor) {
 
 // countWriter counts the bytes written through it.
 type countWriter struct {
-	w io.Writer
-	n int64
+	w       io.Writer
+	n       int64
+	onWrite func(int64) // Writer.OnWrite
 }
 
 func (c *countWriter) Write(p []byte) (int, error) {
 	n, err := c.w.Write(p)
 	c.n += int64(n)
+	if c.onWrite != nil {
+		c.onWrite(c.n)
+	}
 	return n, err
 }
 
@@ -176,12 +185,22 @@ func (e *exactWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
+// DataBytes is the size of the tensor data WriteTo writes, alignment
+// padding included: the file's size but for its header.
+func (w *Writer) DataBytes() int64 {
+	var n uint64
+	for _, t := range w.tensors {
+		n += pad(t.size, w.align)
+	}
+	return int64(n)
+}
+
 // WriteTo writes the file to out and returns the number of bytes written.
 func (w *Writer) WriteTo(out io.Writer) (int64, error) {
 	if w.err != nil {
 		return 0, w.err
 	}
-	cw := &countWriter{w: out}
+	cw := &countWriter{w: out, onWrite: w.OnWrite}
 	bw := bufio.NewWriterSize(cw, 1<<16)
 	e := encoder{w: bw}
 

@@ -147,3 +147,31 @@ func formatETA(d time.Duration) string {
 	}
 	return fmt.Sprintf("%dh%02dm", s/3600, s%3600/60)
 }
+
+// Meter is kiln pull's progress display for any long write whose size is
+// known (kiln quantize, convert and synth writing a model): on a terminal
+// one line redrawn in place at most 10 times a second; elsewhere only the
+// line Finish prints, so that logs and tests see one deterministic-shaped
+// line rather than a stream of redraws.
+type Meter struct {
+	m   *meter
+	tty bool
+}
+
+// NewMeter starts a display of name on w: total bytes to write (-1 if
+// unknown), tty whether w is a terminal.
+func NewMeter(w io.Writer, tty bool, name string, total int64) *Meter {
+	return &Meter{m: newMeter(w, tty, name, total, 0, time.Now), tty: tty}
+}
+
+// Set records that done bytes are written, redrawing on a terminal.
+func (m *Meter) Set(done int64) {
+	if m.tty {
+		m.m.set(done)
+	} else {
+		m.m.done = done
+	}
+}
+
+// Finish prints the final state and ends the line.
+func (m *Meter) Finish() { m.m.finish() }

@@ -42,6 +42,7 @@ func (s *Server) logRequests(next http.Handler) http.Handler {
 		if rec.status == 0 {
 			rec.status = http.StatusOK
 		}
+		cut := cutByShutdown(r.Context())
 		level := slog.LevelInfo
 		if rec.status >= 500 {
 			level = slog.LevelError
@@ -49,6 +50,7 @@ func (s *Server) logRequests(next http.Handler) http.Handler {
 		log.LogAttrs(r.Context(), level, "request",
 			slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.Int("status", rec.status),
 			slog.Int64("bytes", rec.bytes), slog.Float64("seconds", time.Since(start).Seconds()),
-			slog.String("remote", r.RemoteAddr), slog.Bool("client_gone", r.Context().Err() != nil))
+			slog.String("remote", r.RemoteAddr), slog.Bool("client_gone", r.Context().Err() != nil && !cut),
+			slog.Bool("cut_by_shutdown", cut))
 	})
 }

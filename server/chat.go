@@ -299,6 +299,10 @@ func (c *chatWriter) whole(ctx context.Context, w http.ResponseWriter, items <-c
 			failed = err
 		}
 	}
+	if cutByShutdown(ctx) {
+		writeError(w, errShutdownCut)
+		return
+	}
 	if ctx.Err() != nil {
 		return
 	}
@@ -352,8 +356,11 @@ func (c *chatWriter) stream(ctx context.Context, w http.ResponseWriter, items <-
 			c.j.cancel()
 		}
 	}
-	if ctx.Err() != nil || sse.err != nil {
-		return
+	if sse.err != nil || (ctx.Err() != nil && !cutByShutdown(ctx)) {
+		return // the client left: nobody to tell
+	}
+	if cutByShutdown(ctx) {
+		failed = errShutdownCut
 	}
 	if failed != nil {
 		sse.send(asAPIError(failed).envelope())

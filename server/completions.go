@@ -252,6 +252,10 @@ func (c *completionWriter) whole(ctx context.Context, w http.ResponseWriter, ite
 			failed = err
 		}
 	}
+	if cutByShutdown(ctx) {
+		writeError(w, errShutdownCut)
+		return
+	}
 	if ctx.Err() != nil {
 		return // the client left; nothing to answer
 	}
@@ -283,8 +287,11 @@ func (c *completionWriter) stream(ctx context.Context, w http.ResponseWriter, it
 			c.j.cancel() // the client is gone: abort, then drain
 		}
 	}
-	if ctx.Err() != nil || sse.err != nil {
-		return
+	if sse.err != nil || (ctx.Err() != nil && !cutByShutdown(ctx)) {
+		return // the client left: nobody to tell
+	}
+	if cutByShutdown(ctx) {
+		failed = errShutdownCut
 	}
 	if failed != nil {
 		sse.send(asAPIError(failed).envelope())

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"kiln/engine"
 	"kiln/server"
 )
 
@@ -77,5 +78,16 @@ func TestErrorStatuses(t *testing.T) {
 		if status, body := ts.get(t, p); status != 200 {
 			t.Errorf("GET %s: %d %s", p, status, body)
 		}
+	}
+}
+
+// TestNBeyondMaxNumSeqs: an n the server's --max-num-seqs cannot run is a
+// 400 that names the flag, so the operator knows what limits it.
+func TestNBeyondMaxNumSeqs(t *testing.T) {
+	ts := start(t, server.Config{}, &loader{cfg: engine.Config{MaxSeqs: 1}})
+	status, _, body := ts.post(t, "/v1/completions", `{"model":"tiny","prompt":"a","n":2,"max_tokens":2}`)
+	msg, _, param, _ := errorOf(t, body)
+	if status != 400 || param == nil || *param != "n" || !strings.Contains(msg, "--max-num-seqs 1") {
+		t.Fatalf("n = 2 with --max-num-seqs 1: %d %s", status, body)
 	}
 }

@@ -2,12 +2,15 @@ package server_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"io"
+	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -224,8 +227,12 @@ func TestShutdownDrains(t *testing.T) {
 	}
 }
 
+// TestShutdownCuts: past the drain time a stream is cut, and ends as a
+// stream should, with an error event naming the shutdown and "data:
+// [DONE]"; the access log says it was cut, not that the client left.
 func TestShutdownCuts(t *testing.T) {
-	ts := start(t, server.Config{}, nil)
+	var logs syncBuf
+	ts := start(t, server.Config{Logger: slog.New(slog.NewTextHandler(&logs, nil))}, nil)
 	resp, r := ts.openStream(t, context.Background(), "")
 	defer resp.Body.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
@@ -237,7 +244,31 @@ func TestShutdownCuts(t *testing.T) {
 	if d := time.Since(start); d > 3*time.Second {
 		t.Errorf("Shutdown took %v after its 100ms drain", d)
 	}
-	io.Copy(io.Discard, r) // the stream ends (cut), it does not hang
+	rest, _ := io.ReadAll(r) // the stream ends (cut), it does not hang
+	if !strings.HasSuffix(string(rest), "data: [DONE]\n\n") || !strings.Contains(string(rest), `"code":"shutting_down"`) {
+		t.Errorf("the cut stream ends %q; want a shutting_down error event, then data: [DONE]", tail(string(rest)))
+	}
+	if l := logs.String(); !strings.Contains(l, "cut_by_shutdown=true") || strings.Contains(l, "client_gone=true") {
+		t.Errorf("access log:\n%s\nwant the stream logged cut_by_shutdown=true, not client_gone=true", l)
+	}
+}
+
+// syncBuf is a bytes.Buffer safe for the server's log writes.
+type syncBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuf) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuf) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
 
 func tail(s string) string {
@@ -344,5 +375,42 @@ func TestHubModels(t *testing.T) {
 	}
 	if !strings.Contains(loadedModels(t, ts), "hf:someone/tiny-GGUF/tiny-Q8_0.gguf") {
 		t.Errorf("/v1/models does not list the cached reference as loaded")
+	}
+}
+
+// TestLoadFailureRemembered: a model that fails to load answers each
+// request 500 model_load_failed without loading again; once the file is
+// replaced, the next request loads it.
+func TestLoadFailureRemembered(t *testing.T) {
+	good, err := tinyPath()
+	if err != nil {
+		t.Fatal(err)
+	}
+	broken := filepath.Join(t.TempDir(), "broken.gguf")
+	if err := os.WriteFile(broken, []byte("not a GGUF file at all"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ts := start(t, server.Config{Models: []server.Source{{Name: "broken", Path: broken}}}, nil)
+	for range 3 {
+		status, _, body := ts.post(t, "/v1/completions", `{"model":"broken","prompt":"x","max_tokens":2}`)
+		if _, _, _, code := errorOf(t, body); status != 500 || code == nil || *code != "model_load_failed" {
+			t.Fatalf("broken model: %d %s", status, body)
+		}
+	}
+	if n := ts.loader.count(); n != 1 {
+		t.Errorf("%d loads of the broken file for 3 requests, want 1", n)
+	}
+	data, err := os.ReadFile(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(broken, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if status, _, body := ts.post(t, "/v1/completions", `{"model":"broken","prompt":"x","max_tokens":2}`); status != 200 {
+		t.Fatalf("after the file was replaced: %d %s", status, body)
+	}
+	if n := ts.loader.count(); n != 2 {
+		t.Errorf("%d loads, want 2", n)
 	}
 }

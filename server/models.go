@@ -72,7 +72,8 @@ type registry struct {
 
 	sources []Source // operator's, in order; names unique
 	mu      sync.Mutex
-	slots   map[string]*slot // by path
+	slots   map[string]*slot       // by path
+	failed  map[string]loadFailure // by path: loads that failed, until the files change
 	closed  bool
 }
 
@@ -130,6 +131,10 @@ func (r *registry) acquire(ctx context.Context, name string) (*slot, error) {
 	}
 	s := r.slots[path]
 	if s == nil {
+		if err := r.failedLocked(path); err != nil {
+			r.mu.Unlock()
+			return nil, err
+		}
 		victims, ok := r.makeRoomLocked()
 		if !ok {
 			r.mu.Unlock()
@@ -161,7 +166,8 @@ func (r *registry) acquire(ctx context.Context, name string) (*slot, error) {
 }
 
 // loadSlot runs the loader and publishes the result. A failed slot is
-// dropped so that the next request tries again.
+// dropped and its failure remembered (loadFailure): the next request gets
+// the same error without loading again, unless the files changed.
 func (r *registry) loadSlot(s *slot) {
 	start := time.Now()
 	m, err := r.load(context.Background(), s.name, s.path)
@@ -175,6 +181,10 @@ func (r *registry) loadSlot(s *slot) {
 		if r.slots[s.path] == s {
 			delete(r.slots, s.path)
 		}
+		if r.failed == nil {
+			r.failed = map[string]loadFailure{}
+		}
+		r.failed[s.path] = loadFailure{err: s.err, stamp: diskStamp(s.path)}
 		r.log.Error("model load failed", "model", s.name, "path", s.path, "err", err)
 	} else {
 		s.m, s.created = m, time.Now()

@@ -243,7 +243,11 @@ func (q *samplingRequest) completions(maxSeqs, prompts int) (int, error) {
 		n = *q.N
 	}
 	if n < 1 || n*prompts > min(maxN, maxSeqs) {
-		return 0, badRequest("n", "n = %d for %d prompt(s): want 1 up to %d completions in all", n, prompts, min(maxN, maxSeqs))
+		why := "" // the operator's limit is named, so that the client's operator knows what to change
+		if maxSeqs < maxN {
+			why = fmt.Sprintf(" (this server runs at most %d sequences at once: kiln serve --max-num-seqs %d)", maxSeqs, maxSeqs)
+		}
+		return 0, badRequest("n", "n = %d for %d prompt(s): want 1 up to %d completions in all%s", n, prompts, min(maxN, maxSeqs), why)
 	}
 	return n, nil
 }

@@ -128,7 +128,7 @@ type Server struct {
 	mu      sync.Mutex
 	http    *http.Server
 	base    context.Context // every request's parent: cancelled to cut what Shutdown's drain left
-	cutBase context.CancelFunc
+	cutBase context.CancelCauseFunc
 }
 
 // New builds a server; nothing is loaded until Preload or a request.
@@ -141,7 +141,7 @@ func New(cfg Config) (*Server, error) {
 	s.reg = &registry{load: cfg.Load, keepAlive: cfg.KeepAlive, maxLoaded: cfg.MaxLoadedModels, budget: cfg.MemoryBudget,
 		hubList: cfg.HubList, log: cfg.Logger, sources: cfg.Models, slots: map[string]*slot{}}
 	s.metrics = newMetrics(s.reg, s.grammars)
-	s.base, s.cutBase = context.WithCancel(context.Background())
+	s.base, s.cutBase = context.WithCancelCause(context.Background())
 	s.handler = s.routes()
 	if len(cfg.Models) == 0 {
 		s.ready.Store(true) // nothing to preload: models load on first use
@@ -158,7 +158,7 @@ func (s *Server) Preload(ctx context.Context) error {
 	for _, src := range s.cfg.Models {
 		sl, err := s.reg.acquire(ctx, src.Name)
 		if err != nil {
-			return fmt.Errorf("preloading %s: %w", src.Name, err)
+			return fmt.Errorf("--model %s (%s): %w", src.Name, src.Path, err)
 		}
 		s.reg.release(sl)
 	}
@@ -196,7 +196,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	if hs != nil {
 		err = hs.Shutdown(ctx)
 		if err != nil { // the drain ran out of time: cut the rest
-			s.cutBase()
+			s.cutBase(errShutdownCut)
 			cut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			if hs.Shutdown(cut) != nil {
 				hs.Close()
@@ -204,7 +204,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 			cancel()
 		}
 	}
-	s.cutBase()
+	s.cutBase(errShutdownCut)
 	s.reg.close()
 	return err
 }

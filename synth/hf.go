@@ -46,16 +46,45 @@ var hfDTypes = map[gguf.Type]safetensors.DType{gguf.TypeF32: "F32", gguf.TypeF16
 // must not exist or be empty). Its tensors must be F32, F16 or BF16, the
 // types a checkpoint holds; model.LoadHF of the folder computes what
 // model.Load of WriteFile's GGUF computes.
+//
+// The files are written to a temporary folder beside dir, renamed to dir
+// at the end (rename(2) replaces an empty folder), so a failed or
+// interrupted run leaves no half-written model at dir; the temporary
+// folder is removed on failure.
 func (m *Model) WriteHF(dir string) error { return m.writeHF(dir, hfShardBytes) }
 
-func (m *Model) writeHF(dir string, shardBytes uint64) error {
+func (m *Model) writeHF(dir string, shardBytes uint64) (err error) {
+	if entries, err := os.ReadDir(dir); err == nil && len(entries) > 0 {
+		return fmt.Errorf("synth: %s exists and is not empty", dir)
+	}
+	dir = filepath.Clean(dir)
+	tmp, err := os.MkdirTemp(filepath.Dir(dir), "."+filepath.Base(dir)+".tmp*")
+	if err != nil {
+		return fmt.Errorf("synth: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			os.RemoveAll(tmp)
+		}
+	}()
+	if err = m.writeHFFiles(tmp, shardBytes); err != nil {
+		return err
+	}
+	if err = os.Chmod(tmp, 0o755); err != nil {
+		return fmt.Errorf("synth: %w", err)
+	}
+	if err = os.Rename(tmp, dir); err != nil {
+		return fmt.Errorf("synth: %w", err)
+	}
+	return nil
+}
+
+// writeHFFiles writes the folder's files into dir, which exists.
+func (m *Model) writeHFFiles(dir string, shardBytes uint64) error {
 	for i, t := range m.Tensors {
 		if _, ok := hfDTypes[m.Types[i]]; !ok {
 			return fmt.Errorf("synth: a Hugging Face folder holds F32, F16 or BF16 weights; %s would be %s (--type %s)", t.Name, m.Types[i], m.Scheme)
 		}
-	}
-	if entries, err := os.ReadDir(dir); err == nil && len(entries) > 0 {
-		return fmt.Errorf("synth: %s exists and is not empty", dir)
 	}
 	v, err := tokenizer.VocabFromMeta(kvMeta(m.Vocab.KV))
 	if err != nil {
@@ -64,9 +93,6 @@ func (m *Model) writeHF(dir string, shardBytes uint64) error {
 	tj, tc, err := v.HFFiles()
 	if err != nil {
 		return fmt.Errorf("synth: vocabulary as tokenizer.json: %w", err)
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
 	}
 	write := func(name string, data []byte) error {
 		return os.WriteFile(filepath.Join(dir, name), data, 0o644)

@@ -96,3 +96,22 @@ func TestWriteHFRefusals(t *testing.T) {
 		t.Errorf("non-empty folder: %v", err)
 	}
 }
+
+// TestWriteHFFailureLeavesNothing: a write that fails part-way (here: a
+// tensor the folder needs is missing, found after config.json and the
+// tokenizer files are written) leaves no folder and no temporary folder.
+func TestWriteHFFailureLeavesNothing(t *testing.T) {
+	m, err := Plan(small("llama"), nil, convert.Scheme{FileType: convert.FileTypeF32}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Tensors, m.Types = m.Tensors[:len(m.Tensors)-1], m.Types[:len(m.Types)-1]
+	parent := t.TempDir()
+	dir := filepath.Join(parent, "hf")
+	if err := m.WriteHF(dir); err == nil || !strings.Contains(err.Error(), "which the model lacks") {
+		t.Fatalf("WriteHF without a tensor: %v", err)
+	}
+	if entries, _ := os.ReadDir(parent); len(entries) != 0 {
+		t.Errorf("a failed write left %v", entries)
+	}
+}

@@ -18,6 +18,10 @@ type Model struct {
 	KV      []gguf.KV   // metadata in file order: general.*, {arch}.*, tokenizer.*
 	Tensors []Tensor    // directory in file order
 	Types   []gguf.Type // Types[i] is the ggml type of Tensors[i]
+
+	// Progress, when set, is told the bytes WriteFile and WriteTo have
+	// written and about how many there will be (the tensor data).
+	Progress func(written, total int64)
 }
 
 // Plan validates spec and works out the file: the vocabulary (vocab, or a
@@ -85,6 +89,10 @@ func (m *Model) writer() (*gguf.Writer, error) {
 		if err != nil {
 			return nil, fmt.Errorf("synth: %w", err)
 		}
+	}
+	if m.Progress != nil {
+		total := w.DataBytes()
+		w.OnWrite = func(n int64) { m.Progress(n, total) }
 	}
 	return w, w.Err()
 }

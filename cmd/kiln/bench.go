@@ -69,14 +69,14 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		return runBenchServe(args[1:], stdout, stderr)
 	}
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs.SetOutput(stdout)
 	threads := fs.Int("threads", 0, "worker threads (0: one per core)")
 	lt := loadTypeFlags(fs)
 	prompt := fs.Int("prompt", 128, "prompt tokens to prefill (per sequence)")
 	gen := fs.Int("gen", 64, "tokens to generate (per sequence)")
 	parallel := fs.Int("parallel", 1, "requests submitted together (the engine batches them)")
 	repeat := fs.Int("prompt-repeat", 1, "throughput workload: each prompt is a span of --prompt/N tokens repeated N times (copy-heavy text, where n-gram speculation finds drafts)")
-	workload := fs.String("workload", "throughput", "throughput (prefill and decode tok/s) or prefix (requests sharing a prompt prefix: time to first token)")
+	workload := fs.String("workload", "throughput", "throughput (prefill and decode tok/s), prefix (requests sharing a prompt prefix: time to first token) or gap (decode streams' worst inter-token gap while a long prompt is prefilled)")
 	prefixLen := fs.Int("prefix-len", 1024, "prefix workload: tokens of the prompt prefix all requests share")
 	suffixLen := fs.Int("suffix-len", 32, "prefix workload: tokens of each request's own prompt suffix")
 	requests := fs.Int("requests", 16, "prefix workload: requests, submitted at once")
@@ -90,7 +90,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	kvf := addKVPoolFlags(fs)
 	sf := addSpecFlags(fs)
 	fs.Usage = func() {
-		io.WriteString(stderr, "usage: kiln bench MODEL [--threads N] [--prompt 128] [--gen 64] [--parallel N] [--json] [--no-repack] [--type T [--pure]] [--spec ngram|draft [--draft MODEL] --num-speculative-tokens K]\n"+
+		io.WriteString(fs.Output(), "usage: kiln bench MODEL [--threads N] [--prompt 128] [--gen 64] [--parallel N] [--json] [--no-repack] [--type T [--pure]] [--spec ngram|draft [--draft MODEL] --num-speculative-tokens K]\n"+
 			"       kiln bench MODEL --workload prefix [--prefix-len 1024] [--suffix-len 32] [--requests 16] [--gen 64] [--no-prefix-cache]\n"+
 			"       kiln bench MODEL --workload gap [--streams 8] [--long-prompt 2000] [--max-batched-tokens 256] [--gen 96]\n")
 		fs.PrintDefaults()

@@ -25,7 +25,7 @@ const maxSweepConcurrency = 100000
 // server (kiln serve, llama-server, vLLM) and report vLLM's metrics.
 func runBenchServe(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("bench serve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs.SetOutput(stdout)
 	baseURL := fs.String("base-url", "http://127.0.0.1:8080", "server root URL (without /v1)")
 	endpoint := fs.String("endpoint", benchserve.CompletionsPath, "API path: "+benchserve.CompletionsPath+" or "+benchserve.ChatPath)
 	modelName := fs.String("model", "", "model name sent in every request (default: the first model of the server's /v1/models)")
@@ -54,7 +54,7 @@ func runBenchServe(args []string, stdout, stderr io.Writer) error {
 	timeout := fs.Duration("request-timeout", 30*time.Minute, "limit on one request, send to end of stream (0: none)")
 	noTest := fs.Bool("no-test-request", false, "skip the untimed first request that checks the server answers")
 	fs.Usage = func() {
-		io.WriteString(stderr, "usage: kiln bench serve [--base-url URL] [--model NAME] [--endpoint PATH]\n"+
+		io.WriteString(fs.Output(), "usage: kiln bench serve [--base-url URL] [--model NAME] [--endpoint PATH]\n"+
 			"         [--dataset random --random-input-len 128 --random-output-len 64 [--vocab N | --tokenizer GGUF]]\n"+
 			"         [--dataset prefix-repetition --prefix-len 256 --suffix-len 256 --num-prefixes 10 --output-len 128]\n"+
 			"         [--dataset sharegpt --dataset-path FILE.json [--sharegpt-output-len N]]\n"+

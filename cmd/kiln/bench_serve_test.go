@@ -206,8 +206,8 @@ func TestBenchServeUsageErrors(t *testing.T) {
 			t.Errorf("bench serve %v: exit %d, stderr %q; want exit 2 saying %q once", tc.args, code, stderr, tc.msg)
 		}
 	}
-	if _, stderr, code := kiln(t, "bench", "serve", "-h"); code != 0 || !strings.Contains(stderr, "usage: kiln bench serve") {
-		t.Errorf("-h: exit %d: %s", code, stderr)
+	if out, _, code := kiln(t, "bench", "serve", "-h"); code != 0 || !strings.Contains(out, "usage: kiln bench serve") {
+		t.Errorf("-h: exit %d: %s", code, out) // help asked for goes to stdout
 	}
 	// Not a usage error: the server is not there.
 	s := fakeserver.New(0, 0)

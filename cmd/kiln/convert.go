@@ -16,12 +16,12 @@ func init() {
 
 func runConvert(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("convert", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs.SetOutput(stdout)
 	typ := fs.String("type", "", "file type of the output (default: the weights' stored type, F32, F16 or BF16)")
 	pure := fs.Bool("pure", false, "give every quantizable tensor the type's base type (no mix rules), as llama-quantize --pure")
 	verbose := fs.Bool("v", false, "list every tensor's conversion")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: kiln convert DIR OUT.gguf [--type TYPE] [--pure] [-v]\n\nDIR is a Hugging Face folder (config.json, *.safetensors, tokenizer.json).\nTYPE: %s\n\n",
+		fmt.Fprintf(fs.Output(), "usage: kiln convert DIR OUT.gguf [--type TYPE] [--pure] [-v]\n\nDIR is a Hugging Face folder (config.json, *.safetensors, tokenizer.json).\nTYPE: %s\n\n",
 			strings.Join(convert.FileTypeNames(), " "))
 		fs.PrintDefaults()
 	}
@@ -32,6 +32,9 @@ func runConvert(args []string, stdout, stderr io.Writer) error {
 	if len(pos) != 2 {
 		return usageErrorf("want DIR OUT, got %d arguments", len(pos))
 	}
+	if err := checkOutput(pos[1], nil, []string{pos[0]}); err != nil {
+		return err
+	}
 	opts := convert.Options{}
 	auto := *typ == ""
 	if !auto {
@@ -41,10 +44,13 @@ func runConvert(args []string, stdout, stderr io.Writer) error {
 		}
 		opts.Scheme = convert.Scheme{FileType: ft, Pure: *pure}
 	}
+	feed, done := writeProgress(stderr, pos[1])
+	opts.Progress = feed
 	rep, err := convert.FromHF(pos[0], pos[1], opts, auto)
 	if err != nil {
 		return err
 	}
+	done()
 	writeReport(stdout, pos[1], convert.Scheme{FileType: rep.FileType, Pure: *pure}, rep, *verbose)
 	if v, err := tokenizer.LoadHFTokenizer(pos[0]); err == nil {
 		for _, c := range v.GGUFCaveats() {

@@ -12,9 +12,13 @@ import (
 
 // interspersed parses flags that may appear before, between or after
 // positional arguments (kiln probs MODEL TEXT --top 5), returning the
-// positionals in order. Everything after "--" is positional, and so is an
-// argument that begins with "-" but cannot be a flag: one with a space in
-// it ("-5 apples") or a negative number ("-5") that names no flag.
+// positionals in order. "--" makes the one argument after it positional
+// whatever it looks like (kiln run M -- "-n" -n 5: the prompt is "-n", then
+// -n 5 is a flag again), so a TEXT that begins with "-" goes after "--"
+// and the flags may still follow it; a second "--" quotes the next one. An
+// argument that begins with "-" but cannot be a flag is positional without
+// "--": one with a space in it ("-5 apples") or a negative number ("-5")
+// that names no flag.
 //
 // A bad flag is a usage error (exit status 2) reported once, by runMain;
 // -h prints the command's usage and returns flag.ErrHelp.
@@ -27,7 +31,13 @@ func interspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 	for len(args) > 0 {
 		arg := args[0]
 		if arg == "--" {
-			return append(pos, args[1:]...), nil
+			if len(args) > 1 {
+				pos = append(pos, args[1])
+				args = args[2:]
+			} else {
+				args = args[1:]
+			}
+			continue
 		}
 		if len(arg) < 2 || arg[0] != '-' || notAFlag(fs, arg) {
 			pos, args = append(pos, arg), args[1:]

@@ -23,7 +23,7 @@ type generateOutput struct {
 
 func runGenerate(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("generate", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs.SetOutput(stdout)
 	n := fs.Int("n", 32, "most tokens to generate, stopping early at end of generation (0: none, -1: up to a full context)")
 	temp := fs.Float64("temperature", 0, "sampling temperature; only 0 (greedy) is supported here, use 'kiln run' to sample")
 	asJSON := fs.Bool("json", false, "print {\"prompt\",\"tokens\",\"text\"} instead of the text")
@@ -33,7 +33,7 @@ func runGenerate(args []string, stdout, stderr io.Writer) error {
 	kvf := addKVPoolFlags(fs)
 	sf := addSpecFlags(fs)
 	fs.Usage = func() {
-		io.WriteString(stderr, "usage: kiln generate MODEL TEXT -n N --temperature 0 [--json] [--type T [--pure]] [--kv-cache-memory SIZE] [--block-size 16] [--spec ngram|draft [--draft MODEL] --num-speculative-tokens K]\n  TEXT may be ids:1,2,3 (taken as is, no BOS); a TEXT that begins with - goes after --\n")
+		io.WriteString(fs.Output(), "usage: kiln generate MODEL TEXT -n N --temperature 0 [--json] [--type T [--pure]] [--kv-cache-memory SIZE] [--block-size 16] [--spec ngram|draft [--draft MODEL] --num-speculative-tokens K]\n  TEXT may be ids:1,2,3 (taken as is, no BOS); a TEXT that begins with - goes after -- (which quotes only the next argument)\n")
 		fs.PrintDefaults()
 	}
 	pos, err := interspersed(fs, args)
@@ -66,7 +66,9 @@ func runGenerate(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	end := loadNotice(stderr, pos[0])
 	l, err := openModel(pos[0], *threads, scheme)
+	end()
 	if err != nil {
 		return err
 	}

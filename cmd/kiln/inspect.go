@@ -25,12 +25,12 @@ func writeCPU(w io.Writer) {
 
 func runInspect(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("inspect", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs.SetOutput(stdout)
 	tensors := fs.Bool("tensors", false, "list every tensor")
 	meta := fs.Bool("metadata", false, "list every metadata key")
 	cpuInfo := fs.Bool("cpu", false, "say which kernel set runs on this CPU and why (MODEL optional)")
 	fs.Usage = func() {
-		io.WriteString(stderr, "usage: kiln inspect MODEL [--tensors] [--metadata] [--cpu]\n       kiln inspect --cpu\n")
+		io.WriteString(fs.Output(), "usage: kiln inspect MODEL [--tensors] [--metadata] [--cpu]\n       kiln inspect --cpu\n")
 		fs.PrintDefaults()
 	}
 	pos, err := interspersed(fs, args)

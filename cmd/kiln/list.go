@@ -16,10 +16,10 @@ func init() {
 
 func runList(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("list", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs.SetOutput(stdout)
 	paths := fs.Bool("paths", false, "add a column with each file's local path")
 	fs.Usage = func() {
-		io.WriteString(stderr, "usage: kiln list [--paths]\n  Lists the files in $KILN_HOME (default ~/.cache/kiln): reference, size, when downloaded.\n")
+		io.WriteString(fs.Output(), "usage: kiln list [--paths]\n  Lists the files in $KILN_HOME (default ~/.cache/kiln): reference, size, when downloaded.\n")
 		fs.PrintDefaults()
 	}
 	pos, err := interspersed(fs, args)
@@ -67,9 +67,9 @@ func runList(args []string, stdout, stderr io.Writer) error {
 
 func runRm(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("rm", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs.SetOutput(stdout)
 	fs.Usage = func() {
-		io.WriteString(stderr, "usage: kiln rm REF...\n  REF as 'kiln list' shows it (hf:OWNER/REPO/FILE), or hf:OWNER/REPO:QUANT\n  picking among that repository's cached files. A partial download goes too.\n")
+		io.WriteString(fs.Output(), "usage: kiln rm REF...\n  REF as 'kiln list' shows it (hf:OWNER/REPO/FILE), or hf:OWNER/REPO:QUANT\n  picking among that repository's cached files. A partial download goes too.\n")
 		fs.PrintDefaults()
 	}
 	refs, err := interspersed(fs, args)

@@ -45,7 +45,7 @@ func usage(w io.Writer) {
 	for _, n := range names {
 		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].summary)
 	}
-	fmt.Fprintln(w, "\nRun 'kiln <command> -h' for a command's flags.")
+	fmt.Fprintln(w, "\nRun 'kiln <command> -h' for a command's flags, 'kiln --version' for the build.")
 }
 
 func main() {
@@ -54,11 +54,16 @@ func main() {
 
 // runMain dispatches to a subcommand and maps its error to an exit status.
 func runMain(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+	if len(args) == 0 {
 		usage(stderr)
-		if len(args) == 0 {
-			return 2
-		}
+		return 2
+	}
+	switch args[0] {
+	case "-h", "-help", "--help", "help":
+		usage(stdout) // asked for: stdout, exit 0
+		return 0
+	case "-version", "--version":
+		writeVersion(stdout)
 		return 0
 	}
 	cmd, ok := commands[args[0]]

@@ -29,14 +29,14 @@ type probsAtStep struct {
 
 func runProbs(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("probs", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs.SetOutput(stdout)
 	top := fs.Int("top", 20, "how many of the most probable next tokens to print")
 	all := fs.Bool("all-positions", false, "print the distribution after every prompt position, not just the last")
 	threads := fs.Int("threads", 0, "worker threads (0: one per core)")
 	lt := loadTypeFlags(fs)
 	kvF32 := kvTypeFlag(fs)
 	fs.Usage = func() {
-		io.WriteString(stderr, "usage: kiln probs MODEL TEXT [--top 20] [--all-positions] [--type T [--pure]]\n  TEXT may be ids:1,2,3 (taken as is, no BOS); a TEXT that begins with - goes after --\n")
+		io.WriteString(fs.Output(), "usage: kiln probs MODEL TEXT [--top 20] [--all-positions] [--type T [--pure]]\n  TEXT may be ids:1,2,3 (taken as is, no BOS); a TEXT that begins with - goes after -- (which quotes only the next argument)\n")
 		fs.PrintDefaults()
 	}
 	pos, err := interspersed(fs, args)
@@ -60,7 +60,9 @@ func runProbs(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	end := loadNotice(stderr, pos[0])
 	l, err := openModel(pos[0], *threads, scheme)
+	end()
 	if err != nil {
 		return err
 	}

@@ -18,11 +18,11 @@ func init() {
 
 func runPull(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("pull", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs.SetOutput(stdout)
 	revision := fs.String("revision", "", "branch, tag or commit to download from (default main)")
 	quiet := fs.Bool("quiet", false, "no progress display")
 	fs.Usage = func() {
-		io.WriteString(stderr, `usage: kiln pull REF... [--revision R] [--quiet]
+		io.WriteString(fs.Output(), `usage: kiln pull REF... [--revision R] [--quiet]
   REF is hf:OWNER/REPO/FILE.gguf, hf:OWNER/REPO:QUANT (e.g. :Q4_K_M) or hf:OWNER/REPO.
   Downloads into $KILN_HOME (default ~/.cache/kiln), resuming a partial
   download, and prints each file's local path. A cached file is checked

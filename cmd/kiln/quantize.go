@@ -17,12 +17,12 @@ func init() {
 
 func runQuantize(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("quantize", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs.SetOutput(stdout)
 	pure := fs.Bool("pure", false, "give every quantizable tensor the type's base type (no mix rules), as llama-quantize --pure")
 	requant := fs.Bool("allow-requantize", false, "allow quantized input tensors to be quantized again (loses precision)")
 	verbose := fs.Bool("v", false, "list every tensor's conversion")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: kiln quantize IN.gguf OUT.gguf TYPE [--pure] [--allow-requantize] [-v]\n\nTYPE: %s\n(as llama-quantize: Q4_K means Q4_K_M, Q5_K means Q5_K_M; Q4_0 and friends keep output.weight in Q6_K unless --pure)\n\n",
+		fmt.Fprintf(fs.Output(), "usage: kiln quantize IN.gguf OUT.gguf TYPE [--pure] [--allow-requantize] [-v]\n\nTYPE: %s\n(as llama-quantize: Q4_K means Q4_K_M, Q5_K means Q5_K_M; Q4_0 and friends keep output.weight in Q6_K unless --pure)\n\n",
 			strings.Join(convert.FileTypeNames(), " "))
 		fs.PrintDefaults()
 	}
@@ -37,13 +37,19 @@ func runQuantize(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return usageErrorf("%v", err)
 	}
+	if err := checkOutput(pos[1], []string{pos[0]}, nil); err != nil {
+		return err
+	}
+	feed, done := writeProgress(stderr, pos[1])
 	rep, err := convert.Convert(pos[0], pos[1], convert.Options{
 		Scheme:          convert.Scheme{FileType: ft, Pure: *pure},
 		AllowRequantize: *requant,
+		Progress:        feed,
 	})
 	if err != nil {
 		return err
 	}
+	done()
 	writeReport(stdout, pos[1], convert.Scheme{FileType: ft, Pure: *pure}, rep, *verbose)
 	return nil
 }

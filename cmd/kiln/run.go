@@ -56,7 +56,7 @@ func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
 
 func runRun(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs.SetOutput(stdout)
 	temp := fs.Float64("temperature", runTemperature, "sampling temperature (0: greedy)")
 	topK := fs.Int("top-k", runTopK, "keep the K most likely tokens (0: off)")
 	topP := fs.Float64("top-p", runTopP, "keep the smallest set of tokens with probability P (1: off)")
@@ -83,12 +83,13 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	kvf := addKVPoolFlags(fs)
 	sf := addSpecFlags(fs)
 	fs.Usage = func() {
-		io.WriteString(stderr, `usage: kiln run MODEL [PROMPT] [flags]
+		io.WriteString(fs.Output(), `usage: kiln run MODEL [PROMPT] [flags]
   With PROMPT (or, when stdin is not a terminal, the text read from it), stream
   the answer and exit. Without, chat: /help lists the commands; Ctrl-C stops an
   answer, Ctrl-D or /bye leaves. MODEL is a .gguf path, an hf: reference, or a
   Hugging Face folder (--type quantizes it on load, as kiln convert --type).
-  A PROMPT that begins with - goes after -- (kiln run MODEL -- "-5 apples").
+  A PROMPT that begins with - goes after --, which quotes only the next
+  argument: flags may follow it (kiln run MODEL -- "-5 apples" -n 5).
 `)
 		fs.PrintDefaults()
 	}
@@ -167,7 +168,9 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	t0 := time.Now()
+	end := loadNotice(stderr, path)
 	l, err := openModel(path, *threads, scheme)
+	end()
 	if err != nil {
 		return err
 	}

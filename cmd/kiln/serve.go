@@ -37,12 +37,24 @@ var serveSignals = func() (context.Context, context.CancelFunc) {
 	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 }
 
+// serveDrain is srv.Shutdown; tests replace it with a drain that lasts.
+var serveDrain = func(srv *server.Server, ctx context.Context) error { return srv.Shutdown(ctx) }
+
+// serveSecondSignal delivers the signals that come during the drain: a
+// second Ctrl-C (or SIGTERM) ends kiln at once, exit status 1, rather
+// than waiting out --shutdown-timeout. Tests replace it.
+var serveSecondSignal = func() (<-chan os.Signal, func()) {
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	return ch, func() { signal.Stop(ch) }
+}
+
 // serveListening is told the address once the server listens (tests).
 var serveListening = func(addr string) {}
 
 func runServe(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs.SetOutput(stdout)
 	host := fs.String("host", "127.0.0.1", "address to listen on (0.0.0.0: every interface)")
 	port := fs.Int("port", 8080, "TCP port (0: any free one)")
 	var models stringList
@@ -58,7 +70,7 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	threads := fs.Int("threads", 0, "worker threads per model (0: one per core)")
 	maxSeqs := fs.Int("max-num-seqs", 64, "requests a model runs at once (the rest wait)")
 	maxBatched := fs.Int("max-num-batched-tokens", 512, "tokens per engine step: decode tokens first, then prompt chunks")
-	maxModelLen := fs.Int("max-model-len", 0, "context per request in tokens (0: the model's)")
+	maxModelLen := fs.Int("max-model-len", 0, "context per request in tokens, at most the model's (0: the model's)")
 	noPrefixCache := fs.Bool("no-prefix-cache", false, "turn the prefix cache off")
 	logFormat := fs.String("log-format", "text", "log lines as text or json (log/slog, on stderr)")
 	maxLogprobs := fs.Int("max-logprobs", 20, "most top logprobs per token a request may ask (top_logprobs, logprobs); 0: the sampled token's only")
@@ -73,7 +85,7 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	lt := loadTypeFlags(fs)
 	sf := addSpecFlags(fs)
 	fs.Usage = func() {
-		io.WriteString(stderr, `usage: kiln serve [--model [NAME=]PATH ...] [--host 127.0.0.1] [--port 8080] [flags]
+		io.WriteString(fs.Output(), `usage: kiln serve [--model [NAME=]PATH ...] [--host 127.0.0.1] [--port 8080] [flags]
   Serves OpenAI's API (/v1/completions, /v1/chat/completions, /v1/models), /tokenize,
   /detokenize, /health, /ready and Prometheus /metrics with vLLM's metric names.
   A request's "model" is a --model NAME or PATH, or a 'kiln list' reference (hf:...)
@@ -139,7 +151,12 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	if err != nil || bodyLimit <= 0 {
 		return usageErrorf("--max-body-bytes %q: want a size such as 8MiB", *maxBody)
 	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	key := *apiKey
+	if set["api-key"] && key == "" { // --api-key "$UNSET_VAR" must not turn auth off
+		return usageErrorf("--api-key is empty: give a key, or leave the flag out to serve without one")
+	}
 	if key == "" {
 		key = os.Getenv("KILN_API_KEY")
 	}
@@ -165,8 +182,12 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 		}
 		c := &l.model.Config
 		ctxLen := c.Context
+		if *maxModelLen > c.Context { // vLLM refuses this too: positions past the trained context are garbage
+			l.Close()
+			return nil, fmt.Errorf("--max-model-len %d is more than the model's context of %d tokens: want at most %d (or 0 for the model's)", *maxModelLen, c.Context, c.Context)
+		}
 		if *maxModelLen > 0 {
-			ctxLen = min(ctxLen, *maxModelLen)
+			ctxLen = *maxModelLen
 		}
 		sp, closeDraft, err := sf.loadDraft(l.model, l.tok, scheme, stderr)
 		if err != nil {
@@ -233,31 +254,51 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer kve.close()
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
-	addr := ln.Addr().String()
 	names := make([]string, len(sources))
 	for i, s := range sources {
 		names[i] = s.Name
 	}
+	// Every --model loads before the first request is accepted, as
+	// llama-server and vLLM do: a broken one (a truncated file, a bad
+	// tokenizer, NaN weights, a KV budget too small) stops kiln here with
+	// its cause, instead of a server that is healthy and fails every
+	// request. Connections made meanwhile wait in the listen backlog.
+	if len(sources) > 0 {
+		logger.Info("loading models", "models", strings.Join(names, ","))
+	}
+	if err := srv.Preload(ctx); err != nil {
+		ln.Close()
+		if ctx.Err() != nil {
+			return fmt.Errorf("interrupted while loading the models")
+		}
+		return err
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	addr := ln.Addr().String()
 	logger.Info("kiln serve listening", "url", "http://"+addr, "models", strings.Join(names, ","), "auth", key != "")
 	serveListening(addr)
-	go func() {
-		if err := srv.Preload(ctx); err != nil && ctx.Err() == nil {
-			logger.Error("preload failed; the model loads again on first use", "err", err)
-		}
-	}()
 
 	select {
 	case err := <-served: // the listener failed
 		return err
 	case <-ctx.Done():
 	}
-	logger.Info("shutting down: draining in-flight requests", "timeout", shutdownTimeout.String())
+	again, stopAgain := serveSecondSignal() // listening before the drain begins
+	defer stopAgain()
+	logger.Info("shutting down: draining in-flight requests (a second Ctrl-C or SIGTERM exits at once)", "timeout", shutdownTimeout.String())
 	dctx, cancel := context.WithTimeout(context.Background(), *shutdownTimeout)
 	defer cancel()
-	if err := srv.Shutdown(dctx); err != nil {
-		logger.Warn("requests were cut at the shutdown timeout", "err", err)
+	drained := make(chan error, 1)
+	drain := serveDrain
+	go func() { drained <- drain(srv, dctx) }()
+	select {
+	case err := <-drained:
+		if err != nil {
+			logger.Warn("requests were cut at the shutdown timeout", "err", err)
+		}
+	case <-again:
+		return errors.New("second signal: exiting without finishing the drain (in-flight requests are dropped)")
 	}
 	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err

@@ -6,12 +6,15 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"kiln/internal/testutil"
+	"kiln/server"
 )
 
 // syncBuffer is a bytes.Buffer safe for the server's log writes.
@@ -96,6 +99,8 @@ func TestServeUsageErrors(t *testing.T) {
 		{"serve", "--memory-budget", "lots"},
 		{"serve", "--model", "=x"},
 		{"serve", "--spec", "bogus"},
+		{"serve", "--api-key", ""},
+		{"serve", "--api-key="},
 	} {
 		if _, stderr, code := kiln(t, args...); code != 2 {
 			t.Errorf("%q: exit %d, want 2 (%s)", args, code, stderr)
@@ -103,5 +108,101 @@ func TestServeUsageErrors(t *testing.T) {
 	}
 	if _, stderr, code := kiln(t, "serve", "--model", "/nonexistent/model.gguf"); code != 1 || !strings.Contains(stderr, "nonexistent") {
 		t.Errorf("a missing model file: exit %d (%s)", code, stderr)
+	}
+}
+
+// serveStart runs `kiln serve args` until it listens or returns: the
+// address ("" if it returned), its error, and its log.
+func serveStart(t *testing.T, args ...string) (string, error, *syncBuffer) {
+	t.Helper()
+	ctx, stop := context.WithCancel(context.Background())
+	t.Cleanup(stop)
+	addrs := make(chan string, 1)
+	oldSig, oldListen := serveSignals, serveListening
+	serveSignals = func() (context.Context, context.CancelFunc) { return ctx, stop }
+	serveListening = func(addr string) { addrs <- addr }
+	t.Cleanup(func() { serveSignals, serveListening = oldSig, oldListen })
+	stderr := &syncBuffer{}
+	done := make(chan error, 1)
+	go func() { done <- runServe(append([]string{"--port", "0"}, args...), io.Discard, stderr) }()
+	select {
+	case addr := <-addrs:
+		t.Cleanup(func() { stop(); <-done })
+		return addr, nil, stderr
+	case err := <-done:
+		return "", err, stderr
+	case <-time.After(20 * time.Second):
+		t.Fatalf("serve %v neither listened nor returned in 20s", args)
+	}
+	return "", nil, stderr
+}
+
+// TestServeRefusesBrokenModel: every --model loads before kiln serve
+// listens, so a broken one (bad magic, a folder without config.json, a
+// KV budget too small for one sequence) stops it with the cause, instead
+// of a server whose /health is 200 and whose every request is a 500.
+func TestServeRefusesBrokenModel(t *testing.T) {
+	m := testutil.SharedModel(t, "stories260K.gguf")
+	tmp := t.TempDir()
+	bad := filepath.Join(tmp, "bad.gguf")
+	if err := os.WriteFile(bad, []byte("GGUX not a model"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"--model", bad}, "bad.gguf"},
+		{[]string{"--model", tmp}, "config.json"},
+		{[]string{"--model", m, "--kv-cache-memory", "1KiB"}, "kv-cache-memory"},
+		{[]string{"--model", m, "--max-model-len", "100000"}, "--max-model-len 100000 is more than the model's context of 2048 tokens"},
+	} {
+		addr, err, log := serveStart(t, tc.args...)
+		if addr != "" || err == nil || !strings.Contains(err.Error(), tc.msg) {
+			t.Errorf("serve %v: listened at %q, returned %v; want an error mentioning %q\n%s", tc.args, addr, err, tc.msg, log)
+		}
+	}
+}
+
+// TestServeSecondSignal: a second signal while requests drain ends serve
+// at once with an error (exit status 1), not after --shutdown-timeout.
+func TestServeSecondSignal(t *testing.T) {
+	m := testutil.SharedModel(t, "stories260K.gguf")
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	addrs := make(chan string, 1)
+	again := make(chan os.Signal, 1)
+	oldSig, oldListen, oldAgain, oldDrain := serveSignals, serveListening, serveSecondSignal, serveDrain
+	serveSignals = func() (context.Context, context.CancelFunc) { return ctx, stop }
+	serveListening = func(addr string) { addrs <- addr }
+	serveSecondSignal = func() (<-chan os.Signal, func()) { return again, func() {} }
+	drainFor := func(srv *server.Server, ctx context.Context) error { // requests that outlast the test
+		<-ctx.Done()
+		return oldDrain(srv, ctx)
+	}
+	serveDrain = drainFor
+	defer func() {
+		serveSignals, serveListening, serveSecondSignal, serveDrain = oldSig, oldListen, oldAgain, oldDrain
+	}()
+	var stderr syncBuffer
+	done := make(chan error, 1)
+	go func() {
+		done <- runServe([]string{"--model", m, "--port", "0", "--shutdown-timeout", "1m", "--kv-cache-memory", "64MiB"}, io.Discard, &stderr)
+	}()
+	select {
+	case <-addrs:
+	case err := <-done:
+		t.Fatalf("serve exited: %v\n%s", err, stderr.String())
+	}
+	stop() // the first signal: drain
+	time.Sleep(100 * time.Millisecond)
+	again <- os.Interrupt
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "second signal") {
+			t.Fatalf("serve returned %v after a second signal; want an error", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a second signal did not end serve within 10s")
 	}
 }

@@ -129,7 +129,27 @@ func openGGUF(arg string, stderr io.Writer) (*gguf.File, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkModelPath(path); err != nil {
+		return nil, err
+	}
 	return gguf.Open(path)
+}
+
+// checkModelPath says what is wrong with a MODEL that is neither a GGUF
+// file nor a Hugging Face folder, before anything opens it (opening a
+// FIFO would block): a folder without config.json, or something that is
+// not a regular file.
+func checkModelPath(path string) error {
+	st, err := os.Stat(path)
+	switch {
+	case err != nil:
+		return err
+	case st.IsDir():
+		return fmt.Errorf("%s is a folder without config.json: a MODEL is a .gguf file or a Hugging Face folder (config.json, *.safetensors, tokenizer.json)", path)
+	case !st.Mode().IsRegular():
+		return fmt.Errorf("%s is not a regular file (mode %s): a MODEL is a .gguf file or a Hugging Face folder", path, st.Mode().Type())
+	}
+	return nil
 }
 
 // promptTokens turns a command-line prompt into ids the way the llama.cpp

@@ -22,7 +22,7 @@ func init() {
 
 func runSynth(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("synth", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs.SetOutput(stdout)
 	shape := fs.String("shape", "", "named real-model shape: "+strings.Join(synth.ShapeNames(), ", "))
 	typ := fs.String("type", "F32", "tensor type (pure: F32 F16 BF16 Q8_0 Q4_0 Q4_1 Q5_0 Q5_1 Q4_K Q5_K Q6_K) or a llama-quantize mix (Q4_K_M Q4_K_S Q5_K_M ...)")
 	seed := fs.Uint64("seed", 1, "random seed: same seed, same bytes")
@@ -47,7 +47,7 @@ func runSynth(args []string, stdout, stderr io.Writer) error {
 	format := fs.String("format", "gguf", "output: gguf (OUT is a file) or hf (OUT is a new Hugging Face folder: config.json, model.safetensors, tokenizer.json; --type F32, F16 or BF16)")
 	llama3 := fs.String("llama3-rope", "", "Llama 3 rope scaling FACTOR,LOW,HIGH,ORIGCTX (e.g. 32,1,4,8192): writes rope_freqs.weight")
 	fs.Usage = func() {
-		io.WriteString(stderr, "usage: kiln synth OUT.gguf (--shape NAME | --arch A --dim N --layers N --heads N --ffn N ...) [--type TYPE] [--seed N] [--vocab SOURCE]\n"+
+		io.WriteString(fs.Output(), "usage: kiln synth OUT.gguf (--shape NAME | --arch A --dim N --layers N --heads N --ffn N ...) [--type TYPE] [--seed N] [--vocab SOURCE]\n"+
 			"       kiln synth --format hf OUTDIR ... (the same model as a Hugging Face folder)\n")
 		fs.PrintDefaults()
 	}
@@ -99,6 +99,9 @@ func runSynth(args []string, stdout, stderr io.Writer) error {
 	}
 	var v *synth.Vocab
 	if *vocab != "" {
+		if err := checkOutput(pos[0], strings.Split(*vocab, ","), nil); err != nil { // vocab.json,merges.txt
+			return err
+		}
 		if v, err = synth.LoadVocab(*vocab); err != nil {
 			return err
 		}
@@ -115,11 +118,14 @@ func runSynth(args []string, stdout, stderr io.Writer) error {
 	}
 	write := m.WriteFile
 	if *format == "hf" {
-		write = m.WriteHF
+		write = m.WriteHF // safetensors shards: no progress feed
 	}
+	feed, done := writeProgress(stderr, pos[0])
+	m.Progress = feed
 	if err := write(pos[0]); err != nil {
 		return err
 	}
+	done()
 	size, digest, err := outputDigest(pos[0])
 	if err != nil {
 		return err

@@ -15,10 +15,10 @@ func init() {
 
 func runTokenize(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("tokenize", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs.SetOutput(stdout)
 	noSpecial := fs.Bool("no-special", false, "treat special-token text such as <|im_start|> as plain text")
 	fs.Usage = func() {
-		io.WriteString(stderr, "usage: kiln tokenize MODEL TEXT [--no-special]\n")
+		io.WriteString(fs.Output(), "usage: kiln tokenize MODEL TEXT [--no-special]\n")
 		fs.PrintDefaults()
 	}
 	pos, err := interspersed(fs, args)

@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
 	"kiln/internal/testutil"
+	"kiln/kernels/simd"
 )
 
 // TestUsageErrorsAreOneBehaviour: every bad command line (an unknown flag,
@@ -35,7 +37,6 @@ func TestUsageErrorsAreOneBehaviour(t *testing.T) {
 		{[]string{"run", m, "hi", "--threads", "100000"}, 2, "--threads 100000: want 0"},
 		{[]string{"bench", m, "--threads", "-1"}, 2, "--threads -1: want 0"},
 		{[]string{"bench", m, "--parallel", "100000"}, 2, "--parallel 100000: want 1 up to 1024"},
-		{[]string{"generate", "-h"}, 0, "usage: kiln generate"},
 	} {
 		_, stderr, code := kilnRun(t, "", tc.args[1:]...)
 		if tc.args[0] != "run" {
@@ -44,6 +45,54 @@ func TestUsageErrorsAreOneBehaviour(t *testing.T) {
 		if code != tc.code || strings.Count(stderr, tc.msg) != 1 {
 			t.Errorf("kiln %v: exit %d, stderr %q; want exit %d saying %q once", tc.args, code, stderr, tc.code, tc.msg)
 		}
+	}
+}
+
+// TestHelpGoesToStdout: help that was asked for (kiln -h, kiln X -h,
+// --help) is the answer, on stdout with exit 0; a bare kiln is a usage
+// error, on stderr with exit 2.
+func TestHelpGoesToStdout(t *testing.T) {
+	for _, args := range [][]string{{"-h"}, {"--help"}, {"generate", "-h"}, {"serve", "--help"}, {"quantize", "-h"}, {"run", "-h"}, {"bench", "serve", "-h"}, {"version", "-h"}} {
+		out, stderr, code := kiln(t, args...)
+		if code != 0 || !strings.Contains(out, "usage: kiln") || stderr != "" {
+			t.Errorf("kiln %v: exit %d, stdout %q, stderr %q; want the usage on stdout, exit 0", args, code, out, stderr)
+		}
+	}
+	if out, stderr, code := kiln(t); code != 2 || out != "" || !strings.Contains(stderr, "usage: kiln") {
+		t.Errorf("kiln: exit %d, stdout %q, stderr %q; want the usage on stderr, exit 2", code, out, stderr)
+	}
+	if out, _, _ := kiln(t, "bench", "-h"); !strings.Contains(out, "gap (decode streams") {
+		t.Errorf("kiln bench -h does not describe --workload gap:\n%s", out)
+	}
+}
+
+// TestVersion: kiln version and kiln --version print one line naming the
+// Go version and the kernel set.
+func TestVersion(t *testing.T) {
+	for _, args := range [][]string{{"version"}, {"--version"}} {
+		out, stderr, code := kiln(t, args...)
+		if code != 0 || !strings.HasPrefix(out, "kiln ") || !strings.Contains(out, runtime.Version()) || !strings.Contains(out, "kernels "+simd.Impl()) || strings.Count(out, "\n") != 1 {
+			t.Errorf("kiln %v: exit %d, out %q, err %q", args, code, out, stderr)
+		}
+	}
+	if _, stderr, code := kiln(t, "version", "x"); code != 2 || !strings.Contains(stderr, "takes no arguments") {
+		t.Errorf("kiln version x: exit %d, err %q", code, stderr)
+	}
+}
+
+// TestFlagsAfterDashDashText: -- quotes the one argument after it, and
+// flags after that argument are flags again (kiln run M -- "-5 apples"
+// -n 5 asks for 5 tokens).
+func TestFlagsAfterDashDashText(t *testing.T) {
+	m := testutil.SharedModel(t, "stories260K.gguf")
+	out, stderr, code := kiln(t, "generate", m, "--", "-x", "-n", "3", "--json")
+	var got generateOutput
+	if code != 0 || json.Unmarshal([]byte(out), &got) != nil || len(got.Tokens) != 3 {
+		t.Fatalf("generate M -- -x -n 3 --json: exit %d, out %q, err %s", code, out, stderr)
+	}
+	// A second -- quotes a second argument.
+	if _, stderr, code := kiln(t, "generate", m, "--", "-x", "--", "-y", "-n", "3"); code != 2 || !strings.Contains(stderr, "want MODEL and TEXT") {
+		t.Fatalf("two quoted texts: exit %d, err %s", code, stderr)
 	}
 }
 
