@@ -23,8 +23,23 @@ const (
 // decodeBody reads one JSON value into v. A body over the limit is 413;
 // malformed JSON, a wrong type or trailing data is 400 naming the field by
 // its path in the request (pathAt).
+// readBody reads the whole body, at most limit bytes, into one buffer of
+// the declared Content-Length (io.ReadAll's doubling would allocate twice
+// a large body's size).
+func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
+	rd := http.MaxBytesReader(w, r.Body, limit)
+	if n := r.ContentLength; n > 0 && n <= limit {
+		// net/http ends the body at Content-Length (a shorter one is
+		// io.ErrUnexpectedEOF here).
+		buf := make([]byte, n)
+		_, err := io.ReadFull(rd, buf)
+		return buf, err
+	}
+	return io.ReadAll(rd)
+}
+
 func decodeBody(w http.ResponseWriter, r *http.Request, limit int64, v any) error {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	body, err := readBody(w, r, limit)
 	var mbe *http.MaxBytesError
 	if errors.As(err, &mbe) {
 		return &apiError{Status: http.StatusRequestEntityTooLarge, Type: "invalid_request_error", Code: "body_too_large",
@@ -33,12 +48,13 @@ func decodeBody(w http.ResponseWriter, r *http.Request, limit int64, v any) erro
 	if err != nil {
 		return badRequest("", "reading the body: %v", err)
 	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	err = dec.Decode(v)
+	if len(bytes.TrimSpace(body)) == 0 {
+		return badRequest("", "the body is empty; want a JSON object")
+	}
+	// json.Unmarshal rather than a Decoder: no second copy of the body in
+	// the decoder's buffer, and trailing data is its syntax error.
+	err = json.Unmarshal(body, v)
 	if err == nil {
-		if _, terr := dec.Token(); terr != io.EOF {
-			return badRequest("", "the body holds more than one JSON value")
-		}
 		return nil
 	}
 	var (
