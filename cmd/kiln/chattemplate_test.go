@@ -155,8 +155,17 @@ func TestServeChatTemplate(t *testing.T) {
 func TestServeAPIFlags(t *testing.T) {
 	m := testutil.SharedModel(t, "stories260K.gguf")
 	url, _ := serveForTest(t, "--model", "stories="+m, "--max-logprobs", "2",
-		"--allowed-origins", `["http://a.example", "http://b.example"]`, "--allowed-methods", "POST", "--allowed-headers", "content-type", "--allow-credentials")
-	resp, body := request(t, "POST", url+"/v1/completions", `{"model":"stories","prompt":"Once","max_tokens":2,"logprobs":3}`)
+		"--allowed-origins", `["http://a.example", "http://b.example"]`, "--allowed-methods", "POST", "--allowed-headers", "content-type", "--allow-credentials",
+		"--max-grammar-bytes", "100", "--grammar-memory", "1MiB", "--grammar-cache-memory", "1MiB")
+	resp, body := request(t, "POST", url+"/v1/completions", `{"model":"stories","prompt":"Once","max_tokens":2,"guided_choice":["`+strings.Repeat("x", 100)+`"]}`)
+	if resp.StatusCode != 400 || !strings.Contains(string(body), "--max-grammar-bytes") {
+		t.Errorf("choices past --max-grammar-bytes 100: %d %s", resp.StatusCode, body)
+	}
+	resp, body = request(t, "POST", url+"/v1/completions", `{"model":"stories","prompt":"Once","max_tokens":2,"guided_regex":"(ab{90}){90}"}`)
+	if resp.StatusCode != 400 || !strings.Contains(string(body), "more than 1 MiB") {
+		t.Errorf("a regex past --grammar-memory 1MiB: %d %s", resp.StatusCode, body)
+	}
+	resp, body = request(t, "POST", url+"/v1/completions", `{"model":"stories","prompt":"Once","max_tokens":2,"logprobs":3}`)
 	if resp.StatusCode != 400 || !strings.Contains(string(body), "--max-logprobs") {
 		t.Errorf("logprobs 3 past --max-logprobs 2: %d %s", resp.StatusCode, body)
 	}
@@ -177,6 +186,8 @@ func TestServeAPIFlags(t *testing.T) {
 		{"serve", "--max-logprobs", "-1"},
 		{"serve", "--allowed-origins", `["http://a", 1]`},
 		{"serve", "--chat-template", "nosuch-template"},
+		{"serve", "--grammar-memory", "0"},
+		{"serve", "--max-grammar-bytes", "lots"},
 	} {
 		if _, stderr, code := kiln(t, args...); code != 2 {
 			t.Errorf("%q: exit %d, want 2 (%s)", args, code, stderr)

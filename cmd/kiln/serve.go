@@ -64,6 +64,9 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	keepAlive := fs.Duration("keep-alive", 5*time.Minute, "unload a model idle this long (negative: never)")
 	maxQueue := fs.Int("max-queue", 256, "requests waiting for their first token; beyond it 429 with Retry-After (-1: no limit)")
 	maxBody := fs.String("max-body-bytes", "8MiB", "request body limit (413 beyond)")
+	maxGrammar := fs.String("max-grammar-bytes", "256KiB", "most bytes of one request's JSON schema, grammar, regex or choices (400 beyond)")
+	grammarMem := fs.String("grammar-memory", "64MiB", "memory budget of compiling one request's structured-output grammar (400 beyond)")
+	grammarCache := fs.String("grammar-cache-memory", "256MiB", "bytes of compiled structured-output grammars kept for reuse (least recently used out first)")
 	apiKey := fs.String("api-key", "", "require 'Authorization: Bearer KEY' (default $KILN_API_KEY; /health, /ready and /metrics stay open)")
 	shutdownTimeout := fs.Duration("shutdown-timeout", 30*time.Second, "on SIGTERM, how long in-flight requests may finish before they are cut")
 	writeTimeout := fs.Duration("write-timeout", 60*time.Second, "each response write; a client that stops reading this long is cut off")
@@ -150,6 +153,12 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	bodyLimit, err := kvcache.ParseBytes(*maxBody)
 	if err != nil || bodyLimit <= 0 {
 		return usageErrorf("--max-body-bytes %q: want a size such as 8MiB", *maxBody)
+	}
+	var grammarSizes [3]int64
+	for i, f := range []struct{ name, val string }{{"max-grammar-bytes", *maxGrammar}, {"grammar-memory", *grammarMem}, {"grammar-cache-memory", *grammarCache}} {
+		if grammarSizes[i], err = kvcache.ParseBytes(f.val); err != nil || grammarSizes[i] <= 0 || grammarSizes[i] > 1<<40 {
+			return usageErrorf("--%s %q: want a size such as 64MiB", f.name, f.val)
+		}
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
@@ -239,7 +248,8 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	srv, err := server.New(server.Config{Models: sources, Load: load, HubList: hubList, APIKey: key, MaxLoadedModels: *maxLoaded,
 		MemoryBudget: budget, KeepAlive: *keepAlive, MaxQueue: *maxQueue, MaxBodyBytes: bodyLimit, WriteTimeout: *writeTimeout, Logger: logger,
 		MaxLogprobs: cmp.Or(*maxLogprobs, -1), AllowedOrigins: cors["allowed-origins"], AllowedMethods: cors["allowed-methods"],
-		AllowedHeaders: cors["allowed-headers"], AllowCredentials: *allowCredentials})
+		AllowedHeaders: cors["allowed-headers"], AllowCredentials: *allowCredentials,
+		MaxGrammarBytes: int(grammarSizes[0]), GrammarMemory: grammarSizes[1], GrammarCacheMemory: grammarSizes[2]})
 	if err != nil {
 		return err
 	}
