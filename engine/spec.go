@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"cmp"
 	"fmt"
 
 	"kiln/model"
@@ -82,15 +81,9 @@ type Speculation struct {
 
 	// DraftBackend replaces Draft with any runner.Backend (a scripted
 	// model in tests): it must accept block ids up to Config.NumBlocks
-	// plus the scratch blocks (ScratchBlocks).
+	// plus the drafter's scratch blocks (MaxSeqs × scratchBlocks(Tokens,
+	// BlockSize), draft.go).
 	DraftBackend runner.Backend
-}
-
-// ScratchBlocks is how many blocks past Config.NumBlocks the draft
-// model's store holds (cfg filled or not: zero values are defaults).
-func (s Speculation) ScratchBlocks(blockSize, maxSeqs int) int {
-	k, ms := cmp.Or(s.Tokens, 4), cmp.Or(s.MaxSeqs, 4)
-	return min(ms, cmp.Or(maxSeqs, 64)) * scratchBlocks(k, cmp.Or(blockSize, 16))
 }
 
 // fill checks s and sets its defaults.

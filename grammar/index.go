@@ -70,12 +70,6 @@ func NewTokenIndex(p *Program, v *Vocabulary) (*TokenIndex, error) {
 // the program plus about maxIndexCacheBytes.
 func (x *TokenIndex) Bytes() int64 { return x.bytes.Load() }
 
-// Vocabulary returns the index's vocabulary.
-func (x *TokenIndex) Vocabulary() *Vocabulary { return x.vocab }
-
-// Program returns the index's program.
-func (x *TokenIndex) Program() *Program { return x.prog }
-
 // Stats returns the cache counters.
 func (x *TokenIndex) Stats() IndexStats {
 	x.mu.Lock()

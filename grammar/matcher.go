@@ -38,9 +38,6 @@ func NewMatcher(p *Program) (*Matcher, error) {
 	return &Matcher{st: st, hist: []int32{start}, compactAt: maxStoreStates, compactBy: maxStoreBytes}, nil
 }
 
-// Program returns the matcher's program.
-func (m *Matcher) Program() *Program { return m.st.p }
-
 // Pos returns the number of bytes accepted so far.
 func (m *Matcher) Pos() int { return len(m.hist) - 1 }
 

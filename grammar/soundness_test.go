@@ -123,7 +123,7 @@ func sampleText(t *testing.T, x *TokenIndex, rng *rand.Rand, minSteps, maxSteps 
 	if err != nil {
 		t.Fatal(err)
 	}
-	v := x.Vocabulary()
+	v := x.vocab
 	mask := make([]uint64, MaskWords(v.Size()))
 	var allowed []int32
 	for step := 0; step < maxSteps; step++ {

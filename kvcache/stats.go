@@ -18,14 +18,6 @@ func (s Stats) Usage() float64 {
 	return float64(s.Blocks-s.Free) / float64(s.Blocks)
 }
 
-// HitRate is PrefixHits / PrefixQueries (0 with no queries).
-func (s Stats) HitRate() float64 {
-	if s.PrefixQueries == 0 {
-		return 0
-	}
-	return float64(s.PrefixHits) / float64(s.PrefixQueries)
-}
-
 // Stats returns the pool's counters now.
 func (p *Pool) Stats() Stats {
 	s := p.stats

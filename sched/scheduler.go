@@ -290,8 +290,8 @@ func (s *Scheduler) Schedule() Plan {
 		}
 	}
 	clear(s.runs)
-	grew := len(plan.Preempted) > 0 // a running request lacked blocks: admit nothing
-	for i := 0; !grew && i < len(s.waiting) && budget > 0; {
+	preempted := len(plan.Preempted) > 0 // a running request lacked blocks: admit nothing
+	for i := 0; !preempted && i < len(s.waiting) && budget > 0; {
 		r := s.waiting[i]
 		if r.held {
 			i++ // sampled already: needs no step until it is continued

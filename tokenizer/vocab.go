@@ -162,13 +162,6 @@ func (v *Vocab) Type(id int32) TokenType {
 	return v.Types[id]
 }
 
-// Score returns the score of token id (0 when the vocab has no scores).
-func (v *Vocab) Score(id int32) float32 {
-	if v.Scores == nil {
-		return 0
-	}
-	return v.Scores[id]
-}
 
 // specialIDs lists the special-token fields with their GGUF key suffixes
 // (tokenizer.ggml.<key>); order is the order Metadata writes them.

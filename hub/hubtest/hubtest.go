@@ -109,9 +109,6 @@ func New() *Server {
 // URL is the hub's endpoint (what KILN_HF_ENDPOINT would name).
 func (s *Server) URL() string { return s.hub.URL }
 
-// CDNURL is the blob server's base URL.
-func (s *Server) CDNURL() string { return s.cdn.URL }
-
 // Close stops both servers.
 func (s *Server) Close() {
 	s.hub.Close()
