@@ -1,6 +1,7 @@
 package model_test
 
 import (
+	"math"
 	"path/filepath"
 	"testing"
 
@@ -70,16 +71,23 @@ func TestArchitecturesMatchReference(t *testing.T) {
 					got = append(got, r.feed(tok)...)
 				}
 				// F16 weights: kiln (as llama.cpp) rounds activations to F16
-				// before the dot; the reference does not.
-				tol := 1e-4
+				// before the dot; the reference does not. Measured worst over
+				// the specs (AMD EPYC Zen 5; identical under avx512vnni, avx2
+				// and generic kernels): F32 3.2e-6 (qwen2), so 2e-5; F16
+				// 6.39e-3 (qwen2), whose bound 1e-2 is already under 2x.
+				tol := 2e-5
 				if typ == "F16" {
 					tol = 1e-2
 				}
+				worst := 0.0
 				for p := range prompt {
-					if d := maxLogProbDiff(got[p], want[p]); d > tol {
+					d := maxLogProbDiff(got[p], want[p])
+					worst = math.Max(worst, d)
+					if d > tol {
 						t.Errorf("position %d: max |log p - log p_ref| = %.3g > %.g", p, d, tol)
 					}
 				}
+				t.Logf("max |log p - log p_ref| = %.3g", worst)
 			})
 		}
 	}
