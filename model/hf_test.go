@@ -251,7 +251,7 @@ func TestHFMatchesRotateHalfReference(t *testing.T) {
 	}
 	t.Logf("max |log p - log p_ref| over %d positions: %.3g", len(prompt), worst)
 	// Measured 5.74e-6 (float32 against float64, the same under every
-	// kernel set on an AMD EPYC Zen 5); 3e-5 is about 5x that.
+	// kernel set on an Intel Xeon family 6 model 207); 3e-5 is about 5x that.
 	if worst > 3e-5 {
 		t.Fatalf("max |log p - log p_ref| = %.3g > 3e-5", worst)
 	}

@@ -72,7 +72,7 @@ func TestArchitecturesMatchReference(t *testing.T) {
 				}
 				// F16 weights: kiln (as llama.cpp) rounds activations to F16
 				// before the dot; the reference does not. Measured worst over
-				// the specs (AMD EPYC Zen 5; identical under avx512vnni, avx2
+				// the specs (Intel Xeon family 6 model 207; identical under avx512vnni, avx2
 				// and generic kernels): F32 3.2e-6 (qwen2), so 2e-5; F16
 				// 6.39e-3 (qwen2), whose bound 1e-2 is already under 2x.
 				tol := 2e-5

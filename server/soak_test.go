@@ -178,8 +178,8 @@ func TestSoak(t *testing.T) {
 // rssSlack is how much the soak's RSS may grow from its first window to
 // its last. The heap grows to its working size over the first seconds
 // (25 MiB idle, 108 MiB after 1 s, 117 MiB after 5 s), so the first window
-// starts after one window of warm-up. Measured on the 30 s CI run (AMD EPYC
-// Zen 5, 2 cores shared), windows of 5 s, three runs: medians 118.2 ->
+// starts after one window of warm-up. Measured on the 30 s CI run (Intel
+// Xeon family 6 model 207, 2 vCPUs shared), windows of 5 s, three runs: medians 118.2 ->
 // 119.3 MiB (+1.0%), 118.5 -> 120.1 MiB (+1.3%), 118.1 -> 121.0 MiB
 // (+2.5%). 8% is about 3x the worst: over the ~10,000 requests between the
 // windows it catches a leak of about 1 KiB per request, and over
