@@ -2,12 +2,11 @@ package model_test
 
 import (
 	"math"
-	"path/filepath"
 	"testing"
 
-	"kiln/convert"
 	"kiln/gguf"
 	"kiln/internal/reference"
+	"kiln/internal/testutil/tinymodel"
 	"kiln/model"
 	"kiln/synth"
 )
@@ -16,25 +15,7 @@ import (
 // synthetic vocabulary (no shared files needed) and loads it.
 func synthModel(t testing.TB, spec synth.Spec, typ string) (*gguf.File, *model.Model) {
 	t.Helper()
-	scheme, err := convert.ParseScheme(typ)
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), spec.Arch+"-"+typ+".gguf")
-	if err := synth.Write(path, spec, nil, scheme, 7); err != nil {
-		t.Fatal(err)
-	}
-	f, err := gguf.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { f.Close() })
-	m, err := model.Load(f, model.Options{Threads: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(m.Close)
-	return f, m
+	return tinymodel.Model(t, spec, typ, 7, model.Options{})
 }
 
 // smallSpecs are one small model per architecture: GQA, and for qwen3 a
