@@ -191,7 +191,14 @@ func FuzzRender(f *testing.F) {
 		if strings.Contains(src, "range") || strings.Contains(src, "*") { // bound the work one input may ask for
 			return
 		}
-		// Must return (output or error), never panic or hang.
-		_, _ = Render(src, []Message{{"user", content}, {"assistant", content}}, Options{BOS: "<s>"})
+		// Must return (output or error), never panic or hang; and rendering
+		// is a pure function of its inputs (no state kept between calls, no
+		// map-order leaking into the output): a second render is identical.
+		msgs := []Message{{"user", content}, {"assistant", content}}
+		out1, err1 := Render(src, msgs, Options{BOS: "<s>"})
+		out2, err2 := Render(src, msgs, Options{BOS: "<s>"})
+		if out1 != out2 || (err1 == nil) != (err2 == nil) || (err1 != nil && err1.Error() != err2.Error()) {
+			t.Fatalf("two renders differ:\n%q, %v\n%q, %v", out1, err1, out2, err2)
+		}
 	})
 }

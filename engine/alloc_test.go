@@ -2,14 +2,11 @@ package engine
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 
-	"kiln/convert"
-	"kiln/gguf"
+	"kiln/internal/testutil/tinymodel"
 	"kiln/model"
 	"kiln/sample"
-	"kiln/synth"
 )
 
 // TestDecodeStepAllocs measures the loop's steady-state decode step (16
@@ -64,25 +61,7 @@ func TestSpecStepAllocs(t *testing.T) {
 // tinyModel writes and loads a small random-weight model.
 func tinyModel(t testing.TB) *model.Model {
 	t.Helper()
-	spec := synth.Spec{Arch: "llama", Dim: 64, Layers: 2, Heads: 4, KVHeads: 2, FFN: 128, VocabSize: 320, Ctx: 1024}
-	scheme, err := convert.ParseScheme("Q8_0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "tiny.gguf")
-	if err := synth.Write(path, spec, nil, scheme, 11); err != nil {
-		t.Fatal(err)
-	}
-	f, err := gguf.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { f.Close() })
-	m, err := model.Load(f, model.Options{Threads: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(m.Close)
+	_, m := tinymodel.Model(t, tinymodel.Spec, "Q8_0", 11, model.Options{})
 	return m
 }
 

@@ -4,20 +4,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"kiln/convert"
 	"kiln/engine"
 	"kiln/gguf"
+	"kiln/internal/testutil/tinymodel"
 	"kiln/model"
 	"kiln/runner/scripted"
 	"kiln/sample"
-	"kiln/synth"
 	"kiln/tokenizer"
 )
 
@@ -43,21 +41,9 @@ func tiny(t testing.TB) (*model.Model, *tokenizer.Tokenizer) {
 // the head and the first layers (drafts of the 2-layer model).
 func synthFile(t testing.TB, layers int) *gguf.File {
 	t.Helper()
-	spec := synth.Spec{Arch: "llama", Dim: 64, Layers: layers, Heads: 4, KVHeads: 2, FFN: 128, VocabSize: 320, Ctx: 1024}
-	scheme, err := convert.ParseScheme("Q8_0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "tiny.gguf")
-	if err := synth.Write(path, spec, nil, scheme, 11); err != nil {
-		t.Fatal(err)
-	}
-	f, err := gguf.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { f.Close() })
-	return f
+	spec := tinymodel.Spec
+	spec.Layers = layers
+	return tinymodel.File(t, spec, "Q8_0", 11)
 }
 
 func newEngine(t testing.TB, m *model.Model, cfg engine.Config) *engine.Engine {

@@ -16,9 +16,10 @@ func BenchmarkOpen(b *testing.B) {
 	for _, name := range []string{"llama-spm", "deepseek-llm"} {
 		b.Run(name, func(b *testing.B) {
 			path := filepath.Join(testutil.SharedModels(b), "llamacpp-vocab", "ggml-vocab-"+name+".gguf")
+			testutil.NeedData(b, path)
 			st, err := os.Stat(path)
 			if err != nil {
-				b.Skipf("%s absent", path)
+				b.Fatal(err)
 			}
 			b.SetBytes(st.Size())
 			b.ReportAllocs()

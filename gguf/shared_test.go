@@ -199,9 +199,7 @@ func TestVocabFiles(t *testing.T) {
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			path := filepath.Join(dir, "ggml-vocab-"+tc.file+".gguf")
-			if _, err := os.Stat(path); err != nil {
-				t.Skipf("%s absent", path)
-			}
+			testutil.NeedData(t, path)
 			f, err := gguf.Open(path)
 			if err != nil {
 				t.Fatal(err)

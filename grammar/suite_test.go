@@ -17,18 +17,11 @@ import (
 
 var update = flag.Bool("update", false, "rewrite testdata/jsonschema_baseline.json with the current results")
 
-// sharedData returns ../shared/data beside the repository, or skips.
+// sharedData returns ../shared/data beside the repository, or skips
+// (fails under CI: testutil.SharedFile).
 func sharedData(t testing.TB) string {
 	t.Helper()
-	shared := os.Getenv("KILN_SHARED")
-	if shared == "" {
-		shared = filepath.Join(testutil.RepoRoot(t), "..", "shared")
-	}
-	dir := filepath.Join(shared, "data")
-	if _, err := os.Stat(dir); err != nil {
-		t.Skipf("skipping: %s not found (test data lives in ../shared/data beside the clone)", dir)
-	}
-	return dir
+	return testutil.SharedFile(t, "data")
 }
 
 // suiteFileResult is the outcome of one test-suite file.
@@ -57,8 +50,11 @@ type suiteGroup struct {
 func suiteFiles(t *testing.T) (root string, files []string) {
 	root = filepath.Join(sharedData(t), "json-schema-test-suite", "tests", "draft2020-12")
 	main, err := filepath.Glob(filepath.Join(root, "*.json"))
-	if err != nil || len(main) == 0 {
-		t.Skipf("skipping: no test-suite files under %s", root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(main) == 0 {
+		testutil.Missing(t, "no test-suite files under %s", root)
 	}
 	for _, f := range main {
 		files = append(files, filepath.Base(f))

@@ -250,8 +250,10 @@ func TestHFMatchesRotateHalfReference(t *testing.T) {
 		worst = math.Max(worst, maxLogProbDiff(got[p], want[p]))
 	}
 	t.Logf("max |log p - log p_ref| over %d positions: %.3g", len(prompt), worst)
-	if worst > 1e-4 {
-		t.Fatalf("max |log p - log p_ref| = %.3g > 1e-4", worst)
+	// Measured 5.74e-6 (float32 against float64, the same under every
+	// kernel set on an Intel Xeon family 6 model 207); 3e-5 is about 5x that.
+	if worst > 3e-5 {
+		t.Fatalf("max |log p - log p_ref| = %.3g > 3e-5", worst)
 	}
 }
 

@@ -168,7 +168,12 @@ func TestStories260KMatchesReference(t *testing.T) {
 		name string
 		f32  bool
 		tol  float64
-	}{{"kv-f32", true, 1e-4}, {"kv-f16", false, 1e-2}} {
+	}{
+		// Measured (Intel Xeon family 6 model 207, the same under every kernel set):
+		// kv-f32 8.22e-6, so 5e-5; kv-f16 7.12e-3 (the F16 cache rounds
+		// keys and values), whose bound 1e-2 is already under 2x.
+		{"kv-f32", true, 5e-5}, {"kv-f16", false, 1e-2},
+	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := newRunner(t, m, len(prompt), tc.f32)
 			// Prompt as one batch, then the same positions decoded one at a time.
@@ -176,11 +181,15 @@ func TestStories260KMatchesReference(t *testing.T) {
 			for _, tok := range prompt[10:] {
 				got = append(got, r.feed(tok)...)
 			}
+			worst := 0.0
 			for p := range prompt {
-				if d := maxLogProbDiff(got[p], want[p]); d > tc.tol {
+				d := maxLogProbDiff(got[p], want[p])
+				worst = math.Max(worst, d)
+				if d > tc.tol {
 					t.Errorf("position %d: max |log p - log p_ref| = %.3g > %.g", p, d, tc.tol)
 				}
 			}
+			t.Logf("max |log p - log p_ref| = %.3g", worst)
 		})
 	}
 }

@@ -49,7 +49,6 @@ type golden struct {
 // reported tokens (both renormalised over that set: the oracle reports
 // probabilities after its default top-k 40 / top-p 0.95 truncation).
 //
-// The issue asks for 1e-3 (F32), 1e-2 (F16, BF16) and 2e-2 (quantized).
 // Forward computes llama.cpp's CPU arithmetic bit for bit on these 64-token
 // prompts: RMSNorm, RoPE with glibc's sincosf, tiled flash attention,
 // SwiGLU, residual adds, and the matrix products in the summation orders
@@ -58,26 +57,37 @@ type golden struct {
 // vec_dot for Q6_K and for shapes the others decline; internal/llamaorder
 // is the reference, kernels/simd the fast kernels, checked bit for bit).
 // What remains is float noise in the log-softmax and the JSON's printed
-// digits: measured 1e-7..3e-7 for every type. The bounds are the issue's;
-// measured is the worst seen over the goldens of the type.
+// digits. The issue first asked for 1e-3 (F32), 1e-2 (F16, BF16) and 2e-2
+// (quantized), which a 1e-4 regression would pass; the bounds are now about
+// 5-9x the worst measured over the goldens of the type (llama, llama3rope,
+// qwen2, qwen3, and TestKilnConvertOracle's tinystories-656k). Measured on
+// an Intel Xeon (family 6 model 207) under KILN_KERNELS=avx512vnni, avx2
+// and generic: identical to the last digit, since the kernel sets are
+// bit-identical.
 var oracleBounds = map[string]struct {
 	bound, measured float64
 }{
-	"F32":    {1e-3, 2.5e-7},
-	"F16":    {1e-2, 2.9e-7},
-	"BF16":   {1e-2, 2.5e-7},
-	"Q8_0":   {2e-2, 2.5e-7},
-	"Q4_0":   {2e-2, 2.8e-7},
-	"Q4_K":   {2e-2, 2.6e-7},
-	"Q4_K_M": {2e-2, 2.5e-7}, // made by kiln quantize; llama.cpp ran it
-	"Q6_K":   {2e-2, 2.9e-7},
+	"F32":    {3e-6, 5.59e-7}, // tinystories-656k; the synth goldens 1.13e-7
+	"F16":    {2e-6, 2.82e-7},
+	"BF16":   {2e-6, 2.45e-7},
+	"Q8_0":   {3e-6, 5.64e-7}, // tinystories-656k; the synth goldens 2.50e-7
+	"Q4_0":   {2e-6, 2.80e-7},
+	"Q4_K":   {2e-6, 2.56e-7},
+	"Q4_K_M": {2e-6, 2.54e-7}, // made by kiln quantize; llama.cpp ran it
+	"Q6_K":   {2e-6, 2.86e-7},
 }
 
-// shortPromptF32 bounds F32 goldens whose prompt is shorter than 64 tokens:
+// shortPromptBounds bound goldens whose prompt is shorter than 64 tokens:
 // llama.cpp then runs its one_chunk flash attention, which rounds q to F16
 // and keeps the output accumulator in F16, while kiln always follows the
-// tiled path (batch invariance). stories260K-probs (17 tokens): 2.2e-3.
-const shortPromptF32 = 3e-3
+// tiled path (batch invariance). The gap is that fixed rounding, not noise
+// (the same value under every kernel set), so the margin is small: it only
+// has to absorb re-recorded goldens. Measured: stories260K-probs (F32, 17
+// tokens) 2.32e-3, stories260K-F16-probs (17 tokens) 2.86e-3.
+var shortPromptBounds = map[string]float64{
+	"F32": 3e-3,
+	"F16": 4e-3,
+}
 
 // bound returns the agreement bound for a golden of weight type typ whose
 // prompt has n tokens.
@@ -86,8 +96,12 @@ func bound(t *testing.T, typ string, n int) float64 {
 	if !ok {
 		t.Fatalf("no agreement bound for type %s", typ)
 	}
-	if n < 64 && typ == "F32" {
-		return shortPromptF32
+	if n < 64 {
+		sb, ok := shortPromptBounds[typ]
+		if !ok {
+			t.Fatalf("no short-prompt agreement bound for type %s (measure one)", typ)
+		}
+		return sb
 	}
 	return b.bound
 }

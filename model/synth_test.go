@@ -1,12 +1,12 @@
 package model_test
 
 import (
-	"path/filepath"
+	"math"
 	"testing"
 
-	"kiln/convert"
 	"kiln/gguf"
 	"kiln/internal/reference"
+	"kiln/internal/testutil/tinymodel"
 	"kiln/model"
 	"kiln/synth"
 )
@@ -15,25 +15,7 @@ import (
 // synthetic vocabulary (no shared files needed) and loads it.
 func synthModel(t testing.TB, spec synth.Spec, typ string) (*gguf.File, *model.Model) {
 	t.Helper()
-	scheme, err := convert.ParseScheme(typ)
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), spec.Arch+"-"+typ+".gguf")
-	if err := synth.Write(path, spec, nil, scheme, 7); err != nil {
-		t.Fatal(err)
-	}
-	f, err := gguf.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { f.Close() })
-	m, err := model.Load(f, model.Options{Threads: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(m.Close)
-	return f, m
+	return tinymodel.Model(t, spec, typ, 7, model.Options{})
 }
 
 // smallSpecs are one small model per architecture: GQA, and for qwen3 a
@@ -70,16 +52,23 @@ func TestArchitecturesMatchReference(t *testing.T) {
 					got = append(got, r.feed(tok)...)
 				}
 				// F16 weights: kiln (as llama.cpp) rounds activations to F16
-				// before the dot; the reference does not.
-				tol := 1e-4
+				// before the dot; the reference does not. Measured worst over
+				// the specs (Intel Xeon family 6 model 207; identical under avx512vnni, avx2
+				// and generic kernels): F32 3.2e-6 (qwen2), so 2e-5; F16
+				// 6.39e-3 (qwen2), whose bound 1e-2 is already under 2x.
+				tol := 2e-5
 				if typ == "F16" {
 					tol = 1e-2
 				}
+				worst := 0.0
 				for p := range prompt {
-					if d := maxLogProbDiff(got[p], want[p]); d > tol {
+					d := maxLogProbDiff(got[p], want[p])
+					worst = math.Max(worst, d)
+					if d > tol {
 						t.Errorf("position %d: max |log p - log p_ref| = %.3g > %.g", p, d, tol)
 					}
 				}
+				t.Logf("max |log p - log p_ref| = %.3g", worst)
 			})
 		}
 	}

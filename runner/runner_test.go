@@ -2,43 +2,22 @@ package runner_test
 
 import (
 	"fmt"
-	"path/filepath"
 	"slices"
 	"testing"
 
-	"kiln/convert"
-	"kiln/gguf"
+	"kiln/internal/testutil/tinymodel"
 	"kiln/kvcache"
 	"kiln/model"
 	"kiln/runner"
 	"kiln/sample"
 	"kiln/sched"
-	"kiln/synth"
 )
 
 // tinyModel writes and loads a small random-weight model: big enough for
 // GQA, chunked prefill and paging to matter, small enough for -race.
 func tinyModel(t testing.TB) *model.Model {
 	t.Helper()
-	spec := synth.Spec{Arch: "llama", Dim: 64, Layers: 2, Heads: 4, KVHeads: 2, FFN: 128, VocabSize: 320, Ctx: 1024}
-	scheme, err := convert.ParseScheme("Q8_0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "tiny.gguf")
-	if err := synth.Write(path, spec, nil, scheme, 11); err != nil {
-		t.Fatal(err)
-	}
-	f, err := gguf.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { f.Close() })
-	m, err := model.Load(f, model.Options{Threads: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(m.Close)
+	_, m := tinymodel.Model(t, tinymodel.Spec, "Q8_0", 11, model.Options{})
 	return m
 }
 

@@ -15,12 +15,11 @@ import (
 	"time"
 
 	"kiln/chat"
-	"kiln/convert"
 	"kiln/engine"
 	"kiln/gguf"
+	"kiln/internal/testutil/tinymodel"
 	"kiln/model"
 	"kiln/server"
-	"kiln/synth"
 	"kiln/tokenizer"
 )
 
@@ -31,13 +30,10 @@ var tinyPath = sync.OnceValues(func() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	spec := synth.Spec{Arch: "llama", Dim: 64, Layers: 2, Heads: 4, KVHeads: 2, FFN: 128, VocabSize: 320, Ctx: 4096}
-	scheme, err := convert.ParseScheme("Q8_0")
-	if err != nil {
-		return "", err
-	}
+	spec := tinymodel.Spec
+	spec.Ctx = 4096
 	path := filepath.Join(dir, "tiny.gguf")
-	return path, synth.Write(path, spec, nil, scheme, 7)
+	return path, tinymodel.Write(path, spec, "Q8_0", 7)
 })
 
 // loader opens GGUF files the way `kiln serve` does, with a small pool.

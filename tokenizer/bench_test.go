@@ -1,7 +1,6 @@
 package tokenizer
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,10 +13,7 @@ import (
 // repeated.
 func benchText(b *testing.B) string {
 	b.Helper()
-	inp, err := os.ReadFile(filepath.Join(testutil.SharedModels(b), "llamacpp-vocab", "ggml-vocab-llama-spm.gguf.inp"))
-	if err != nil {
-		b.Skip(err)
-	}
+	inp := testutil.ReadData(b, filepath.Join(testutil.SharedModels(b), "llamacpp-vocab", "ggml-vocab-llama-spm.gguf.inp"))
 	unit := strings.ReplaceAll(string(inp), "__ggml_vocab_test__", "")
 	return strings.Repeat(unit, 3<<20/len(unit)+1)[:3<<20]
 }

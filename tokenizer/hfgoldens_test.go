@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -118,11 +117,7 @@ func builtTokenizerJSON(t *testing.T, g *hfGolden) []byte {
 	shared := testutil.SharedModels(t)
 	read := func(i int) []byte {
 		t.Helper()
-		b, err := os.ReadFile(filepath.Join(shared, g.VocabSource.Files[i]))
-		if err != nil {
-			t.Skip(err)
-		}
-		return b
+		return testutil.ReadData(t, filepath.Join(shared, g.VocabSource.Files[i]))
 	}
 	var vocab json.RawMessage
 	var merges any

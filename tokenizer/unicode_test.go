@@ -59,6 +59,9 @@ func TestDecodeCpt(t *testing.T) {
 // TestEncodeAllocs checks that encoding into a reused buffer allocates
 // nothing once the pooled scratch and word cache are warm.
 func TestEncodeAllocs(t *testing.T) {
+	if raceDetector {
+		t.Skip("allocation counts do not hold under -race (sync.Pool drops items on purpose)")
+	}
 	text := "Hello world, this is a test of the tokenizer. 日本語 👍 1234567\n\tend"
 	for _, name := range []string{"llama-spm", "gpt-2", "deepseek-llm"} {
 		tok := ggufTokenizer(t, "llamacpp-vocab/ggml-vocab-"+name+".gguf")

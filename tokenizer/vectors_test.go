@@ -1,7 +1,6 @@
 package tokenizer
 
 import (
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -25,14 +24,8 @@ type vector struct {
 func readVectors(t *testing.T, name string) []vector {
 	t.Helper()
 	dir := filepath.Join(testutil.SharedModels(t), "llamacpp-vocab")
-	inp, err := os.ReadFile(filepath.Join(dir, name+".gguf.inp"))
-	if err != nil {
-		t.Skipf("skipping: %v", err)
-	}
-	out, err := os.ReadFile(filepath.Join(dir, name+".gguf.out"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	inp := testutil.ReadData(t, filepath.Join(dir, name+".gguf.inp"))
+	out := testutil.ReadData(t, filepath.Join(dir, name+".gguf.out"))
 	const sep = "\n__ggml_vocab_test__\n"
 	var texts []string
 	for s := string(inp); len(s) > 0; {

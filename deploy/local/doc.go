@@ -4,5 +4,6 @@
 // pool with the script, drive it over HTTP and read the picker's own metrics.
 // They skip when the picker is not built (../shared/scale/build-epp.sh, into
 // $LLMD_BIN or /tmp/llm-d-bin), when ../shared/models is absent, or under
-// -short.
+// -short; under CI=true a missing picker or model fails them instead
+// (.ci/run builds the picker).
 package local

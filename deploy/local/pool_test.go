@@ -17,6 +17,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"kiln/internal/testutil"
 )
 
 // pool is a running kiln-pool.sh: its ports and state folder.
@@ -60,15 +62,13 @@ func startPool(t *testing.T, n int, profile, serveArgs string) *pool {
 	if bin == "" {
 		bin = "/tmp/llm-d-bin"
 	}
+	// .ci/run builds the picker, so under CI its absence fails (testutil.Missing).
 	if _, err := os.Stat(filepath.Join(bin, "epp")); err != nil {
-		t.Skipf("no %s/epp (build it with ../shared/scale/build-epp.sh %s)", bin, bin)
+		testutil.Missing(t, "no %s/epp (build it with ../shared/scale/build-epp.sh %s)", bin, bin)
 	}
-	model, err := filepath.Abs("../../../shared/models/stories260K.gguf")
+	model, err := filepath.Abs(testutil.SharedModel(t, "stories260K.gguf"))
 	if err != nil {
 		t.Fatal(err)
-	}
-	if _, err := os.Stat(model); err != nil {
-		t.Skipf("no test model (%v): ../shared/models is absent", err)
 	}
 	// Every port is one the kernel just handed out and we released: other
 	// test binaries running at the same time cannot take it in the moments

@@ -74,7 +74,8 @@ func TestExp2Table(t *testing.T) {
 
 // TestExpGolden checks Expf against glibc's expf, and ggml_v_expf and
 // ggml_v_silu (both implementations, through ExpSum and SwiGLU) against
-// llama.cpp's compiled code, bit for bit, on testdata/expf_golden.txt.
+// llama.cpp's compiled code, bit for bit, on testdata/expf_golden.txt
+// (written by testdata/gen_expf_golden.go from glibc and ggml's library).
 func TestExpGolden(t *testing.T) {
 	f, err := os.Open("testdata/expf_golden.txt")
 	if err != nil {

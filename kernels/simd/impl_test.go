@@ -3,6 +3,7 @@ package simd
 import (
 	"os"
 	"os/exec"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -90,8 +91,25 @@ func unsupportedImpl() string {
 // run and the features it lacks, so that a run on an AVX2-only machine
 // says which kernels went untested (the bit-for-bit tests run under every
 // set Impls lists, through bothImpls); the others must be selectable.
+//
+// It also logs one summary line, "kernel sets on <CPU>: verified ...; not
+// verified ...", which .ci/run prints (go test -v -run this test) so every
+// CI log says which sets its bit-for-bit tests covered.
 func TestKernelSetsRunHere(t *testing.T) {
 	defer ForceGeneric(false)
+	var ran, lacked []string
+	for i, name := range implNames {
+		if cpuSets[i] {
+			ran = append(ran, name)
+		} else {
+			lacked = append(lacked, name+" (needs "+implNeeds[i]+")")
+		}
+	}
+	if len(lacked) == 0 {
+		lacked = []string{"none"}
+	}
+	t.Logf("kernel sets on %s [%s]: verified here: %s; not verified here: %s",
+		cpuModel(), CPUFeatures(), strings.Join(ran, ", "), strings.Join(lacked, ", "))
 	for i, name := range implNames {
 		t.Run(name, func(t *testing.T) {
 			if !cpuSets[i] {
@@ -102,4 +120,18 @@ func TestKernelSetsRunHere(t *testing.T) {
 			}
 		})
 	}
+}
+
+// cpuModel is /proc/cpuinfo's model name, or the architecture where there
+// is none (not Linux).
+func cpuModel() string {
+	b, err := os.ReadFile("/proc/cpuinfo")
+	if err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+				return strings.TrimSpace(v)
+			}
+		}
+	}
+	return runtime.GOARCH
 }
