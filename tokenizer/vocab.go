@@ -162,7 +162,6 @@ func (v *Vocab) Type(id int32) TokenType {
 	return v.Types[id]
 }
 
-
 // specialIDs lists the special-token fields with their GGUF key suffixes
 // (tokenizer.ggml.<key>); order is the order Metadata writes them.
 func (v *Vocab) specialIDs() []struct {
