@@ -3,9 +3,10 @@ package main
 import (
 	"flag"
 	"fmt"
-	"os"
 	"strings"
 
+	"kiln/assemble"
+	"kiln/internal/memstat"
 	"kiln/kvcache"
 	"kiln/model"
 )
@@ -13,9 +14,6 @@ import (
 // maxBlockSize bounds --block-size: larger blocks only waste the tail of
 // each sequence's last block and make prefix hits coarser.
 const maxBlockSize = 1024
-
-// fallbackKVBudget is the KV budget when /proc/meminfo cannot be read.
-const fallbackKVBudget = 2 << 30
 
 // kvPoolFlags are the KV pool's flags: --kv-cache-memory and --block-size.
 type kvPoolFlags struct {
@@ -27,7 +25,7 @@ type kvPoolFlags struct {
 func addKVPoolFlags(fs *flag.FlagSet) *kvPoolFlags {
 	return &kvPoolFlags{
 		memory: fs.String("kv-cache-memory", "", fmt.Sprintf("KV cache budget, e.g. 2GiB or 512MB (default: %.0f%% of available memory, at most what this run can use)",
-			100*kvcache.DefaultShare)),
+			100*assemble.DefaultShare)),
 		blockSize: fs.Int("block-size", 16, "token slots per KV block"),
 	}
 }
@@ -41,7 +39,7 @@ func (k *kvPoolFlags) check() error {
 	if *k.memory == "" {
 		return nil
 	}
-	b, err := kvcache.ParseBytes(*k.memory)
+	b, err := memstat.ParseBytes(*k.memory)
 	if err != nil {
 		return usageErrorf("--kv-cache-memory %q: want a size such as 2GiB, 512MiB or 1.5GB", *k.memory)
 	}
@@ -65,13 +63,7 @@ func (k *kvPoolFlags) pool(models []*model.Config, f32 bool, perSeq, seqs int) (
 	}
 	bs, budget := *k.blockSize, k.budget
 	if budget == 0 {
-		budget = fallbackKVBudget
-		if mi, err := os.Open("/proc/meminfo"); err == nil {
-			if avail, err := kvcache.MemAvailable(mi); err == nil {
-				budget = kvcache.DefaultBudget(avail)
-			}
-			mi.Close()
-		}
+		budget = assemble.DefaultBudget()
 	}
 	per := 0
 	for _, c := range models {

@@ -23,7 +23,7 @@ import (
 	"kiln/convert"
 	"kiln/engine"
 	"kiln/hub"
-	"kiln/kvcache"
+	"kiln/internal/memstat"
 	"kiln/sample"
 	"kiln/server"
 )
@@ -146,17 +146,17 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	}
 	var budget int64
 	if *memBudget != "" {
-		if budget, err = kvcache.ParseBytes(*memBudget); err != nil || budget <= 0 {
+		if budget, err = memstat.ParseBytes(*memBudget); err != nil || budget <= 0 {
 			return usageErrorf("--memory-budget %q: want a size such as 16GiB", *memBudget)
 		}
 	}
-	bodyLimit, err := kvcache.ParseBytes(*maxBody)
+	bodyLimit, err := memstat.ParseBytes(*maxBody)
 	if err != nil || bodyLimit <= 0 {
 		return usageErrorf("--max-body-bytes %q: want a size such as 8MiB", *maxBody)
 	}
 	var grammarSizes [3]int64
 	for i, f := range []struct{ name, val string }{{"max-grammar-bytes", *maxGrammar}, {"grammar-memory", *grammarMem}, {"grammar-cache-memory", *grammarCache}} {
-		if grammarSizes[i], err = kvcache.ParseBytes(f.val); err != nil || grammarSizes[i] <= 0 || grammarSizes[i] > 1<<40 {
+		if grammarSizes[i], err = memstat.ParseBytes(f.val); err != nil || grammarSizes[i] <= 0 || grammarSizes[i] > 1<<40 {
 			return usageErrorf("--%s %q: want a size such as 64MiB", f.name, f.val)
 		}
 	}

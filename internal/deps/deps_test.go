@@ -23,6 +23,7 @@ var forbidden = map[string][]string{
 	"kiln/runner":       {"kiln/engine", "net/http", "kiln/tokenizer"},
 	"kiln/spec":         {"kiln/sched", "kiln/engine"},
 	"kiln/engine":       {"net/http"},
+	"kiln/assemble":     {"net/http"},
 	"kiln/openai":       {"kiln/model", "kiln/kvcache", "kiln/sched", "kiln/kernels"},
 	// The load generator is a client of any server: it must not measure
 	// kiln through kiln's own internals.
