@@ -27,13 +27,10 @@ func (e *DraftError) Unwrap() error { return e.Err }
 
 // loadDraft loads the draft at path on target's worker pool, so that the
 // two models share the cores, quantized on load with scheme when it is a
-// Hugging Face folder (a GGUF file is used as it is). It refuses a draft
+// Hugging Face folder (a GGUF file is used as it is, as loadWeights does). It refuses a draft
 // whose vocabulary differs from the target's: another size, or, when tok
 // (the target's tokenizer) is given, other token texts.
 func loadDraft(path string, target *model.Model, tok *tokenizer.Tokenizer, scheme *convert.Scheme) (*weights, error) {
-	if !IsHFDir(path) {
-		scheme = nil
-	}
 	d, err := loadWeights(path, scheme, model.Options{Pool: target.Pool()}, false)
 	if err != nil {
 		return nil, &DraftError{Err: err}

@@ -1,7 +1,6 @@
 package assemble
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,10 +10,6 @@ import (
 	"kiln/model"
 	"kiln/tokenizer"
 )
-
-// ErrSchemeOnGGUF is a quantize-on-load scheme given with a GGUF model:
-// GGUF files are used as they are (kiln quantize rewrites one).
-var ErrSchemeOnGGUF = errors.New("assemble: quantizing on load takes a Hugging Face folder, not a GGUF file")
 
 // IsHFDir reports whether path is a folder holding a config.json: a
 // Hugging Face model folder (model.LoadHF says what else it lacks).
@@ -74,9 +69,8 @@ func (w *weights) close() {
 	}
 }
 
-// loadWeights loads path, a GGUF file or a Hugging Face folder (quantized
-// on load when scheme is set; a scheme with a GGUF file is
-// ErrSchemeOnGGUF), and its tokenizer when withTok.
+// loadWeights loads path, a GGUF file (as it is) or a Hugging Face folder
+// (quantized on load when scheme is set), and its tokenizer when withTok.
 func loadWeights(path string, scheme *convert.Scheme, opts model.Options, withTok bool) (*weights, error) {
 	if IsHFDir(path) {
 		m, bytes, err := loadHF(path, scheme, opts)
@@ -91,9 +85,6 @@ func loadWeights(path string, scheme *convert.Scheme, opts model.Options, withTo
 			}
 		}
 		return w, nil
-	}
-	if scheme != nil {
-		return nil, ErrSchemeOnGGUF
 	}
 	f, err := OpenGGUF(path)
 	if err != nil {

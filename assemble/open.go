@@ -14,8 +14,8 @@ type Options struct {
 	// resolved by the caller).
 	Model string
 	// Scheme quantizes a Hugging Face folder (the model or the draft) on
-	// load; nil loads it as it is. With a GGUF Model it is
-	// ErrSchemeOnGGUF; a GGUF draft is used as it is.
+	// load, as kiln convert --type would write it; nil loads it as it is.
+	// GGUF files are used as they are (kiln quantize rewrites one).
 	Scheme *convert.Scheme
 	// Draft is the draft model of speculative decoding (a GGUF file or a
 	// folder, on the model's worker pool), "" for none. Its vocabulary

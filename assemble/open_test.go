@@ -104,14 +104,9 @@ func TestOpenClose(t *testing.T) {
 	a.Close()
 }
 
-// TestLoadRefusals: a quantize-on-load scheme with a GGUF file, and a
-// draft of another vocabulary, are refused.
+// TestLoadRefusals: a draft of another vocabulary is refused.
 func TestLoadRefusals(t *testing.T) {
 	path := tinyGGUF(t, 320)
-	s, _ := convert.ParseScheme("Q8_0")
-	if _, err := Load(Options{Model: path, Scheme: &s}); !errors.Is(err, ErrSchemeOnGGUF) {
-		t.Errorf("scheme on a GGUF: %v", err)
-	}
 	var de *DraftError
 	if _, err := Load(Options{Model: path, Draft: tinyGGUF(t, 321), Threads: 1}); !errors.As(err, &de) || de.Path == "" {
 		t.Errorf("a draft of 321 tokens: %v", err)

@@ -7,8 +7,6 @@ import (
 
 	"kiln/assemble"
 	"kiln/internal/memstat"
-	"kiln/kvcache"
-	"kiln/model"
 )
 
 // maxBlockSize bounds --block-size: larger blocks only waste the tail of
@@ -50,32 +48,13 @@ func (k *kvPoolFlags) check() error {
 	return nil
 }
 
-// pool sizes the KV pool for a model: the budget over the bytes one block
-// takes, capped at seqs sequences of perSeq tokens (what the run can use
-// at most: no point in allocating more). A budget that does not hold one
-// such sequence is refused, a usage error. Call check first. With a draft
-// model (--spec draft) one block id holds the KV of both: models lists
-// them and a block takes the sum of their bytes (the draft's few scratch
-// blocks are not counted).
-func (k *kvPoolFlags) pool(models []*model.Config, f32 bool, perSeq, seqs int) (numBlocks, blockSize int, err error) {
-	if err := k.check(); err != nil {
-		return 0, 0, err
-	}
-	bs, budget := *k.blockSize, k.budget
-	if budget == 0 {
-		budget = assemble.DefaultBudget()
-	}
-	per := 0
-	for _, c := range models {
-		per += c.KVBytesPerBlock(bs, !f32)
-	}
-	blocksFor := func(tokens int) int { return (tokens + bs - 1) / bs }
-	n := kvcache.BlocksForBudget(budget, per)
-	if n < blocksFor(perSeq) {
-		return 0, 0, usageErrorf("--kv-cache-memory %s holds %d tokens of this model's KV (%d-token blocks of %d bytes); this run needs at least %d",
-			fmtBytes(budget), n*bs, bs, per, perSeq)
-	}
-	return min(n, seqs*blocksFor(perSeq)), bs, nil
+// kv is the KV pool the flags ask for (assemble.KV): the budget over
+// the bytes one block takes, capped at seqs sequences of perSeq tokens
+// (what the run can use at most: no point in allocating more). A budget
+// that does not hold one such sequence is refused when the engine starts
+// (startEngine: a usage error). Call check first.
+func (k *kvPoolFlags) kv(perSeq, seqs int) assemble.KV {
+	return assemble.KV{Budget: k.budget, BlockSize: *k.blockSize, PerSeq: perSeq, Seqs: seqs}
 }
 
 // fmtBytes writes a byte count in binary units.
