@@ -13,9 +13,9 @@ import (
 	"sync"
 	"time"
 
+	"kiln/assemble"
 	"kiln/engine"
 	"kiln/kernels/simd"
-	"kiln/model"
 )
 
 func init() {
@@ -171,16 +171,21 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	m, bytes, closeModel, err := loadWeights(pos[0], scheme, model.Options{Threads: *threads, NoRepack: *noRepack}, stderr)
+	if err := checkType(pos[0], scheme); err != nil {
+		return err
+	}
+	// Token ids alone: no tokenizer (the draft is checked on its vocabulary size).
+	a, err := loadModel(assemble.Options{Model: pos[0], Scheme: scheme, Draft: sf.draftPath(), Threads: *threads, NoRepack: *noRepack, NoTokenizer: true}, stderr)
 	if err != nil {
 		return err
 	}
-	defer closeModel()
+	defer a.Close()
+	m, bytes := a.Model, a.WeightBytes
 	c := &m.Config
 	mem := memAfterLoad(bytes)
 
 	if *workload == "gap" {
-		return runGap(stdout, *asJSON, m, kvf, mem, *streams, *longPrompt, *gen, *maxBatched, *noPrefixCache)
+		return runGap(stdout, *asJSON, a, kvf, mem, *streams, *longPrompt, *gen, *maxBatched, *noPrefixCache)
 	}
 
 	// The requests: deterministic pseudo-text token ids (speed does not
@@ -212,21 +217,11 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	if perSeq > c.Context {
 		return fmt.Errorf("a prompt of %d tokens + --gen %d exceeds the model's context of %d", len(prompts[0]), *gen, c.Context)
 	}
-	sp, closeDraft, err := sf.loadDraft(m, nil, scheme, stderr)
+	e, err := startEngine(a, kvf.kv(perSeq, len(prompts)), engine.Config{MaxSeqs: len(prompts),
+		MaxBatchedTokens: cmp.Or(*maxBatched, max(512, *prompt)), NoPrefixCache: *noPrefixCache, Spec: sf.resolved})
 	if err != nil {
 		return err
 	}
-	defer closeDraft()
-	numBlocks, blockSize, err := kvf.pool(kvConfigs(c, sp), false, perSeq, len(prompts))
-	if err != nil {
-		return err
-	}
-	e, err := engine.New(m, engine.Config{NumBlocks: numBlocks, BlockSize: blockSize, MaxSeqs: len(prompts),
-		MaxBatchedTokens: cmp.Or(*maxBatched, max(512, *prompt)), NoPrefixCache: *noPrefixCache, Spec: sp})
-	if err != nil {
-		return err
-	}
-	defer e.Close()
 
 	if *cpuProfile != "" {
 		pf, err := os.Create(*cpuProfile)
@@ -243,7 +238,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	mem.afterRun(c, numBlocks, blockSize)
+	mem.afterRun(c, a.NumBlocks, a.BlockSize)
 
 	if *workload == "prefix" {
 		return reportPrefix(stdout, *asJSON, prefixResult{

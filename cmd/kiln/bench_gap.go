@@ -9,9 +9,9 @@ import (
 	"sync"
 	"time"
 
+	"kiln/assemble"
 	"kiln/engine"
 	"kiln/kernels/simd"
-	"kiln/model"
 )
 
 // gapWarm is how many tokens every stream of the gap workload has decoded
@@ -37,10 +37,11 @@ type gapResult struct {
 	memReport
 }
 
-// runGap runs the gap workload on m: streams requests of 16-token prompts
+// runGap runs the gap workload on a's model: streams requests of 16-token prompts
 // decode gen tokens each; once each has gapWarm tokens, one request with a
 // longPrompt-token prompt (and one token to generate) is submitted.
-func runGap(stdout io.Writer, asJSON bool, m *model.Model, kvf *kvPoolFlags, mem memReport, streams, longPrompt, gen, maxBatched int, noPrefixCache bool) error {
+func runGap(stdout io.Writer, asJSON bool, a *assemble.Assembly, kvf *kvPoolFlags, mem memReport, streams, longPrompt, gen, maxBatched int, noPrefixCache bool) error {
+	m := a.Model
 	c := &m.Config
 	tok := func(i int) int32 { return int32((i*7919 + 13) % c.Vocab) }
 	const streamPrompt = 16
@@ -50,16 +51,11 @@ func runGap(stdout io.Writer, asJSON bool, m *model.Model, kvf *kvPoolFlags, mem
 	if maxBatched == 0 {
 		maxBatched = 256
 	}
-	numBlocks, blockSize, err := kvf.pool([]*model.Config{c}, false, max(longPrompt+1, streamPrompt+gen), streams+1)
-	if err != nil {
-		return err
-	}
-	e, err := engine.New(m, engine.Config{NumBlocks: numBlocks, BlockSize: blockSize, MaxSeqs: streams + 1,
+	e, err := startEngine(a, kvf.kv(max(longPrompt+1, streamPrompt+gen), streams+1), engine.Config{MaxSeqs: streams + 1,
 		MaxBatchedTokens: maxBatched, NoPrefixCache: noPrefixCache})
 	if err != nil {
 		return err
 	}
-	defer e.Close()
 
 	var mu sync.Mutex
 	times := make([][]time.Time, streams)
@@ -119,7 +115,7 @@ func runGap(stdout io.Writer, asJSON bool, m *model.Model, kvf *kvPoolFlags, mem
 	if first.IsZero() {
 		return fmt.Errorf("the long request produced no token")
 	}
-	mem.afterRun(c, numBlocks, blockSize)
+	mem.afterRun(c, a.NumBlocks, a.BlockSize)
 
 	var beforeGaps, duringGaps []float64
 	for _, ts := range times {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 
+	"kiln/assemble"
 	"kiln/engine"
 	"kiln/sample"
 )
@@ -66,40 +67,39 @@ func runGenerate(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if err := checkType(pos[0], scheme); err != nil {
+		return err
+	}
 	end := loadNotice(stderr, pos[0])
-	l, err := openModel(pos[0], *threads, scheme)
+	a, err := loadModel(assemble.Options{Model: pos[0], Scheme: scheme, Draft: sf.draftPath(), Threads: *threads}, stderr)
 	end()
 	if err != nil {
 		return err
 	}
-	defer l.Close()
-	prompt, err := l.promptTokens(pos[1])
+	defer a.Close()
+	prompt, err := promptTokens(a, pos[1])
 	if err != nil {
 		return usageErrorf("%v", err)
 	}
+	ctxLen := a.Model.Config.Context
 	if *n == -1 {
-		*n = max(0, l.model.Config.Context-len(prompt))
+		*n = max(0, ctxLen-len(prompt))
 	}
 	total := len(prompt) + *n
-	if total > l.model.Config.Context {
-		return fmt.Errorf("prompt (%d tokens) plus -n %d exceeds the model's context of %d tokens: shorten the prompt or lower -n", len(prompt), *n, l.model.Config.Context)
+	if total > ctxLen {
+		return fmt.Errorf("prompt (%d tokens) plus -n %d exceeds the model's context of %d tokens: shorten the prompt or lower -n", len(prompt), *n, ctxLen)
 	}
-	sp, closeDraft, err := sf.loadDraft(l.model, l.tok, scheme, stderr)
-	if err != nil {
-		return err
-	}
-	defer closeDraft()
-	numBlocks, blockSize, err := kvf.pool(kvConfigs(&l.model.Config, sp), f32, total, 1)
+	e, err := startEngine(a, kvf.kv(total, 1), engine.Config{F32KV: f32, MaxSeqs: 1, Spec: sf.resolved, Tokenizer: a.Tokenizer})
 	if err != nil {
 		return err
 	}
 	out := generateOutput{Prompt: prompt, Tokens: []int32{}}
 	if *n > 0 {
-		if out.Tokens, err = engineGreedy(l, prompt, *n, engine.Config{NumBlocks: numBlocks, BlockSize: blockSize, F32KV: f32, MaxSeqs: 1, Spec: sp}); err != nil {
+		if out.Tokens, err = engineGreedy(e, prompt, *n); err != nil {
 			return err
 		}
 	}
-	out.Text = l.tok.Decode(out.Tokens)
+	out.Text = a.Tokenizer.Decode(out.Tokens)
 	if *asJSON {
 		return json.NewEncoder(stdout).Encode(out)
 	}
@@ -107,16 +107,9 @@ func runGenerate(args []string, stdout, stderr io.Writer) error {
 	return err
 }
 
-// engineGreedy runs one greedy request of at most n tokens through an
-// engine over l's model and returns its tokens, an end-of-generation token
-// included.
-func engineGreedy(l *loaded, prompt []int32, n int, cfg engine.Config) ([]int32, error) {
-	cfg.Tokenizer = l.tok
-	e, err := engine.New(l.model, cfg)
-	if err != nil {
-		return nil, err
-	}
-	defer e.Close()
+// engineGreedy runs one greedy request of at most n tokens through e
+// and returns its tokens, an end-of-generation token included.
+func engineGreedy(e *engine.Engine, prompt []int32, n int) ([]int32, error) {
 	ch, err := e.Submit(context.Background(), engine.Request{Prompt: prompt, Params: greedyParams(n)})
 	if err != nil {
 		return nil, err

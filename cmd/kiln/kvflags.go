@@ -3,19 +3,15 @@ package main
 import (
 	"flag"
 	"fmt"
-	"os"
 	"strings"
 
-	"kiln/kvcache"
-	"kiln/model"
+	"kiln/assemble"
+	"kiln/internal/memstat"
 )
 
 // maxBlockSize bounds --block-size: larger blocks only waste the tail of
 // each sequence's last block and make prefix hits coarser.
 const maxBlockSize = 1024
-
-// fallbackKVBudget is the KV budget when /proc/meminfo cannot be read.
-const fallbackKVBudget = 2 << 30
 
 // kvPoolFlags are the KV pool's flags: --kv-cache-memory and --block-size.
 type kvPoolFlags struct {
@@ -27,7 +23,7 @@ type kvPoolFlags struct {
 func addKVPoolFlags(fs *flag.FlagSet) *kvPoolFlags {
 	return &kvPoolFlags{
 		memory: fs.String("kv-cache-memory", "", fmt.Sprintf("KV cache budget, e.g. 2GiB or 512MB (default: %.0f%% of available memory, at most what this run can use)",
-			100*kvcache.DefaultShare)),
+			100*assemble.DefaultShare)),
 		blockSize: fs.Int("block-size", 16, "token slots per KV block"),
 	}
 }
@@ -41,7 +37,7 @@ func (k *kvPoolFlags) check() error {
 	if *k.memory == "" {
 		return nil
 	}
-	b, err := kvcache.ParseBytes(*k.memory)
+	b, err := memstat.ParseBytes(*k.memory)
 	if err != nil {
 		return usageErrorf("--kv-cache-memory %q: want a size such as 2GiB, 512MiB or 1.5GB", *k.memory)
 	}
@@ -52,38 +48,13 @@ func (k *kvPoolFlags) check() error {
 	return nil
 }
 
-// pool sizes the KV pool for a model: the budget over the bytes one block
-// takes, capped at seqs sequences of perSeq tokens (what the run can use
-// at most: no point in allocating more). A budget that does not hold one
-// such sequence is refused, a usage error. Call check first. With a draft
-// model (--spec draft) one block id holds the KV of both: models lists
-// them and a block takes the sum of their bytes (the draft's few scratch
-// blocks are not counted).
-func (k *kvPoolFlags) pool(models []*model.Config, f32 bool, perSeq, seqs int) (numBlocks, blockSize int, err error) {
-	if err := k.check(); err != nil {
-		return 0, 0, err
-	}
-	bs, budget := *k.blockSize, k.budget
-	if budget == 0 {
-		budget = fallbackKVBudget
-		if mi, err := os.Open("/proc/meminfo"); err == nil {
-			if avail, err := kvcache.MemAvailable(mi); err == nil {
-				budget = kvcache.DefaultBudget(avail)
-			}
-			mi.Close()
-		}
-	}
-	per := 0
-	for _, c := range models {
-		per += c.KVBytesPerBlock(bs, !f32)
-	}
-	blocksFor := func(tokens int) int { return (tokens + bs - 1) / bs }
-	n := kvcache.BlocksForBudget(budget, per)
-	if n < blocksFor(perSeq) {
-		return 0, 0, usageErrorf("--kv-cache-memory %s holds %d tokens of this model's KV (%d-token blocks of %d bytes); this run needs at least %d",
-			fmtBytes(budget), n*bs, bs, per, perSeq)
-	}
-	return min(n, seqs*blocksFor(perSeq)), bs, nil
+// kv is the KV pool the flags ask for (assemble.KV): the budget over
+// the bytes one block takes, capped at seqs sequences of perSeq tokens
+// (what the run can use at most: no point in allocating more). A budget
+// that does not hold one such sequence is refused when the engine starts
+// (startEngine: a usage error). Call check first.
+func (k *kvPoolFlags) kv(perSeq, seqs int) assemble.KV {
+	return assemble.KV{Budget: k.budget, BlockSize: *k.blockSize, PerSeq: perSeq, Seqs: seqs}
 }
 
 // fmtBytes writes a byte count in binary units.

@@ -4,8 +4,8 @@ import (
 	"flag"
 	"strings"
 
+	"kiln/assemble"
 	"kiln/convert"
-	"kiln/model"
 )
 
 // loadType is the quantize-on-load flags (--type, --pure) of the commands
@@ -41,22 +41,14 @@ func (l *loadType) scheme() (*convert.Scheme, error) {
 	return &convert.Scheme{FileType: ft, Pure: *l.pure}, nil
 }
 
-// loadHF loads a Hugging Face folder, quantized on load when scheme is set;
-// bytes is the weights' size in memory (the converted tensors) when
-// quantized, else 0.
-func loadHF(dir string, scheme *convert.Scheme, opts model.Options) (m *model.Model, bytes uint64, err error) {
-	if scheme == nil {
-		m, err = model.LoadHF(dir, opts)
-		return m, 0, err
+// checkType refuses --type (scheme) with a MODEL that is not a Hugging
+// Face folder: a usage error (kiln serve instead serves GGUF files as
+// they are).
+func checkType(model string, scheme *convert.Scheme) error {
+	if scheme != nil && !assemble.IsHFDir(model) {
+		return errTypeOnGGUF(model)
 	}
-	m, rep, err := convert.LoadHF(dir, convert.Options{Scheme: *scheme}, opts)
-	if err != nil {
-		return nil, 0, err
-	}
-	for _, t := range rep.Tensors {
-		bytes += t.Bytes
-	}
-	return m, bytes, nil
+	return nil
 }
 
 // errTypeOnGGUF is --type given with a GGUF MODEL.

@@ -9,6 +9,7 @@ import (
 	"math"
 	"sort"
 
+	"kiln/assemble"
 	"kiln/engine"
 )
 
@@ -60,14 +61,17 @@ func runProbs(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if err := checkType(pos[0], scheme); err != nil {
+		return err
+	}
 	end := loadNotice(stderr, pos[0])
-	l, err := openModel(pos[0], *threads, scheme)
+	a, err := loadModel(assemble.Options{Model: pos[0], Scheme: scheme, Threads: *threads}, stderr)
 	end()
 	if err != nil {
 		return err
 	}
-	defer l.Close()
-	prompt, err := l.promptTokens(pos[1])
+	defer a.Close()
+	prompt, err := promptTokens(a, pos[1])
 	if err != nil {
 		return usageErrorf("%v", err)
 	}
@@ -75,11 +79,11 @@ func runProbs(args []string, stdout, stderr io.Writer) error {
 	if *all {
 		rows = len(prompt)
 	}
-	logits, err := promptLogits(l, prompt, rows, f32)
+	logits, err := promptLogits(a, prompt, rows, f32)
 	if err != nil {
 		return err
 	}
-	vocab := l.model.Config.Vocab
+	vocab := a.Model.Config.Vocab
 	out := probsOutput{Prompt: prompt}
 	first := len(prompt) - 1
 	if *all {
@@ -96,21 +100,21 @@ func runProbs(args []string, stdout, stderr io.Writer) error {
 // step budget, so that each chunk's weights are read once.
 const probsChunk = 256
 
-// promptLogits runs prompt through an engine over l's model as one
+// promptLogits runs prompt through an engine over a's model as one
 // request that asks for the raw logit rows of its last rows positions
 // ([rows][Vocab]), in steps of probsChunk tokens, and samples one token
 // (which nothing reads).
-func promptLogits(l *loaded, prompt []int32, rows int, f32 bool) ([]float32, error) {
-	if n := len(prompt); n > l.model.Config.Context {
-		return nil, fmt.Errorf("%d tokens exceed the model's context of %d", n, l.model.Config.Context)
+func promptLogits(a *assemble.Assembly, prompt []int32, rows int, f32 bool) ([]float32, error) {
+	if n := len(prompt); n > a.Model.Config.Context {
+		return nil, fmt.Errorf("%d tokens exceed the model's context of %d", n, a.Model.Config.Context)
 	}
+	// The prompt and the one sampled token, in 16-token blocks: no budget.
 	const blockSize = 16
-	e, err := engine.New(l.model, engine.Config{NumBlocks: (len(prompt) + blockSize) / blockSize, BlockSize: blockSize,
-		F32KV: f32, MaxSeqs: 1, MaxBatchedTokens: probsChunk})
+	e, err := a.Start(assemble.KV{Blocks: (len(prompt) + blockSize) / blockSize, BlockSize: blockSize},
+		engine.Config{F32KV: f32, MaxSeqs: 1, MaxBatchedTokens: probsChunk})
 	if err != nil {
 		return nil, err
 	}
-	defer e.Close()
 	ch, err := e.Submit(context.Background(), engine.Request{Prompt: prompt, Params: greedyParams(1), PromptLogits: rows})
 	if err != nil {
 		return nil, err

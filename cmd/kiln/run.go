@@ -14,10 +14,12 @@ import (
 
 	"golang.org/x/term"
 
+	"kiln/assemble"
 	"kiln/chat"
 	"kiln/chatloop"
 	"kiln/engine"
 	"kiln/sample"
+	"kiln/tokenizer"
 )
 
 func init() {
@@ -167,51 +169,45 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if err := checkType(path, scheme); err != nil {
+		return err
+	}
 	t0 := time.Now()
 	end := loadNotice(stderr, path)
-	l, err := openModel(path, *threads, scheme)
+	a, err := loadModel(assemble.Options{Model: path, Scheme: scheme, Draft: sf.draftPath(), Threads: *threads}, stderr)
 	end()
 	if err != nil {
 		return err
 	}
-	defer l.Close()
+	defer a.Close()
+	c := &a.Model.Config
 	n := *ctxSize
 	if n == 0 {
-		n = min(l.model.Config.Context, runMaxContext)
+		n = min(c.Context, runMaxContext)
 	}
-	if n > l.model.Config.Context {
-		return usageErrorf("--ctx: %d tokens exceed the model's context of %d", n, l.model.Config.Context)
+	if n > c.Context {
+		return usageErrorf("--ctx: %d tokens exceed the model's context of %d", n, c.Context)
 	}
 	// One conversation: its n tokens of KV and the last answer token,
 	// which needs none (chatloop.Engine).
-	sp, closeDraft, err := sf.loadDraft(l.model, l.tok, scheme, stderr)
+	e, err := startEngine(a, kvf.kv(n+1, 1), engine.Config{F32KV: f32, MaxSeqs: 1, Spec: sf.resolved,
+		MaxModelLen: n + 1, MaxBatchedTokens: runPromptChunk, Tokenizer: a.Tokenizer})
 	if err != nil {
 		return err
 	}
-	defer closeDraft()
-	numBlocks, blockSize, err := kvf.pool(kvConfigs(&l.model.Config, sp), f32, n+1, 1)
-	if err != nil {
-		return err
-	}
-	e, err := engine.New(l.model, engine.Config{NumBlocks: numBlocks, BlockSize: blockSize, F32KV: f32, MaxSeqs: 1, Spec: sp,
-		MaxModelLen: n + 1, MaxBatchedTokens: runPromptChunk, Tokenizer: l.tok})
-	if err != nil {
-		return err
-	}
-	defer e.Close()
 	load := time.Since(t0)
 	if ctx.Err() != nil {
 		return errors.New("interrupted")
 	}
 
-	prompter, how, err := runPrompter(l, templateSrc, *raw, chatting)
+	prompter, how, err := runPrompter(a.Tokenizer, templateSrc, *raw, chatting)
 	if err != nil {
 		return err
 	}
 	if how != "" {
 		fmt.Fprintf(stderr, "kiln run: %s\n", how)
 	}
-	opts := chatloop.Options{Engine: e, Context: n, Tokenizer: l.tok, Prompter: prompter, Params: params, System: *system, Load: load}
+	opts := chatloop.Options{Engine: e, Context: n, Tokenizer: a.Tokenizer, Prompter: prompter, Params: params, System: *system, Load: load}
 	if *verbose {
 		opts.Stats = stderr
 	}
@@ -269,26 +265,26 @@ func runParams(temp float64, topK int, topP, minP, repeat float64, lastN int, pr
 // and for models without a template (kiln serve renders ChatML there: a
 // chat endpoint needs roles, a terminal continuing a base model's text does
 // not). note says which when that is worth telling (once, on stderr).
-func runPrompter(l *loaded, templateSrc string, raw, chatting bool) (p chatloop.Prompter, note string, err error) {
-	src := l.tok.Vocab().ChatTemplate
+func runPrompter(tok *tokenizer.Tokenizer, templateSrc string, raw, chatting bool) (p chatloop.Prompter, note string, err error) {
+	src := tok.Vocab().ChatTemplate
 	if templateSrc != "" {
 		src = templateSrc
 	}
 	switch {
 	case raw:
-		return chatloop.RawPrompter(l.tok), "", nil
+		return chatloop.RawPrompter(tok), "", nil
 	case strings.TrimSpace(src) == "":
 		note = noTemplateNote("the prompt is fed as raw text, as with --raw")
 		if chatting {
 			note = noTemplateNote("the text is fed raw, each line continuing it, as with --raw")
 		}
-		return chatloop.RawPrompter(l.tok), note, nil
+		return chatloop.RawPrompter(tok), note, nil
 	}
 	t, err := chat.Compile(src)
 	if err != nil {
 		return nil, "", fmt.Errorf("the model's chat template: %w (--raw skips it)", err)
 	}
-	return chatloop.TemplatePrompter(t, l.tok), "", nil
+	return chatloop.TemplatePrompter(t, tok), "", nil
 }
 
 // runOnce answers one prompt: the answer streams to stdout, notes and

@@ -19,11 +19,11 @@ import (
 	"syscall"
 	"time"
 
+	"kiln/assemble"
 	"kiln/chat"
-	"kiln/convert"
 	"kiln/engine"
 	"kiln/hub"
-	"kiln/kvcache"
+	"kiln/internal/memstat"
 	"kiln/sample"
 	"kiln/server"
 )
@@ -146,17 +146,17 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	}
 	var budget int64
 	if *memBudget != "" {
-		if budget, err = kvcache.ParseBytes(*memBudget); err != nil || budget <= 0 {
+		if budget, err = memstat.ParseBytes(*memBudget); err != nil || budget <= 0 {
 			return usageErrorf("--memory-budget %q: want a size such as 16GiB", *memBudget)
 		}
 	}
-	bodyLimit, err := kvcache.ParseBytes(*maxBody)
+	bodyLimit, err := memstat.ParseBytes(*maxBody)
 	if err != nil || bodyLimit <= 0 {
 		return usageErrorf("--max-body-bytes %q: want a size such as 8MiB", *maxBody)
 	}
 	var grammarSizes [3]int64
 	for i, f := range []struct{ name, val string }{{"max-grammar-bytes", *maxGrammar}, {"grammar-memory", *grammarMem}, {"grammar-cache-memory", *grammarCache}} {
-		if grammarSizes[i], err = kvcache.ParseBytes(f.val); err != nil || grammarSizes[i] <= 0 || grammarSizes[i] > 1<<40 {
+		if grammarSizes[i], err = memstat.ParseBytes(f.val); err != nil || grammarSizes[i] <= 0 || grammarSizes[i] > 1<<40 {
 			return usageErrorf("--%s %q: want a size such as 64MiB", f.name, f.val)
 		}
 	}
@@ -181,68 +181,50 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 		logger = slog.New(slog.NewTextHandler(stderr, nil))
 	}
 	load := func(ctx context.Context, name, path string) (*server.Model, error) {
-		var sch *convert.Scheme
-		if isHFDir(path) { // --type quantizes folders on load; GGUF files are served as they are
-			sch = scheme
-		}
-		l, err := openModel(path, *threads, sch)
+		// --type quantizes folders on load (the model's, the draft's); GGUF files are served as they are
+		a, err := loadModel(assemble.Options{Model: path, Scheme: scheme, Draft: sf.draftPath(), Threads: *threads}, stderr)
 		if err != nil {
 			return nil, err
 		}
-		c := &l.model.Config
+		c := &a.Model.Config
 		ctxLen := c.Context
 		if *maxModelLen > c.Context { // vLLM refuses this too: positions past the trained context are garbage
-			l.Close()
+			a.Close()
 			return nil, fmt.Errorf("--max-model-len %d is more than the model's context of %d tokens: want at most %d (or 0 for the model's)", *maxModelLen, c.Context, c.Context)
 		}
 		if *maxModelLen > 0 {
 			ctxLen = *maxModelLen
 		}
-		sp, closeDraft, err := sf.loadDraft(l.model, l.tok, scheme, stderr)
-		if err != nil {
-			l.Close()
-			return nil, err
-		}
-		closeAll := func() { closeDraft(); l.Close() }
-		kvModels := kvConfigs(c, sp)
-		numBlocks, blockSize, err := kvf.pool(kvModels, f32, ctxLen, *maxSeqs)
-		if err != nil {
-			closeAll()
-			return nil, err
-		}
-		src := l.tok.Vocab().ChatTemplate
+		src := a.Tokenizer.Vocab().ChatTemplate
 		if templateSrc != "" {
 			src = templateSrc
 		}
 		tmpl, err := chat.Compile(src)
 		if err != nil {
-			closeAll()
+			a.Close()
 			return nil, fmt.Errorf("the model's chat template: %w", err)
 		}
 		if tmpl.Fallback {
 			logger.Warn(noTemplateNote("chat requests render ChatML"), "model", name)
 		}
-		events, cleared, err := kve.stream(name, blockSize)
+		events, cleared, err := kve.stream(name, *kvf.blockSize)
 		if err != nil {
-			closeAll()
+			a.Close()
 			return nil, err
 		}
-		e, err := engine.New(l.model, engine.Config{NumBlocks: numBlocks, BlockSize: blockSize, F32KV: f32, NoPrefixCache: *noPrefixCache, Spec: sp,
-			MaxBatchedTokens: *maxBatched, MaxSeqs: *maxSeqs, MaxModelLen: ctxLen, Tokenizer: l.tok, KVEvents: events})
+		e, err := startEngine(a, kvf.kv(ctxLen, *maxSeqs), engine.Config{F32KV: f32, NoPrefixCache: *noPrefixCache, Spec: sf.resolved,
+			MaxBatchedTokens: *maxBatched, MaxSeqs: *maxSeqs, MaxModelLen: ctxLen, Tokenizer: a.Tokenizer, KVEvents: events})
 		if err != nil {
-			closeAll()
+			a.Close()
 			return nil, err
 		}
-		var kvBytes, draftBytes int64
-		for _, m := range kvModels {
-			kvBytes += int64(m.KVBytesPerBlock(blockSize, !f32))
-		}
-		if sp.Draft != nil {
+		var draftBytes int64
+		if a.Draft != nil {
 			draftBytes = modelBytes(*sf.draft)
 		}
-		return &server.Model{Engine: e, Tokenizer: l.tok, Template: tmpl, MaxModelLen: ctxLen, MaxSeqs: *maxSeqs,
-			BlockSize: blockSize, NumBlocks: numBlocks, PrefixCache: !*noPrefixCache, SpecTokens: sf.resolved.Tokens,
-			Bytes: modelBytes(path) + draftBytes + int64(numBlocks)*kvBytes, Close: func() { cleared(); closeAll() }}, nil
+		return &server.Model{Engine: e, Tokenizer: a.Tokenizer, Template: tmpl, MaxModelLen: ctxLen, MaxSeqs: *maxSeqs,
+			BlockSize: a.BlockSize, NumBlocks: a.NumBlocks, PrefixCache: !*noPrefixCache, SpecTokens: sf.resolved.Tokens,
+			Bytes: modelBytes(path) + draftBytes + a.KVBytes(), Close: func() { cleared(); a.Close() }}, nil
 	}
 	// --max-logprobs 0 (the sampled token's logprob only) is Config's -1: its 0 is the default.
 	srv, err := server.New(server.Config{Models: sources, Load: load, HubList: hubList, APIKey: key, MaxLoadedModels: *maxLoaded,
@@ -389,7 +371,7 @@ func hubList() ([]hub.Manifest, error) {
 // a Hugging Face folder's *.safetensors.
 func modelBytes(path string) int64 {
 	files := []string{path}
-	if isHFDir(path) {
+	if assemble.IsHFDir(path) {
 		files, _ = filepath.Glob(filepath.Join(path, "*.safetensors"))
 	}
 	var n int64

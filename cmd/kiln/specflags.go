@@ -5,11 +5,8 @@ import (
 	"fmt"
 	"io"
 
-	"kiln/convert"
 	"kiln/engine"
-	"kiln/model"
 	"kiln/spec"
-	"kiln/tokenizer"
 )
 
 // specFlags are speculative decoding's flags (vLLM's names where it has
@@ -74,81 +71,13 @@ func (s *specFlags) check() error {
 	return nil
 }
 
-// loadDraft loads --draft (after check, for --spec draft; nothing to do
-// otherwise) on target's worker pool, so that the two models share the
-// cores, quantized on load with scheme when it is a Hugging Face folder.
-// It refuses a draft whose vocabulary differs from the target's: another
-// size, or, when tok (the target's tokenizer) is given, other token
-// texts. It returns the engine's Speculation (the resolved one, with
-// Draft set) and close, which releases the draft after the engine is
-// closed.
-func (s *specFlags) loadDraft(target *model.Model, tok *tokenizer.Tokenizer, scheme *convert.Scheme, stderr io.Writer) (sp engine.Speculation, close func(), err error) {
-	sp = s.resolved
-	if !s.enabled || sp.Method != "draft" {
-		return sp, func() {}, nil
+// draftPath is --draft for loadModel: the draft model's path with --spec
+// draft (after check), "" otherwise.
+func (s *specFlags) draftPath() string {
+	if !s.enabled || s.resolved.Method != "draft" {
+		return ""
 	}
-	path := *s.draft
-	if !isHFDir(path) {
-		scheme = nil // GGUF files are used as they are
-	}
-	d, _, closeDraft, err := loadWeights(path, scheme, model.Options{Pool: target.Pool()}, stderr)
-	if err != nil {
-		return sp, nil, fmt.Errorf("--draft: %w", err)
-	}
-	if dv, tv := d.Config.Vocab, target.Config.Vocab; dv != tv {
-		closeDraft()
-		return sp, nil, fmt.Errorf("--draft %s: its vocabulary has %d tokens, the model's %d: a draft must share the model's tokenizer", path, dv, tv)
-	}
-	if tok != nil {
-		if err := sameTokens(path, tok, stderr); err != nil {
-			closeDraft()
-			return sp, nil, err
-		}
-	}
-	sp.Draft = d
-	return sp, closeDraft, nil
-}
-
-// sameTokens checks that the draft at path has tok's token texts (when
-// it has a tokenizer at all: a GGUF without one is taken on its vocabulary
-// size).
-func sameTokens(path string, tok *tokenizer.Tokenizer, stderr io.Writer) error {
-	var dt *tokenizer.Tokenizer
-	if isHFDir(path) {
-		t, err := hfTokenizer(path)
-		if err != nil {
-			return nil
-		}
-		dt = t
-	} else {
-		f, err := openGGUF(path, stderr)
-		if err != nil {
-			return fmt.Errorf("--draft: %w", err)
-		}
-		defer f.Close()
-		t, err := tokenizer.FromGGUF(f)
-		if err != nil {
-			return nil
-		}
-		dt = t
-	}
-	a, b := tok.Vocab().Tokens, dt.Vocab().Tokens
-	for i := range min(len(a), len(b)) {
-		if a[i] != b[i] {
-			return fmt.Errorf("--draft %s: token %d is %q, the model's is %q: a draft must share the model's tokenizer", path, i, b[i], a[i])
-		}
-	}
-	return nil
-}
-
-// kvConfigs are the models whose KV one block id holds: the target's c,
-// and sp's draft model if any (what --kv-cache-memory is divided by,
-// kvPoolFlags.pool).
-func kvConfigs(c *model.Config, sp engine.Speculation) []*model.Config {
-	if d := sp.Draft; d != nil {
-		return []*model.Config{c, &d.Config}
-	}
-	return []*model.Config{c}
+	return *s.draft
 }
 
 // specReport is the acceptance of a run's drafts (engine.Counters).

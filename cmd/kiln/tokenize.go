@@ -5,6 +5,7 @@ import (
 	"flag"
 	"io"
 
+	"kiln/assemble"
 	"kiln/gguf"
 	"kiln/tokenizer"
 )
@@ -29,8 +30,8 @@ func runTokenize(args []string, stdout, stderr io.Writer) error {
 		return usageErrorf("want MODEL and TEXT, got %d arguments", len(pos))
 	}
 	var tok *tokenizer.Tokenizer
-	if isHFDir(pos[0]) {
-		tok, err = hfTokenizer(pos[0])
+	if assemble.IsHFDir(pos[0]) {
+		tok, err = assemble.HFTokenizer(pos[0])
 	} else {
 		var f *gguf.File
 		if f, err = openGGUF(pos[0], stderr); err != nil {

@@ -33,6 +33,8 @@ var forbidden = map[string][]string{
 	"kiln/runner/scripted": {"kiln/engine", "net/http", "kiln/tokenizer"},
 	"kiln/spec":            {"kiln/sched", "kiln/engine"},
 	"kiln/engine":          {"net/http"},
+	// assemble builds engines from files and flags' values; it serves nothing.
+	"kiln/assemble": {"net/http"},
 	// The load generator is a client of any server: it must not measure
 	// kiln through kiln's own internals.
 	"kiln/benchserve": {"kiln/engine", "kiln/model", "kiln/kernels", "kiln/sched", "kiln/kvcache", "kiln/runner"},
