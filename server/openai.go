@@ -30,7 +30,7 @@ type samplingRequest struct {
 	Priority            int                `json:"priority"`        // vLLM's extra: lower runs first
 	UseBeamSearch       bool               `json:"use_beam_search"` // vLLM's extra: beam search of width max(n, best_of)
 	LengthPenalty       *float64           `json:"length_penalty"`  // beam search's length exponent (1)
-	PromptLogprobs      *int               `json:"prompt_logprobs"` // vLLM's extra: refused (samplingRequest.refused)
+	PromptLogprobs      *int               `json:"prompt_logprobs"` // vLLM's extra: /v1/completions only (echo.go)
 	structuredRequest
 }
 
@@ -98,12 +98,17 @@ type completionChoice struct {
 	Text         string              `json:"text"`
 	Logprobs     *completionLogprobs `json:"logprobs"`
 	FinishReason *string             `json:"finish_reason"`
+	// PromptLogprobs is vLLM's prompt_logprobs: null first, then per
+	// prompt token {token id: promptLogprob}; absent unless asked.
+	PromptLogprobs []map[string]promptLogprob `json:"prompt_logprobs,omitempty"`
 }
 
-// completionLogprobs is the legacy completions shape: parallel lists.
+// completionLogprobs is the legacy completions shape: parallel lists. With
+// echo they begin with the prompt's tokens, the first one's logprob and
+// top_logprobs null.
 type completionLogprobs struct {
 	Tokens        []string             `json:"tokens"`
-	TokenLogprobs []float32            `json:"token_logprobs"`
+	TokenLogprobs []*float32           `json:"token_logprobs"`
 	TopLogprobs   []map[string]float32 `json:"top_logprobs"`
 	TextOffset    []int                `json:"text_offset"`
 }
