@@ -158,14 +158,16 @@ func messageText(raw json.RawMessage) (string, error) {
 	if err := json.Unmarshal(raw, &parts); err != nil {
 		return "", fmt.Errorf("want a string or a list of content parts")
 	}
-	var b strings.Builder
+	// Parts are joined with "\n", as vLLM joins a message's text parts
+	// (not run together: "What is" and "the best book" stay two words).
+	texts := make([]string, len(parts))
 	for k, p := range parts {
 		if p.Type != "text" {
 			return "", fmt.Errorf("part %d has type %q; only text parts are supported", k, p.Type)
 		}
-		b.WriteString(p.Text)
+		texts[k] = p.Text
 	}
-	return b.String(), nil
+	return strings.Join(texts, "\n"), nil
 }
 
 // checkToolCalls checks a message's tool_calls: null, or a list of
