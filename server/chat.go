@@ -316,10 +316,10 @@ func (c *chatWriter) whole(ctx context.Context, w http.ResponseWriter, items <-c
 		Choices: make([]chatChoice, len(c.text))}
 	for i := range resp.Choices {
 		text := c.text[i].String()
-		resp.Choices[i] = chatChoice{Index: i, Message: &chatOut{Role: "assistant", Content: &text}, FinishReason: c.reasons[i]}
+		resp.Choices[i] = chatChoice{Index: i, Message: &chatMessageOut{Role: "assistant", Content: &text}, FinishReason: c.reasons[i]}
 		for _, cc := range c.calls {
 			if cc.index == i {
-				resp.Choices[i].Message = &chatOut{Role: "assistant", Content: cc.content, ToolCalls: cc.calls}
+				resp.Choices[i].Message = &chatMessageOut{Role: "assistant", Content: cc.content, ToolCalls: cc.calls}
 			}
 		}
 		if c.logprobs {

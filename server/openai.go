@@ -125,13 +125,23 @@ type chatResponse struct {
 }
 
 type chatChoice struct {
-	Index        int           `json:"index"`
-	Message      *chatOut      `json:"message,omitempty"` // whole responses
-	Delta        *chatOut      `json:"delta,omitempty"`   // stream chunks
-	Logprobs     *chatLogprobs `json:"logprobs"`
-	FinishReason *string       `json:"finish_reason"`
+	Index        int             `json:"index"`
+	Message      *chatMessageOut `json:"message,omitempty"` // whole responses
+	Delta        *chatOut        `json:"delta,omitempty"`   // stream chunks
+	Logprobs     *chatLogprobs   `json:"logprobs"`
+	FinishReason *string         `json:"finish_reason"`
 }
 
+// chatMessageOut is a whole response's message: content is always
+// present, null beside tool calls (as OpenAI sends it; clients such as
+// the Python SDK read message.content without checking for the key).
+type chatMessageOut struct {
+	Role      string     `json:"role"`
+	Content   *string    `json:"content"`
+	ToolCalls []toolCall `json:"tool_calls,omitempty"`
+}
+
+// chatOut is a stream chunk's delta: only what changed.
 type chatOut struct {
 	Role      string     `json:"role,omitempty"`
 	Content   *string    `json:"content,omitempty"`
