@@ -91,7 +91,7 @@ func chatPrompt(m *Model, q *chatRequest) (prompt []int32, tools *toolMode, tool
 		}
 		kwargs["tools"] = tools.tools
 	}
-	prompt, err = renderChat(m, q.Messages, q.AddGenerationPrompt, kwargs)
+	prompt, err = renderChat(m, q.Messages, q.AddGenerationPrompt, kwargs, q.ContinueFinalMessage)
 	return prompt, tools, toolSpec, err
 }
 
@@ -108,7 +108,17 @@ func (q *chatRequest) unsupported() error {
 // parsed, BOS is added when the vocabulary asks, and a BOS the template
 // printed itself is taken off the text so that the prompt does not start
 // with two.
-func renderChat(m *Model, in []chatMessage, addGen *bool, kwargs map[string]any) ([]int32, error) {
+//
+// cont is continue_final_message (continue.go): no generation prompt, and
+// the final assistant message left open for the model to continue.
+func renderChat(m *Model, in []chatMessage, addGen *bool, kwargs map[string]any, cont bool) ([]int32, error) {
+	if cont {
+		if err := checkContinue(in, addGen); err != nil {
+			return nil, err
+		}
+		no := false
+		addGen = &no
+	}
 	msgs := make([]chat.Message, len(in))
 	for i, msg := range in {
 		switch msg.Role {
@@ -133,6 +143,11 @@ func renderChat(m *Model, in []chatMessage, addGen *bool, kwargs map[string]any)
 	text, err := m.Template.Render(msgs, opts)
 	if err != nil {
 		return nil, badRequest("messages", "the chat template refused the conversation: %v", err)
+	}
+	if cont {
+		if text, err = cutAfterFinal(text, msgs[len(msgs)-1].Content); err != nil {
+			return nil, err
+		}
 	}
 	if v.AddBOS && opts.BOS != "" {
 		text = strings.TrimPrefix(text, opts.BOS)

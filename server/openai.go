@@ -49,13 +49,14 @@ type completionRequest struct {
 
 type chatRequest struct {
 	samplingRequest
-	Messages            []chatMessage   `json:"messages"`
-	Logprobs            bool            `json:"logprobs"`
-	TopLogprobs         *int            `json:"top_logprobs"`
-	AddGenerationPrompt *bool           `json:"add_generation_prompt"` // vLLM's extra, default true
-	ChatTemplateKwargs  map[string]any  `json:"chat_template_kwargs"`  // vLLM's extra: template variables
-	Tools               json.RawMessage `json:"tools"`
-	ToolChoice          json.RawMessage `json:"tool_choice"`
+	Messages             []chatMessage   `json:"messages"`
+	Logprobs             bool            `json:"logprobs"`
+	TopLogprobs          *int            `json:"top_logprobs"`
+	AddGenerationPrompt  *bool           `json:"add_generation_prompt"`  // vLLM's extra, default true
+	ContinueFinalMessage bool            `json:"continue_final_message"` // vLLM's extra (continue.go)
+	ChatTemplateKwargs   map[string]any  `json:"chat_template_kwargs"`   // vLLM's extra: template variables
+	Tools                json.RawMessage `json:"tools"`
+	ToolChoice           json.RawMessage `json:"tool_choice"`
 }
 
 type chatMessage struct {
@@ -185,14 +186,15 @@ type modelCard struct {
 // Tokenize / detokenize (vLLM's shapes).
 
 type tokenizeRequest struct {
-	Model               string          `json:"model"`
-	Prompt              *string         `json:"prompt"`
-	Messages            []chatMessage   `json:"messages"`
-	AddSpecialTokens    *bool           `json:"add_special_tokens"`
-	AddGenerationPrompt *bool           `json:"add_generation_prompt"`
-	ReturnTokenStrs     bool            `json:"return_token_strs"`
-	ChatTemplateKwargs  map[string]any  `json:"chat_template_kwargs"`
-	Tools               json.RawMessage `json:"tools"`
+	Model                string          `json:"model"`
+	Prompt               *string         `json:"prompt"`
+	Messages             []chatMessage   `json:"messages"`
+	AddSpecialTokens     *bool           `json:"add_special_tokens"`
+	AddGenerationPrompt  *bool           `json:"add_generation_prompt"`
+	ContinueFinalMessage bool            `json:"continue_final_message"`
+	ReturnTokenStrs      bool            `json:"return_token_strs"`
+	ChatTemplateKwargs   map[string]any  `json:"chat_template_kwargs"`
+	Tools                json.RawMessage `json:"tools"`
 }
 
 type tokenizeResponse struct {

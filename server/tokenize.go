@@ -43,7 +43,7 @@ func (s *Server) handleTokenize(w http.ResponseWriter, r *http.Request) {
 		} else {
 			ids = m.Tokenizer.Encode(*q.Prompt, true)
 		}
-	} else if ids, err = renderChat(m, q.Messages, q.AddGenerationPrompt, q.ChatTemplateKwargs); err != nil {
+	} else if ids, err = renderChat(m, q.Messages, q.AddGenerationPrompt, q.ChatTemplateKwargs, q.ContinueFinalMessage); err != nil {
 		writeError(w, err)
 		return
 	}
