@@ -78,7 +78,11 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 // model by the template; tools and toolSpec (the constraint of required
 // and named tool choices) are nil without tools.
 func chatPrompt(m *Model, q *chatRequest) (prompt []int32, tools *toolMode, toolSpec *constraintSpec, err error) {
-	tools, toolSpec, err = parseTools(q.Tools, q.ToolChoice)
+	maxCalls := maxToolCalls
+	if q.ParallelToolCalls != nil && !*q.ParallelToolCalls {
+		maxCalls = 1
+	}
+	tools, toolSpec, err = parseTools(q.Tools, q.ToolChoice, maxCalls)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -288,6 +292,16 @@ func (c *chatWriter) add(it item) chatChoice {
 				}
 				c.holding[i] = false
 			}
+		}
+		if c.tools != nil && c.tools.kind != "auto" && ev.Reason == engine.Length {
+			// A constrained reply cut off: its complete calls, if any, and
+			// never its raw JSON as content.
+			calls := c.tools.completeCalls(c.text[i].String())
+			c.calls = append(c.calls, calledChoice{i, calls, nil})
+			if len(calls) > 0 {
+				delta.Delta.ToolCalls = calls
+			}
+			c.holding[i] = false
 		}
 		if c.holding[i] { // held text that was no call after all
 			text := c.text[i].String()

@@ -57,6 +57,7 @@ type chatRequest struct {
 	ChatTemplateKwargs   map[string]any  `json:"chat_template_kwargs"`   // vLLM's extra: template variables
 	Tools                json.RawMessage `json:"tools"`
 	ToolChoice           json.RawMessage `json:"tool_choice"`
+	ParallelToolCalls    *bool           `json:"parallel_tool_calls"` // false: at most one call (absent or true: at most maxToolCalls)
 }
 
 type chatMessage struct {

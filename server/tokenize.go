@@ -17,7 +17,7 @@ func (s *Server) handleTokenize(w http.ResponseWriter, r *http.Request) {
 		writeError(w, badRequest("prompt", "give either prompt or messages"))
 		return
 	}
-	tools, _, err := parseTools(q.Tools, nil)
+	tools, _, err := parseTools(q.Tools, nil, maxToolCalls)
 	if err != nil {
 		writeError(w, err)
 		return
