@@ -266,23 +266,10 @@ func draw(c []candidate, total, u float64) int32 {
 // rawLogprobs fills tok.Top with the TopLogprobs best raw tokens and returns
 // log-sum-exp of the raw logits, so logprob(t) = logits[t] - lse.
 func (s *Sampler) rawLogprobs(logits []float32, tok *Token) (float32, error) {
-	m := float32(math.Inf(-1))
-	for i, l := range logits {
-		if l != l || l > math.MaxFloat32 {
-			return 0, fmt.Errorf("sample: logit of token %d is %v", i, l)
-		}
-		m = max(m, l)
+	lse, err := LogSumExp(logits)
+	if err != nil {
+		return 0, err
 	}
-	if m < -math.MaxFloat32 {
-		return 0, errors.New("sample: every token's logit is -Inf")
-	}
-	sum := 0.0
-	for _, l := range logits {
-		if d := l - m; d >= expMin { // d <= 0; -Inf weighs 0
-			sum += float64(expNeg(d))
-		}
-	}
-	lse := m + float32(math.Log(sum))
 	if s.p.TopLogprobs > 0 {
 		h, err := topK(s.topBuf, logits, s.p.TopLogprobs)
 		if err != nil {

@@ -78,7 +78,11 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 // model by the template; tools and toolSpec (the constraint of required
 // and named tool choices) are nil without tools.
 func chatPrompt(m *Model, q *chatRequest) (prompt []int32, tools *toolMode, toolSpec *constraintSpec, err error) {
-	tools, toolSpec, err = parseTools(q.Tools, q.ToolChoice)
+	maxCalls := maxToolCalls
+	if q.ParallelToolCalls != nil && !*q.ParallelToolCalls {
+		maxCalls = 1
+	}
+	tools, toolSpec, err = parseTools(q.Tools, q.ToolChoice, maxCalls)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -91,7 +95,7 @@ func chatPrompt(m *Model, q *chatRequest) (prompt []int32, tools *toolMode, tool
 		}
 		kwargs["tools"] = tools.tools
 	}
-	prompt, err = renderChat(m, q.Messages, q.AddGenerationPrompt, kwargs)
+	prompt, err = renderChat(m, q.Messages, q.AddGenerationPrompt, kwargs, q.ContinueFinalMessage)
 	return prompt, tools, toolSpec, err
 }
 
@@ -108,7 +112,17 @@ func (q *chatRequest) unsupported() error {
 // parsed, BOS is added when the vocabulary asks, and a BOS the template
 // printed itself is taken off the text so that the prompt does not start
 // with two.
-func renderChat(m *Model, in []chatMessage, addGen *bool, kwargs map[string]any) ([]int32, error) {
+//
+// cont is continue_final_message (continue.go): no generation prompt, and
+// the final assistant message left open for the model to continue.
+func renderChat(m *Model, in []chatMessage, addGen *bool, kwargs map[string]any, cont bool) ([]int32, error) {
+	if cont {
+		if err := checkContinue(in, addGen); err != nil {
+			return nil, err
+		}
+		no := false
+		addGen = &no
+	}
 	msgs := make([]chat.Message, len(in))
 	for i, msg := range in {
 		switch msg.Role {
@@ -134,6 +148,11 @@ func renderChat(m *Model, in []chatMessage, addGen *bool, kwargs map[string]any)
 	if err != nil {
 		return nil, badRequest("messages", "the chat template refused the conversation: %v", err)
 	}
+	if cont {
+		if text, err = cutAfterFinal(text, msgs[len(msgs)-1].Content); err != nil {
+			return nil, err
+		}
+	}
 	if v.AddBOS && opts.BOS != "" {
 		text = strings.TrimPrefix(text, opts.BOS)
 	}
@@ -158,14 +177,16 @@ func messageText(raw json.RawMessage) (string, error) {
 	if err := json.Unmarshal(raw, &parts); err != nil {
 		return "", fmt.Errorf("want a string or a list of content parts")
 	}
-	var b strings.Builder
+	// Parts are joined with "\n", as vLLM joins a message's text parts
+	// (not run together: "What is" and "the best book" stay two words).
+	texts := make([]string, len(parts))
 	for k, p := range parts {
 		if p.Type != "text" {
 			return "", fmt.Errorf("part %d has type %q; only text parts are supported", k, p.Type)
 		}
-		b.WriteString(p.Text)
+		texts[k] = p.Text
 	}
-	return b.String(), nil
+	return strings.Join(texts, "\n"), nil
 }
 
 // checkToolCalls checks a message's tool_calls: null, or a list of
@@ -272,6 +293,16 @@ func (c *chatWriter) add(it item) chatChoice {
 				c.holding[i] = false
 			}
 		}
+		if c.tools != nil && c.tools.kind != "auto" && ev.Reason == engine.Length {
+			// A constrained reply cut off: its complete calls, if any, and
+			// never its raw JSON as content.
+			calls := c.tools.completeCalls(c.text[i].String())
+			c.calls = append(c.calls, calledChoice{i, calls, nil})
+			if len(calls) > 0 {
+				delta.Delta.ToolCalls = calls
+			}
+			c.holding[i] = false
+		}
 		if c.holding[i] { // held text that was no call after all
 			text := c.text[i].String()
 			delta.Delta.Content = &text
@@ -314,10 +345,10 @@ func (c *chatWriter) whole(ctx context.Context, w http.ResponseWriter, items <-c
 		Choices: make([]chatChoice, len(c.text))}
 	for i := range resp.Choices {
 		text := c.text[i].String()
-		resp.Choices[i] = chatChoice{Index: i, Message: &chatOut{Role: "assistant", Content: &text}, FinishReason: c.reasons[i]}
+		resp.Choices[i] = chatChoice{Index: i, Message: &chatMessageOut{Role: "assistant", Content: &text}, FinishReason: c.reasons[i]}
 		for _, cc := range c.calls {
 			if cc.index == i {
-				resp.Choices[i].Message = &chatOut{Role: "assistant", Content: cc.content, ToolCalls: cc.calls}
+				resp.Choices[i].Message = &chatMessageOut{Role: "assistant", Content: cc.content, ToolCalls: cc.calls}
 			}
 		}
 		if c.logprobs {

@@ -35,7 +35,20 @@ func (s *Server) handleCompletions(w http.ResponseWriter, r *http.Request) {
 	}
 	defer j.cancel()
 	c := &completionWriter{s: s, j: j, tok: m.Tokenizer, id: newID("cmpl-"), created: s.cfg.Now().Unix(), model: q.Model,
-		logprobs: j.params.Logprobs, choices: make([]completionChoice, len(prompts)*j.n), offsets: make([]int, len(prompts)*j.n)}
+		logprobs: j.params.Logprobs, choices: make([]completionChoice, len(prompts)*j.n), offsets: make([]int, len(prompts)*j.n),
+		echo: q.Echo, promptTop: -1, scored: make([]scoredPrompt, len(prompts))}
+	if q.PromptLogprobs != nil {
+		c.promptTop = *q.PromptLogprobs
+	}
+	if q.Echo {
+		c.echoed = make([]echoedPrompt, len(prompts))
+		for i, p := range prompts {
+			c.echoed[i] = echoPrompt(m.Tokenizer, p)
+			for k := range j.n {
+				c.offsets[i*j.n+k] = c.echoed[i].runes
+			}
+		}
+	}
 	if q.Stream {
 		c.stream(r.Context(), w, items, q.StreamOptions != nil && q.StreamOptions.IncludeUsage)
 	} else {
@@ -50,15 +63,43 @@ func (s *Server) completionJob(sl *slot, q *completionRequest) (*job, error) {
 	if err != nil {
 		return nil, err
 	}
-	j, err := s.newJob(sl, &q.samplingRequest, prompts, "prompt")
+	sq := q.samplingRequest
+	scoring := q.PromptLogprobs != nil || (q.Echo && q.Logprobs != nil) // the prompt's rows are needed
+	scoreOnly := (q.Echo || q.PromptLogprobs != nil) && q.MaxTokens != nil && *q.MaxTokens == 0
+	if scoreOnly {
+		// max_tokens 0 scores the prompt only: the engine samples one
+		// token (it has no zero), which the writer drops.
+		one := 1
+		sq.MaxTokens = &one
+	}
+	j, err := s.newJob(sl, &sq, prompts, "prompt")
 	if err != nil {
 		return nil, err
 	}
+	j.scoreOnly = scoreOnly
 	if q.Logprobs != nil {
 		if err := s.checkLogprobs("logprobs", *q.Logprobs); err != nil {
 			return nil, err
 		}
 		j.params.Logprobs, j.params.TopLogprobs = true, *q.Logprobs
+	}
+	if q.PromptLogprobs != nil {
+		if err := s.checkLogprobs("prompt_logprobs", *q.PromptLogprobs); err != nil {
+			return nil, err
+		}
+	}
+	if scoring {
+		if j.beamWidth > 0 {
+			return nil, badRequest("prompt_logprobs", "prompt log-probabilities (prompt_logprobs, or echo with logprobs) do not combine with use_beam_search")
+		}
+		vocab := sl.m.Tokenizer.Size()
+		for i, p := range prompts {
+			if int64(len(p))*int64(vocab)*4 > maxPromptLogitBytes {
+				return nil, badRequest("prompt", "prompt %d has %d tokens: scoring it (echo with logprobs, or prompt_logprobs) needs their %d-token logit rows, over the server's %d MiB per prompt",
+					i, len(p), vocab, maxPromptLogitBytes>>20)
+			}
+		}
+		j.promptRows = true
 	}
 	return j, nil
 }
@@ -66,12 +107,11 @@ func (s *Server) completionJob(sl *slot, q *completionRequest) (*job, error) {
 // unsupported refuses known fields kiln does not implement, rather than
 // ignoring them and answering something else than asked.
 func (q *completionRequest) unsupported() error {
-	if err := q.refused(); err != nil {
-		return err
-	}
 	switch {
-	case q.Echo:
-		return badRequest("echo", "echo is not supported")
+	case q.Stream && q.Echo:
+		return badRequest("echo", "echo is not supported with stream (ask without stream)")
+	case q.Stream && q.PromptLogprobs != nil:
+		return badRequest("prompt_logprobs", "prompt_logprobs is not supported with stream (ask without stream)")
 	case q.Suffix != nil && *q.Suffix != "":
 		return badRequest("suffix", "suffix is not supported")
 	case q.BestOf != nil && *q.BestOf != 1 && (q.N == nil || *q.BestOf != *q.N):
@@ -197,17 +237,32 @@ type completionWriter struct {
 	model    string
 	logprobs bool
 	choices  []completionChoice
-	offsets  []int // characters of text so far, per choice (text_offset)
+	offsets  []int // characters of text so far, per choice (text_offset); with echo, the prompt's included
 	usage    usageSum
+
+	echo      bool
+	echoed    []echoedPrompt // per prompt, with echo
+	promptTop int            // prompt_logprobs; -1: not asked
+	scored    []scoredPrompt // per prompt, once its logit rows arrived
+	failed    error          // scoring a prompt failed
 }
 
 // add folds one event into its choice and returns the chunk's delta.
 func (c *completionWriter) add(it item) completionChoice {
 	i := c.j.choice(it)
 	ev := it.ev
+	if ev.PromptLogits != nil {
+		c.score(it.prompt, ev.PromptLogits)
+	}
+	if c.j.scoreOnly { // max_tokens 0: the engine's one token is not the client's
+		ev.Token, ev.Text, ev.Usage.CompletionTokens = -1, "", 0
+		if ev.Done {
+			ev.Reason = engine.Length
+		}
+	}
 	delta := completionChoice{Index: i, Text: ev.Text}
 	if c.logprobs && ev.Token >= 0 {
-		lp := &completionLogprobs{Tokens: []string{c.tok.Piece(ev.Token)}, TokenLogprobs: []float32{ev.Logprob},
+		lp := &completionLogprobs{Tokens: []string{c.tok.Piece(ev.Token)}, TokenLogprobs: []*float32{&ev.Logprob},
 			TopLogprobs: []map[string]float32{topMap(c.tok, ev)}, TextOffset: []int{c.offsets[i]}}
 		delta.Logprobs = lp
 		all := c.choices[i].Logprobs
@@ -230,6 +285,47 @@ func (c *completionWriter) add(it item) completionChoice {
 		c.usage.add(ev)
 	}
 	return delta
+}
+
+// score computes prompt i's log-probabilities from its logit rows.
+func (c *completionWriter) score(i int, rows []float32) {
+	topLegacy := -1
+	if c.echo && c.logprobs {
+		topLegacy = c.j.params.TopLogprobs
+	}
+	var e echoedPrompt
+	if c.echo {
+		e = c.echoed[i]
+	}
+	s, err := scorePrompt(c.tok, c.j.prompts[i], rows, e, topLegacy, c.promptTop)
+	if err != nil && c.failed == nil {
+		c.failed = internal(err)
+	}
+	c.scored[i] = s
+}
+
+// finish puts the echoed prompts and their log-probabilities into the
+// choices of a whole response.
+func (c *completionWriter) finish() {
+	for ch := range c.choices {
+		i := ch / c.j.n
+		if c.echo {
+			c.choices[ch].Text = c.echoed[i].text + c.choices[ch].Text
+			if c.logprobs {
+				s := c.scored[i].legacy
+				if s == nil { // a one-token prompt has no rows to score: its token is null
+					s = &completionLogprobs{Tokens: c.echoed[i].pieces, TokenLogprobs: make([]*float32, len(c.j.prompts[i])),
+						TopLogprobs: make([]map[string]float32, len(c.j.prompts[i])), TextOffset: c.echoed[i].offsets}
+				}
+				c.choices[ch].Logprobs = s.prepend(c.choices[ch].Logprobs)
+			}
+		}
+		if c.promptTop >= 0 {
+			if c.choices[ch].PromptLogprobs = c.scored[i].vllm; c.choices[ch].PromptLogprobs == nil {
+				c.choices[ch].PromptLogprobs = make([]map[string]promptLogprob, len(c.j.prompts[i]))
+			}
+		}
+	}
 }
 
 // topMap is the legacy top_logprobs entry: piece -> logprob, the sampled
@@ -259,10 +355,14 @@ func (c *completionWriter) whole(ctx context.Context, w http.ResponseWriter, ite
 	if ctx.Err() != nil {
 		return // the client left; nothing to answer
 	}
+	if failed == nil {
+		failed = c.failed
+	}
 	if failed != nil {
 		writeError(w, failed)
 		return
 	}
+	c.finish()
 	writeJSON(w, http.StatusOK, completionResponse{ID: c.id, Object: "text_completion", Created: c.created, Model: c.model,
 		Choices: c.choices, Usage: c.usage.get()})
 }

@@ -26,12 +26,24 @@ type job struct {
 	constraint func() (sample.Constraint, error) // structured output; nil: none
 	beamWidth  int                               // > 0: beam search (vLLM's use_beam_search)
 	lengthPen  float64
+	promptRows bool // ask the engine for each prompt's logit rows (echo.go)
+	scoreOnly  bool // max_tokens 0 (echo.go): drop the one token the engine samples
 
 	// Filled while it runs.
 	queued   []bool      // prompt i still counts against Config.MaxQueue
 	lastTok  []time.Time // per choice: when its last token arrived (inter-token latency)
 	finished int         // choices ended
 	cancel   func()      // aborts every completion (the client is gone)
+}
+
+// promptLogits is the engine's PromptLogits for a prompt: every
+// position's row when asked (the last, after the prompt, unused), none for
+// a one-token prompt (nothing before its token to score it).
+func (j *job) promptLogits(prompt []int32) int {
+	if !j.promptRows || len(prompt) < 2 {
+		return 0
+	}
+	return len(prompt)
 }
 
 // item is one event of the job's merged stream.
@@ -63,7 +75,7 @@ func (j *job) start(ctx context.Context) (<-chan item, error) {
 		p := j.params
 		p.MaxTokens = j.maxTokens[i]
 		ch, err := j.slot.m.Engine.Submit(ctx, engine.Request{Prompt: prompt, Params: p, N: j.n, IgnoreEOS: j.ignoreEOS, Priority: j.priority, Constraint: j.constraint,
-			BeamWidth: j.beamWidth, LengthPenalty: j.lengthPen})
+			BeamWidth: j.beamWidth, LengthPenalty: j.lengthPen, PromptLogits: j.promptLogits(prompt)})
 		if err != nil {
 			cancel()
 			for _, ch := range chans { // aborted: their channels close within a step

@@ -30,7 +30,7 @@ type samplingRequest struct {
 	Priority            int                `json:"priority"`        // vLLM's extra: lower runs first
 	UseBeamSearch       bool               `json:"use_beam_search"` // vLLM's extra: beam search of width max(n, best_of)
 	LengthPenalty       *float64           `json:"length_penalty"`  // beam search's length exponent (1)
-	PromptLogprobs      *int               `json:"prompt_logprobs"` // vLLM's extra: refused (samplingRequest.refused)
+	PromptLogprobs      *int               `json:"prompt_logprobs"` // vLLM's extra: /v1/completions only (echo.go)
 	structuredRequest
 }
 
@@ -49,13 +49,15 @@ type completionRequest struct {
 
 type chatRequest struct {
 	samplingRequest
-	Messages            []chatMessage   `json:"messages"`
-	Logprobs            bool            `json:"logprobs"`
-	TopLogprobs         *int            `json:"top_logprobs"`
-	AddGenerationPrompt *bool           `json:"add_generation_prompt"` // vLLM's extra, default true
-	ChatTemplateKwargs  map[string]any  `json:"chat_template_kwargs"`  // vLLM's extra: template variables
-	Tools               json.RawMessage `json:"tools"`
-	ToolChoice          json.RawMessage `json:"tool_choice"`
+	Messages             []chatMessage   `json:"messages"`
+	Logprobs             bool            `json:"logprobs"`
+	TopLogprobs          *int            `json:"top_logprobs"`
+	AddGenerationPrompt  *bool           `json:"add_generation_prompt"`  // vLLM's extra, default true
+	ContinueFinalMessage bool            `json:"continue_final_message"` // vLLM's extra (continue.go)
+	ChatTemplateKwargs   map[string]any  `json:"chat_template_kwargs"`   // vLLM's extra: template variables
+	Tools                json.RawMessage `json:"tools"`
+	ToolChoice           json.RawMessage `json:"tool_choice"`
+	ParallelToolCalls    *bool           `json:"parallel_tool_calls"` // false: at most one call (absent or true: at most maxToolCalls)
 }
 
 type chatMessage struct {
@@ -98,12 +100,17 @@ type completionChoice struct {
 	Text         string              `json:"text"`
 	Logprobs     *completionLogprobs `json:"logprobs"`
 	FinishReason *string             `json:"finish_reason"`
+	// PromptLogprobs is vLLM's prompt_logprobs: null first, then per
+	// prompt token {token id: promptLogprob}; absent unless asked.
+	PromptLogprobs []map[string]promptLogprob `json:"prompt_logprobs,omitempty"`
 }
 
-// completionLogprobs is the legacy completions shape: parallel lists.
+// completionLogprobs is the legacy completions shape: parallel lists. With
+// echo they begin with the prompt's tokens, the first one's logprob and
+// top_logprobs null.
 type completionLogprobs struct {
 	Tokens        []string             `json:"tokens"`
-	TokenLogprobs []float32            `json:"token_logprobs"`
+	TokenLogprobs []*float32           `json:"token_logprobs"`
 	TopLogprobs   []map[string]float32 `json:"top_logprobs"`
 	TextOffset    []int                `json:"text_offset"`
 }
@@ -120,13 +127,23 @@ type chatResponse struct {
 }
 
 type chatChoice struct {
-	Index        int           `json:"index"`
-	Message      *chatOut      `json:"message,omitempty"` // whole responses
-	Delta        *chatOut      `json:"delta,omitempty"`   // stream chunks
-	Logprobs     *chatLogprobs `json:"logprobs"`
-	FinishReason *string       `json:"finish_reason"`
+	Index        int             `json:"index"`
+	Message      *chatMessageOut `json:"message,omitempty"` // whole responses
+	Delta        *chatOut        `json:"delta,omitempty"`   // stream chunks
+	Logprobs     *chatLogprobs   `json:"logprobs"`
+	FinishReason *string         `json:"finish_reason"`
 }
 
+// chatMessageOut is a whole response's message: content is always
+// present, null beside tool calls (as OpenAI sends it; clients such as
+// the Python SDK read message.content without checking for the key).
+type chatMessageOut struct {
+	Role      string     `json:"role"`
+	Content   *string    `json:"content"`
+	ToolCalls []toolCall `json:"tool_calls,omitempty"`
+}
+
+// chatOut is a stream chunk's delta: only what changed.
 type chatOut struct {
 	Role      string     `json:"role,omitempty"`
 	Content   *string    `json:"content,omitempty"`
@@ -170,14 +187,15 @@ type modelCard struct {
 // Tokenize / detokenize (vLLM's shapes).
 
 type tokenizeRequest struct {
-	Model               string          `json:"model"`
-	Prompt              *string         `json:"prompt"`
-	Messages            []chatMessage   `json:"messages"`
-	AddSpecialTokens    *bool           `json:"add_special_tokens"`
-	AddGenerationPrompt *bool           `json:"add_generation_prompt"`
-	ReturnTokenStrs     bool            `json:"return_token_strs"`
-	ChatTemplateKwargs  map[string]any  `json:"chat_template_kwargs"`
-	Tools               json.RawMessage `json:"tools"`
+	Model                string          `json:"model"`
+	Prompt               *string         `json:"prompt"`
+	Messages             []chatMessage   `json:"messages"`
+	AddSpecialTokens     *bool           `json:"add_special_tokens"`
+	AddGenerationPrompt  *bool           `json:"add_generation_prompt"`
+	ContinueFinalMessage bool            `json:"continue_final_message"`
+	ReturnTokenStrs      bool            `json:"return_token_strs"`
+	ChatTemplateKwargs   map[string]any  `json:"chat_template_kwargs"`
+	Tools                json.RawMessage `json:"tools"`
 }
 
 type tokenizeResponse struct {

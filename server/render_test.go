@@ -83,7 +83,7 @@ func TestCompletionsRender(t *testing.T) {
 		`{"model":"tiny","prompt":[999999]}`,
 		`{"model":"tiny","prompt":"x","max_tokens":5000}`,
 		`{"model":"tiny","prompt":"x","temperature":9}`,
-		`{"model":"tiny","prompt":"x","echo":true}`,
+		`{"model":"tiny","prompt":"x","suffix":"y"}`,
 		`{"model":"tiny","prompt":"x","logprobs":99}`,
 		`{"model":"tiny","prompt":`,
 	} {

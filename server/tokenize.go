@@ -17,7 +17,7 @@ func (s *Server) handleTokenize(w http.ResponseWriter, r *http.Request) {
 		writeError(w, badRequest("prompt", "give either prompt or messages"))
 		return
 	}
-	tools, _, err := parseTools(q.Tools, nil)
+	tools, _, err := parseTools(q.Tools, nil, maxToolCalls)
 	if err != nil {
 		writeError(w, err)
 		return
@@ -43,7 +43,7 @@ func (s *Server) handleTokenize(w http.ResponseWriter, r *http.Request) {
 		} else {
 			ids = m.Tokenizer.Encode(*q.Prompt, true)
 		}
-	} else if ids, err = renderChat(m, q.Messages, q.AddGenerationPrompt, q.ChatTemplateKwargs); err != nil {
+	} else if ids, err = renderChat(m, q.Messages, q.AddGenerationPrompt, q.ChatTemplateKwargs, q.ContinueFinalMessage); err != nil {
 		writeError(w, err)
 		return
 	}

@@ -16,15 +16,25 @@ import (
 //	           Llama 3)
 //	required   the reply is constrained to a JSON list of calls
 //	           [{"name": N, "parameters": {...}}, ...] (vLLM's schema), one
-//	           alternative per tool with its parameters' schema
+//	           alternative per tool with its parameters' schema; at most
+//	           maxToolCalls of them, or one with parallel_tool_calls false
 //	named      {"type":"function","function":{"name":N}}: the reply is
 //	           constrained to N's parameters, which become its arguments
 //
 // Constrained calls always parse when the reply finishes with "stop";
-// their finish_reason is then "tool_calls". Streaming sends a call as one
+// their finish_reason is then "tool_calls". A constrained reply cut off
+// by max_tokens (finish_reason "length") keeps the calls that were
+// complete (completeCalls) and has content null, never the raw JSON; with
+// none complete it has neither. parallel_tool_calls false keeps only the
+// first call an auto reply makes. Streaming sends a call as one
 // tool_calls delta when its completion ends (the arguments whole), and in
 // auto mode holds back a reply that starts like a <tool_call> until it
 // can tell.
+
+// maxToolCalls bounds the list a required tool choice may reply with
+// (parallel_tool_calls true, the default): a grammar with no upper bound
+// let a reply run on with calls until max_tokens.
+const maxToolCalls = 16
 
 // toolDef is one entry of "tools".
 type toolDef struct {
@@ -39,6 +49,7 @@ type toolDef struct {
 // toolMode is a request's resolved tools.
 type toolMode struct {
 	kind   string          // auto, required, named
+	max    int             // calls kept: 1 with parallel_tool_calls false, else maxToolCalls
 	format string          // auto: hermes, mistral or llama3 (toolFormat)
 	name   string          // named: the function
 	tools  json.RawMessage // as sent, for the template
@@ -57,8 +68,10 @@ type toolFunction struct {
 }
 
 // parseTools reads tools and tool_choice; nil means no tool handling.
-// A constrained mode also returns the structured-output spec.
-func parseTools(rawTools, rawChoice json.RawMessage) (*toolMode, *constraintSpec, error) {
+// A constrained mode also returns the structured-output spec. maxCalls is
+// how many calls a reply may make: 1 for parallel_tool_calls false, else
+// maxToolCalls.
+func parseTools(rawTools, rawChoice json.RawMessage, maxCalls int) (*toolMode, *constraintSpec, error) {
 	var tools []toolDef
 	if !isNull(rawTools) {
 		if err := json.Unmarshal(rawTools, &tools); err != nil {
@@ -129,12 +142,12 @@ func parseTools(rawTools, rawChoice json.RawMessage) (*toolMode, *constraintSpec
 			namedParams = params
 		}
 	}
-	m := &toolMode{kind: choice, name: named, tools: rawTools}
+	m := &toolMode{kind: choice, name: named, tools: rawTools, max: maxCalls}
 	switch choice {
 	case "required":
 		// Each tool's parameters resolve their refs against themselves
 		// (toolschema.go), as they do alone with a named tool_choice.
-		schema := `{"$defs":{` + strings.Join(defs, ",") + `},"type":"array","minItems":1,"items":{"anyOf":[` + strings.Join(alts, ",") + `]}}`
+		schema := `{"$defs":{` + strings.Join(defs, ",") + `},"type":"array","minItems":1,"maxItems":` + fmt.Sprint(maxCalls) + `,"items":{"anyOf":[` + strings.Join(alts, ",") + `]}}`
 		return m, &constraintSpec{kind: "json_schema", text: schema, param: "tools"}, nil
 	case "named":
 		if namedParams == nil {
@@ -150,8 +163,48 @@ func parseTools(rawTools, rawChoice json.RawMessage) (*toolMode, *constraintSpec
 var hermesCall = regexp.MustCompile(`(?s)<tool_call>\s*(.*?)\s*(?:</tool_call>|$)`)
 
 // calls parses a finished reply into tool calls and the content left
-// over; ok is false when the reply holds no call (it stays content).
+// over; ok is false when the reply holds no call (it stays content). Of an
+// auto reply's calls, the first m.max are kept (parallel_tool_calls).
 func (m *toolMode) calls(text string) (calls []toolCall, content *string, ok bool) {
+	calls, content, ok = m.parse(text)
+	if m.max > 0 && len(calls) > m.max {
+		calls = calls[:m.max]
+	}
+	return calls, content, ok
+}
+
+// completeCalls parses a constrained reply cut off by max_tokens: the
+// calls of a required list that were complete, none of a named call
+// (its arguments are cut).
+func (m *toolMode) completeCalls(text string) []toolCall {
+	if m.kind != "required" {
+		return nil
+	}
+	dec := json.NewDecoder(strings.NewReader(text))
+	if t, err := dec.Token(); err != nil || t != json.Delim('[') {
+		return nil
+	}
+	var calls []toolCall
+	for dec.More() {
+		var c struct {
+			Name       string          `json:"name"`
+			Parameters json.RawMessage `json:"parameters"`
+		}
+		if dec.Decode(&c) != nil || c.Name == "" {
+			break // the cut one
+		}
+		args := c.Parameters
+		if isNull(args) {
+			args = json.RawMessage("{}")
+		}
+		calls = append(calls, toolCall{Index: len(calls), ID: newID("call_"), Type: "function",
+			Function: toolFunction{Name: c.Name, Arguments: string(args)}})
+	}
+	return calls
+}
+
+// parse is calls before the bound.
+func (m *toolMode) parse(text string) (calls []toolCall, content *string, ok bool) {
 	add := func(name string, args json.RawMessage) {
 		if isNull(args) {
 			args = json.RawMessage("{}")

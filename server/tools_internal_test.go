@@ -30,6 +30,16 @@ func TestHermesCalls(t *testing.T) {
 	}
 }
 
+// TestAutoCallsBounded: parallel_tool_calls false keeps an auto reply's
+// first call only.
+func TestAutoCallsBounded(t *testing.T) {
+	m := &toolMode{kind: "auto", format: "hermes", max: 1}
+	calls, _, ok := m.calls("<tool_call>{\"name\":\"a\"}</tool_call><tool_call>{\"name\":\"b\"}</tool_call>")
+	if !ok || len(calls) != 1 || calls[0].Function.Name != "a" {
+		t.Errorf("calls %+v", calls)
+	}
+}
+
 func TestParseTools(t *testing.T) {
 	tools := json.RawMessage(`[{"type":"function","function":{"name":"a","parameters":{"type":"object","properties":{"x":{"type":"integer"}}}}},{"type":"function","function":{"name":"b"}}]`)
 	for _, c := range []struct {
@@ -45,7 +55,7 @@ func TestParseTools(t *testing.T) {
 		{`{"type":"function","function":{"name":"zz"}}`, "", false, true},
 		{`"sometimes"`, "", false, true},
 	} {
-		m, spec, err := parseTools(tools, json.RawMessage(c.choice))
+		m, spec, err := parseTools(tools, json.RawMessage(c.choice), maxToolCalls)
 		if (err != nil) != c.err || (spec != nil) != c.spec || (m == nil && c.kind != "") || (m != nil && m.kind != c.kind) {
 			t.Errorf("tool_choice %s: mode %+v spec %v err %v", c.choice, m, spec, err)
 		}
@@ -55,7 +65,7 @@ func TestParseTools(t *testing.T) {
 			}
 		}
 	}
-	if _, _, err := parseTools(json.RawMessage(`[{"type":"function","function":{"name":"a"}},{"type":"function","function":{"name":"a"}}]`), nil); err == nil {
+	if _, _, err := parseTools(json.RawMessage(`[{"type":"function","function":{"name":"a"}},{"type":"function","function":{"name":"a"}}]`), nil, maxToolCalls); err == nil {
 		t.Error("two tools of one name accepted")
 	}
 }
@@ -120,7 +130,7 @@ const locateAddr = `{"$defs":{"Addr":{"type":"object","properties":{"lat":{"type
 func TestRequiredToolRefs(t *testing.T) {
 	tools := json.RawMessage(`[{"type":"function","function":{"name":"person","parameters":` + pydanticPerson + `}},` +
 		`{"type":"function","function":{"name":"locate","parameters":` + locateAddr + `}}]`)
-	_, spec, err := parseTools(tools, json.RawMessage(`"required"`))
+	_, spec, err := parseTools(tools, json.RawMessage(`"required"`), maxToolCalls)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +160,7 @@ func TestRequiredToolRefs(t *testing.T) {
 	}
 	// The same parameters alone (a named tool_choice) compile as before.
 	for _, name := range []string{"person", "locate"} {
-		_, spec, err := parseTools(tools, json.RawMessage(`{"type":"function","function":{"name":"`+name+`"}}`))
+		_, spec, err := parseTools(tools, json.RawMessage(`{"type":"function","function":{"name":"`+name+`"}}`), maxToolCalls)
 		if err != nil {
 			t.Fatal(err)
 		}
