@@ -93,11 +93,13 @@ func (s *Server) completionJob(sl *slot, q *completionRequest) (*job, error) {
 			return nil, badRequest("prompt_logprobs", "prompt log-probabilities (prompt_logprobs, or echo with logprobs) do not combine with use_beam_search")
 		}
 		vocab := sl.m.Tokenizer.Size()
-		for i, p := range prompts {
-			if int64(len(p))*int64(vocab)*4 > maxPromptLogitBytes {
-				return nil, badRequest("prompt", "prompt %d has %d tokens: scoring it (echo with logprobs, or prompt_logprobs) needs their %d-token logit rows, over the server's %d MiB per prompt",
-					i, len(p), vocab, maxPromptLogitBytes>>20)
-			}
+		var tokens int64
+		for _, p := range prompts {
+			tokens += int64(len(p))
+		}
+		if tokens*int64(vocab)*4 > maxPromptLogitBytes {
+			return nil, badRequest("prompt", "the prompts have %d tokens: scoring them (echo with logprobs, or prompt_logprobs) needs their logit rows over a %d-token vocabulary, over the server's %d MiB per request",
+				tokens, vocab, maxPromptLogitBytes>>20)
 		}
 		j.promptRows = true
 	}

@@ -19,10 +19,12 @@ import (
 // as sample.LogSumExp computes it for generated tokens. The first prompt
 // token has no row before it: null.
 
-// maxPromptLogitBytes bounds the raw logit rows one prompt may ask for
-// (prompt tokens x vocabulary x 4 bytes, held until scored): 1 GiB is
-// about 1,700 tokens of a 150k vocabulary, 32k tokens of a 32k one.
-const maxPromptLogitBytes = 1 << 30
+// maxPromptLogitBytes bounds the raw logit rows one request's prompts may
+// ask for (prompt tokens x vocabulary x 4 bytes, all prompts together,
+// held until scored): 512 MiB is about 880 tokens of a 152k vocabulary,
+// 4,000 of a 32k one. A bound per request, not per prompt, so that one
+// request of 64 prompts cannot hold 64 times it.
+const maxPromptLogitBytes = 512 << 20
 
 // promptLogprob is one entry of vLLM's prompt_logprobs: {token id: this}.
 type promptLogprob struct {
