@@ -21,13 +21,19 @@ import (
 //	minimum, maximum, exclusiveMinimum, exclusiveMaximum (integers exactly; numbers
 //	without exponent when bounded)
 //
-// Ignored as annotations: title, description, $comment, examples, default,
+// Ignored as annotations, as the specification says of every keyword a
+// validator does not know: title, description, $comment, examples, default,
 // $schema, deprecated, readOnly, writeOnly, contentMediaType,
 // contentEncoding, contentSchema (annotations only in 2020-12), $id at the
-// root; $defs and definitions hold schemas for $ref. Any other keyword is an
-// *UnsupportedError naming it, as are supported keywords in combinations the
-// compiler cannot enforce exactly (pattern with minLength, oneOf whose
-// alternatives may overlap, ...). Formats are asserted (not just annotated).
+// root, and every keyword that is not one of JSON Schema's assertions or
+// applicators (OpenAPI's example, x-* extensions, draft-04's id, a
+// misspelling); $defs and definitions hold schemas for $ref. A format kiln
+// does not know is an annotation too (the string is unconstrained by it);
+// the formats it knows are asserted. A known assertion kiln does not
+// enforce (assertionKeywords: not, if, multipleOf, patternProperties, ...)
+// is an *UnsupportedError naming it, as are supported keywords in
+// combinations the compiler cannot enforce exactly (pattern with
+// minLength, oneOf whose alternatives may overlap, ...): fail closed.
 //
 // The text the grammar derives (and accepts):
 //   - Objects list the properties of "properties" in schema order, each
@@ -103,6 +109,33 @@ var annotationKeywords = map[string]bool{
 	"$schema": true, "deprecated": true, "readOnly": true, "writeOnly": true,
 	"contentMediaType": true, "contentEncoding": true, "contentSchema": true,
 	"$defs": true, "definitions": true,
+}
+
+// assertionKeywords are JSON Schema's assertions and applicators (drafts
+// 4 to 2020-12) that the compiler does not enforce: a schema using one is
+// refused, never silently loosened. then/else only act beside if, and
+// minContains/maxContains beside contains; additionalItems beside an
+// array-form items (draft 4-2019), which the compiler refuses itself.
+var assertionKeywords = map[string]bool{
+	"not": true, "if": true, "multipleOf": true, "patternProperties": true, "propertyNames": true,
+	"dependentRequired": true, "dependentSchemas": true, "dependencies": true, "contains": true,
+	"unevaluatedProperties": true, "unevaluatedItems": true, "$dynamicRef": true, "$recursiveRef": true,
+}
+
+// ignoredKeyword reports whether keyword k of a schema object constrains
+// nothing kiln must enforce: an annotation, or a keyword JSON Schema does
+// not define (an annotation by the specification).
+func ignoredKeyword(s *jsonValue, k string) bool {
+	switch k {
+	case "then", "else":
+		return s.get("if") == nil
+	case "minContains", "maxContains":
+		return s.get("contains") == nil
+	case "additionalItems":
+		it := s.get("items")
+		return it == nil || it.kind != jArray
+	}
+	return annotationKeywords[k] || !(supportedKeywords[k] || assertionKeywords[k])
 }
 
 var supportedKeywords = map[string]bool{
@@ -271,7 +304,7 @@ func (c *schemaCompiler) checkKeywords(s *jsonValue, path string) error {
 	for _, m := range s.obj {
 		k := m.key
 		switch {
-		case annotationKeywords[k]:
+		case ignoredKeyword(s, k):
 		case k == "$id":
 			if path != "" {
 				return unsupported(path, k, "$id below the root changes the base URI of $ref")
@@ -305,7 +338,7 @@ func (c *schemaCompiler) checkKeywords(s *jsonValue, path string) error {
 // constraining reports whether s has keywords other than annotations.
 func constraining(s *jsonValue, except ...string) bool {
 	for _, m := range s.obj {
-		if !annotationKeywords[m.key] && m.key != "$id" && !slices.Contains(except, m.key) {
+		if !ignoredKeyword(s, m.key) && m.key != "$id" && !slices.Contains(except, m.key) {
 			return true
 		}
 	}

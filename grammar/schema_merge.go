@@ -101,7 +101,7 @@ func (c *schemaCompiler) merge(a, b *jsonValue, path string, depth int) (*jsonVa
 	for _, m := range b.obj {
 		k, vb := m.key, m.val
 		va := a.get(k)
-		if va == nil || annotationKeywords[k] || k == "$id" {
+		if va == nil || ignoredKeyword(b, k) || k == "$id" {
 			if va == nil {
 				set(k, vb)
 			}

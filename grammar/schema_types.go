@@ -183,6 +183,9 @@ func (c *schemaCompiler) stringExpr(s *jsonValue, path string) (*Expr, error) {
 		return nil, err
 	}
 	pat, fmtv := s.get("pattern"), s.get("format")
+	if fmtv != nil && fmtv.kind == jString && formatGrammar(fmtv.str) == nil {
+		fmtv = nil // a format kiln does not know: an annotation
+	}
 	if pat != nil || fmtv != nil {
 		kw := "minLength"
 		if !hasMin {
@@ -200,9 +203,6 @@ func (c *schemaCompiler) stringExpr(s *jsonValue, path string) (*Expr, error) {
 			return nil, schemaErr(path, "format must be a string")
 		}
 		fg := formatGrammar(fmtv.str)
-		if fg == nil {
-			return nil, unsupported(path, "format", fmt.Sprintf("format %q is not supported (date-time, date, time, uuid, email, uri are)", fmtv.str))
-		}
 		return c.sharedRule("format-"+fmtv.str, func() *Expr {
 			return Seq(Lit(`"`), Ref(c.g.importRules(fg)), Lit(`"`))
 		}), nil
