@@ -57,6 +57,14 @@ type SchemaOptions struct {
 	// (after { [ , : and before } ]): 0 means DefaultMaxWhitespace,
 	// negative means none (compact JSON).
 	MaxWhitespace int
+	// StrictProperties makes an object schema that declares properties
+	// but says nothing of additionalProperties allow no other property
+	// (as if it said additionalProperties: false), the default of
+	// xgrammar's strict mode and llama.cpp's converter: small models fed
+	// the literal reading keep inventing properties and never close the
+	// object. A required property the schema does not declare stays
+	// allowed, with any value. Objects without "properties" stay open.
+	StrictProperties bool
 }
 
 // DefaultMaxWhitespace is the whitespace allowed at each separator by

@@ -99,6 +99,45 @@ func TestSchemaAnnotations(t *testing.T) {
 	}
 }
 
+// TestSchemaStrictProperties: with StrictProperties an object that lists
+// properties and says nothing of additionalProperties allows no others; a
+// required but undeclared property, an explicit additionalProperties and an
+// object without properties are unchanged.
+func TestSchemaStrictProperties(t *testing.T) {
+	for _, c := range []struct {
+		schema          string
+		text            string
+		literal, strict bool
+	}{
+		{`{"type":"object","properties":{"a":{"type":"integer"}}}`, `{"a":1}`, true, true},
+		{`{"type":"object","properties":{"a":{"type":"integer"}}}`, `{"a":1,"b":2}`, true, false},
+		{`{"type":"object","properties":{"a":{"type":"integer"}}}`, `{"b":2}`, true, false},
+		{`{"type":"object","properties":{"a":{"type":"integer"}},"required":["b"]}`, `{"b":"x"}`, true, true},
+		{`{"type":"object","properties":{"a":{"type":"integer"}},"required":["b"]}`, `{"b":"x","c":1}`, true, false},
+		{`{"type":"object","properties":{"a":{"type":"integer"}},"additionalProperties":{"type":"string"}}`, `{"b":"x"}`, true, true},
+		{`{"type":"object","properties":{"a":{"type":"integer"}},"additionalProperties":true}`, `{"b":2}`, true, true},
+		{`{"type":"object"}`, `{"b":2}`, true, true},
+	} {
+		for _, strict := range []bool{false, true} {
+			g, err := CompileJSONSchema([]byte(c.schema), &SchemaOptions{StrictProperties: strict})
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, err := Compile(g)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := c.literal
+			if strict {
+				want = c.strict
+			}
+			if got := programAccepts(p, c.text); got != want {
+				t.Errorf("%s (strict %v) accepts %s: %v, want %v", c.schema, strict, c.text, got, want)
+			}
+		}
+	}
+}
+
 // programAccepts reports whether p derives text exactly.
 func programAccepts(p *Program, text string) bool {
 	m, err := NewMatcher(p)

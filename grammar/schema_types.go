@@ -374,14 +374,18 @@ func (c *schemaCompiler) objectExpr(s *jsonValue, path string) (*Expr, error) {
 	}
 	addl := s.get("additionalProperties")
 	var addlExpr *Expr
-	if addl == nil {
-		addlExpr = c.anyValue()
-	} else {
+	requiredExtra := c.anyValue() // the value of a required property not declared
+	switch {
+	case addl == nil && c.opts.StrictProperties && s.get("properties") != nil:
+		addlExpr = Never()
+	case addl == nil:
+		addlExpr = requiredExtra
+	default:
 		e, err := c.compile(addl, childPath(path, "additionalProperties"))
 		if err != nil {
 			return nil, err
 		}
-		addlExpr = e
+		addlExpr, requiredExtra = e, e
 	}
 	if r := s.get("required"); r != nil {
 		if r.kind != jArray {
@@ -397,7 +401,7 @@ func (c *schemaCompiler) objectExpr(s *jsonValue, path string) (*Expr, error) {
 			}
 			// Required but not declared: it is an additional property.
 			index[x.str] = len(props)
-			props = append(props, prop{name: x.str, val: addlExpr, required: true})
+			props = append(props, prop{name: x.str, val: requiredExtra, required: true})
 		}
 	}
 	ws := c.ws()

@@ -127,3 +127,27 @@ func TestGrammarCacheBytes(t *testing.T) {
 	}
 
 }
+
+// Objects are strict unless the server allows undeclared properties
+// (Config.AllowUndeclaredProperties, --allow-undeclared-properties).
+func TestSchemaObjectsStrictByDefault(t *testing.T) {
+	for _, open := range []bool{false, true} {
+		spec := &constraintSpec{kind: "json_schema", param: "guided_json", openObjects: open,
+			text: `{"type":"object","properties":{"a":{"type":"integer"}},"required":["a"]}`}
+		g, err := spec.compile()
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := grammar.Compile(g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := grammar.NewMatcher(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := m.Advance([]byte(`{"a":1,"b":2}`)) == nil && m.CanEnd(); got != open {
+			t.Errorf("open objects %v: an undeclared property accepted: %v", open, got)
+		}
+	}
+}

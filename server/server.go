@@ -43,13 +43,18 @@ type Config struct {
 	MaxGrammarBytes    int
 	GrammarMemory      int64
 	GrammarCacheMemory int64
-	MaxLogprobs        int              // most top logprobs per token a request may ask (vLLM's --max-logprobs); 0 means 20, negative 0
-	AllowedOrigins     []string         // CORS origins ("*": any); none: no CORS headers at all (cors.go)
-	AllowedMethods     []string         // CORS methods; none or "*": any
-	AllowedHeaders     []string         // CORS request headers; none or "*": any
-	AllowCredentials   bool             // CORS: Access-Control-Allow-Credentials: true
-	Logger             *slog.Logger     // access and lifecycle logs; nil: discarded
-	Now                func() time.Time // the clock of "created" fields; nil: time.Now
+	// AllowUndeclaredProperties reads object schemas literally: one that
+	// lists properties but not additionalProperties allows any other
+	// property too. false (the default): it allows none (strict, as
+	// xgrammar and llama.cpp do).
+	AllowUndeclaredProperties bool
+	MaxLogprobs               int              // most top logprobs per token a request may ask (vLLM's --max-logprobs); 0 means 20, negative 0
+	AllowedOrigins            []string         // CORS origins ("*": any); none: no CORS headers at all (cors.go)
+	AllowedMethods            []string         // CORS methods; none or "*": any
+	AllowedHeaders            []string         // CORS request headers; none or "*": any
+	AllowCredentials          bool             // CORS: Access-Control-Allow-Credentials: true
+	Logger                    *slog.Logger     // access and lifecycle logs; nil: discarded
+	Now                       func() time.Time // the clock of "created" fields; nil: time.Now
 }
 
 func (c *Config) fill() error {

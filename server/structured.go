@@ -46,13 +46,25 @@ type structuredOutputs struct {
 // max_tokens on blank lines between keys (measured on stories260K: 200
 // tokens, mostly newlines, without closing a two-key object), the
 // runaway llama.cpp's json-schema-to-grammar also bounds.
-var jsonWhitespace = &grammar.SchemaOptions{MaxWhitespace: 2}
+//
+// Objects are strict (grammar.SchemaOptions.StrictProperties) unless the
+// server was started with --allow-undeclared-properties.
+var jsonWhitespace = &grammar.SchemaOptions{MaxWhitespace: 2, StrictProperties: true}
+
+// schemaOptions returns the compile options of the spec.
+func (c *constraintSpec) schemaOptions() *grammar.SchemaOptions {
+	o := *jsonWhitespace
+	o.StrictProperties = !c.openObjects
+	return &o
+}
 
 // constraintSpec is what to compile: kind and its source text.
 type constraintSpec struct {
 	kind  string // json_schema, json_object, choice, grammar, regex
 	text  string // the schema's JSON, the choices as JSON, the GBNF
 	param string // the request field, for errors
+
+	openObjects bool // the server's --allow-undeclared-properties (the same for every request)
 }
 
 // spec reads the request's structured-output fields; nil when none.
@@ -166,9 +178,9 @@ func (c *constraintSpec) compile() (*grammar.Grammar, error) {
 	var err error
 	switch c.kind {
 	case "json_object":
-		return grammar.JSONObjectGrammar(jsonWhitespace), nil
+		return grammar.JSONObjectGrammar(c.schemaOptions()), nil
 	case "json_schema":
-		g, err = grammar.CompileJSONSchema([]byte(c.text), jsonWhitespace)
+		g, err = grammar.CompileJSONSchema([]byte(c.text), c.schemaOptions())
 	case "choice":
 		var choices []string
 		json.Unmarshal([]byte(c.text), &choices)
@@ -202,6 +214,7 @@ func (c *constraintSpec) compile() (*grammar.Grammar, error) {
 // constraint returns the factory of per-completion matchers for spec on
 // the model in sl, from the server's grammar cache (compiled on a miss).
 func (s *Server) constraint(sl *slot, spec *constraintSpec) (func() (sample.Constraint, error), error) {
+	spec.openObjects = s.cfg.AllowUndeclaredProperties
 	idx, err := s.grammars.get(sl, spec)
 	if err != nil {
 		return nil, err

@@ -66,6 +66,7 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	maxBody := fs.String("max-body-bytes", "8MiB", "request body limit (413 beyond)")
 	maxGrammar := fs.String("max-grammar-bytes", "256KiB", "most bytes of one request's JSON schema, grammar, regex or choices (400 beyond)")
 	grammarMem := fs.String("grammar-memory", "64MiB", "memory budget of compiling one request's structured-output grammar (400 beyond)")
+	openObjects := fs.Bool("allow-undeclared-properties", false, "read JSON schemas literally: an object schema listing properties but not additionalProperties allows others too (default: it allows none, as xgrammar's strict mode and llama.cpp do)")
 	grammarCache := fs.String("grammar-cache-memory", "256MiB", "bytes of compiled structured-output grammars kept for reuse (least recently used out first)")
 	apiKey := fs.String("api-key", "", "require 'Authorization: Bearer KEY' (default $KILN_API_KEY; /health, /ready and /metrics stay open)")
 	shutdownTimeout := fs.Duration("shutdown-timeout", 30*time.Second, "on SIGTERM, how long in-flight requests may finish before they are cut")
@@ -231,7 +232,8 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 		MemoryBudget: budget, KeepAlive: *keepAlive, MaxQueue: *maxQueue, MaxBodyBytes: bodyLimit, WriteTimeout: *writeTimeout, Logger: logger,
 		MaxLogprobs: cmp.Or(*maxLogprobs, -1), AllowedOrigins: cors["allowed-origins"], AllowedMethods: cors["allowed-methods"],
 		AllowedHeaders: cors["allowed-headers"], AllowCredentials: *allowCredentials,
-		MaxGrammarBytes: int(grammarSizes[0]), GrammarMemory: grammarSizes[1], GrammarCacheMemory: grammarSizes[2]})
+		MaxGrammarBytes: int(grammarSizes[0]), GrammarMemory: grammarSizes[1], GrammarCacheMemory: grammarSizes[2],
+		AllowUndeclaredProperties: *openObjects})
 	if err != nil {
 		return err
 	}
