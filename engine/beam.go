@@ -81,32 +81,32 @@ func (e *Engine) newBeamSearch(g *group, req Request, n int) (*beamSearch, error
 	w := req.BeamWidth
 	switch {
 	case w > maxBeamWidth || w > e.cfg.MaxSeqs:
-		return nil, fmt.Errorf("engine: beam width %d; at most %d and Config.MaxSeqs = %d", w, maxBeamWidth, e.cfg.MaxSeqs)
+		return nil, refuse("BeamWidth", "beam width %d; at most %d and Config.MaxSeqs = %d", w, maxBeamWidth, e.cfg.MaxSeqs)
 	case n > w:
-		return nil, fmt.Errorf("engine: n = %d sequences of a beam search of width %d", n, w)
+		return nil, refuse("N", "n = %d sequences of a beam search of width %d", n, w)
 	case p.MaxTokens <= 0:
-		return nil, fmt.Errorf("engine: beam search needs Params.MaxTokens > 0")
+		return nil, refuse("Params", "beam search needs Params.MaxTokens > 0")
 	case math.IsNaN(req.LengthPenalty) || math.IsInf(req.LengthPenalty, 0):
-		return nil, fmt.Errorf("engine: length penalty %v", req.LengthPenalty)
+		return nil, refuse("LengthPenalty", "length penalty %v", req.LengthPenalty)
 	case p.RepetitionPenalty != 1 || p.PresencePenalty != 0 || p.FrequencyPenalty != 0 || len(p.LogitBias) > 0:
-		return nil, fmt.Errorf("engine: beam search scores raw log-probabilities: penalties and logit bias do not apply")
+		return nil, refuse("Params", "beam search scores raw log-probabilities: penalties and logit bias do not apply")
 	case len(p.Stop) > 0 || p.TopLogprobs > 0 || req.PromptLogits > 0:
-		return nil, fmt.Errorf("engine: beam search takes no stop strings, top logprobs or prompt logits")
+		return nil, refuse("Params", "beam search takes no stop strings, top logprobs or prompt logits")
 	}
 	if req.Constraint != nil {
-		return nil, fmt.Errorf("engine: beam search takes no output constraint")
+		return nil, refuse("Constraint", "beam search takes no output constraint")
 	}
 	if err := p.Validate(); err != nil {
-		return nil, fmt.Errorf("engine: %w", err)
+		return nil, &RequestError{Field: "Params", Reason: err.Error(), Err: err}
 	}
 	prompt := len(g.req.Prompt)
 	capacity := e.cfg.NumBlocks * e.cfg.BlockSize
 	limit := min(p.MaxTokens, e.cfg.MaxModelLen-prompt, capacity-prompt)
 	if blocks := (prompt + limit + e.cfg.BlockSize - 1) / e.cfg.BlockSize; w*blocks > e.cfg.NumBlocks {
-		return nil, fmt.Errorf("engine: %d beams of up to %d tokens could need %d KV blocks; the pool has %d", w, prompt+limit, w*blocks, e.cfg.NumBlocks)
+		return nil, refuse("BeamWidth", "%d beams of up to %d tokens could need %d KV blocks; the pool has %d", w, prompt+limit, w*blocks, e.cfg.NumBlocks)
 	}
 	if n*limit > e.cfg.StreamBuffer {
-		return nil, fmt.Errorf("engine: %d beam search sequences of up to %d tokens are delivered at once: more than Config.StreamBuffer = %d events", n, limit, e.cfg.StreamBuffer)
+		return nil, refuse("N", "%d beam search sequences of up to %d tokens are delivered at once: more than Config.StreamBuffer = %d events", n, limit, e.cfg.StreamBuffer)
 	}
 	penalty := req.LengthPenalty
 	if penalty == 0 {

@@ -206,15 +206,15 @@ func (e *Engine) Submit(ctx context.Context, req Request) (<-chan Event, error) 
 	capacity := e.cfg.NumBlocks * e.cfg.BlockSize
 	switch n := len(prompt); {
 	case n == 0:
-		return nil, fmt.Errorf("engine: empty prompt")
+		return nil, refuse("Prompt", "empty prompt")
 	case n >= e.cfg.MaxModelLen:
-		return nil, fmt.Errorf("engine: prompt of %d tokens leaves no room in the %d-token context", n, e.cfg.MaxModelLen)
+		return nil, refuse("Prompt", "prompt of %d tokens leaves no room in the %d-token context", n, e.cfg.MaxModelLen)
 	case n >= capacity:
-		return nil, fmt.Errorf("engine: prompt of %d tokens does not fit the KV cache's %d token slots", n, capacity)
+		return nil, refuse("Prompt", "prompt of %d tokens does not fit the KV cache's %d token slots", n, capacity)
 	}
 	for _, t := range prompt {
 		if t < 0 || int(t) >= e.runner.Vocab() {
-			return nil, fmt.Errorf("engine: prompt token %d outside the vocabulary [0, %d)", t, e.runner.Vocab())
+			return nil, refuse("Prompt", "prompt token %d outside the vocabulary [0, %d)", t, e.runner.Vocab())
 		}
 	}
 	if len(req.Params.Stop) > 0 && e.cfg.Tokenizer == nil {
@@ -222,13 +222,13 @@ func (e *Engine) Submit(ctx context.Context, req Request) (<-chan Event, error) 
 	}
 	n := max(req.N, 1)
 	if req.N < 0 || n > e.cfg.MaxSeqs {
-		return nil, fmt.Errorf("engine: n = %d completions; at most Config.MaxSeqs = %d", req.N, e.cfg.MaxSeqs)
+		return nil, refuse("N", "n = %d completions; at most Config.MaxSeqs = %d", req.N, e.cfg.MaxSeqs)
 	}
 	if req.BeamWidth < 0 {
-		return nil, fmt.Errorf("engine: beam width %d", req.BeamWidth)
+		return nil, refuse("BeamWidth", "beam width %d", req.BeamWidth)
 	}
 	if req.PromptLogits < 0 || req.PromptLogits > len(prompt) {
-		return nil, fmt.Errorf("engine: logit rows of the last %d positions of a %d-token prompt", req.PromptLogits, len(prompt))
+		return nil, refuse("PromptLogits", "logit rows of the last %d positions of a %d-token prompt", req.PromptLogits, len(prompt))
 	}
 	stop := slices.Concat(req.Params.StopTokens, e.eog)
 	if req.IgnoreEOS && req.Constraint == nil {
@@ -265,12 +265,12 @@ func (e *Engine) Submit(ctx context.Context, req Request) (<-chan Event, error) 
 			}
 			sm, err := sample.New(p, e.runner.Vocab())
 			if err != nil {
-				return nil, fmt.Errorf("engine: %w", err)
+				return nil, &RequestError{Field: "Params", Reason: err.Error(), Err: err}
 			}
 			if req.Constraint != nil {
 				c, err := req.Constraint()
 				if err != nil {
-					return nil, fmt.Errorf("engine: output constraint: %w", err)
+					return nil, &RequestError{Field: "Constraint", Reason: "output constraint: " + err.Error(), Err: err}
 				}
 				sm.SetConstraint(c)
 			}

@@ -331,15 +331,30 @@ func TestText(t *testing.T) {
 func TestSubmitErrors(t *testing.T) {
 	m, _ := tiny(t)
 	e := newEngine(t, m, engine.Config{NumBlocks: 4})
-	for _, req := range []engine.Request{
-		{Params: sample.Defaults()},
-		{Prompt: make([]int32, 64), Params: sample.Defaults()}, // the pool holds 64 tokens
-		{Prompt: []int32{320}, Params: sample.Defaults()},
-		{Prompt: []int32{1}, Params: sample.Params{}},
-		{Text: "hi", Params: sample.Defaults()}, // no tokenizer
+	// Each request's fault is a *RequestError naming the field; the
+	// engine's own setup (no tokenizer for a text prompt) is not.
+	for _, c := range []struct {
+		req   engine.Request
+		field string // "" : not the request's fault
+	}{
+		{engine.Request{Params: sample.Defaults()}, "Prompt"},
+		{engine.Request{Prompt: make([]int32, 64), Params: sample.Defaults()}, "Prompt"}, // the pool holds 64 tokens
+		{engine.Request{Prompt: []int32{320}, Params: sample.Defaults()}, "Prompt"},
+		{engine.Request{Prompt: []int32{1}, Params: sample.Params{}}, "Params"},
+		{engine.Request{Prompt: []int32{1}, Params: sample.Defaults(), N: 100000}, "N"},
+		{engine.Request{Prompt: []int32{1, 2}, Params: sample.Defaults(), PromptLogits: 3}, "PromptLogits"},
+		{engine.Request{Prompt: []int32{1}, Params: sample.Defaults(), BeamWidth: -1}, "BeamWidth"},
+		{engine.Request{Text: "hi", Params: sample.Defaults()}, ""}, // no tokenizer
 	} {
-		if _, err := e.Submit(context.Background(), req); err == nil {
-			t.Errorf("Submit(%v) succeeded", fmt.Sprint(req.Prompt, req.Text))
+		_, err := e.Submit(context.Background(), c.req)
+		var re *engine.RequestError
+		switch {
+		case err == nil:
+			t.Errorf("Submit(%v) succeeded", fmt.Sprint(c.req.Prompt, c.req.Text))
+		case c.field == "" && errors.As(err, &re):
+			t.Errorf("Submit(%v): %v is a RequestError; the engine's setup is at fault", fmt.Sprint(c.req.Prompt, c.req.Text), err)
+		case c.field != "" && (!errors.As(err, &re) || re.Field != c.field):
+			t.Errorf("Submit(%v): %v, want a RequestError on %s", fmt.Sprint(c.req.Prompt, c.req.Text), err, c.field)
 		}
 	}
 }

@@ -191,7 +191,7 @@ func (s *Server) newJob(sl *slot, q *samplingRequest, prompts [][]int32, promptP
 	if err != nil {
 		return nil, err
 	}
-	j := &job{srv: s, slot: sl, prompts: prompts, params: p, n: n, ignoreEOS: q.IgnoreEOS, priority: q.Priority}
+	j := &job{srv: s, slot: sl, prompts: prompts, params: p, n: n, ignoreEOS: q.IgnoreEOS, priority: q.Priority, promptParam: promptParam}
 	if q.UseBeamSearch {
 		j.beamWidth, j.lengthPen = n, 1
 		if q.LengthPenalty != nil {

@@ -94,3 +94,25 @@ func TestNBeyondMaxNumSeqs(t *testing.T) {
 		t.Fatalf("n = 2 with --max-num-seqs 1: %d %s", status, body)
 	}
 }
+
+// TestEngineRefusalParam: a request the engine refuses (here a prompt
+// larger than the whole KV pool, which the server's own checks against the
+// context do not catch) is a 400 naming the request's field, from the
+// engine's typed error, not a trimmed message without a param.
+func TestEngineRefusalParam(t *testing.T) {
+	ts := start(t, server.Config{}, &loader{cfg: engine.Config{NumBlocks: 2}}) // 32 token slots
+	prompt := strings.TrimSuffix(strings.Repeat("1,", 40), ",")
+	for _, c := range []struct{ path, body, param string }{
+		{"/v1/completions", `{"model":"tiny","prompt":[` + prompt + `],"max_tokens":2}`, "prompt"},
+		{"/v1/chat/completions", `{"model":"tiny","max_tokens":2,"messages":[{"role":"user","content":"` + strings.Repeat("a b ", 40) + `"}]}`, "messages"},
+	} {
+		code, _, body := ts.post(t, c.path, c.body)
+		if code != 400 {
+			t.Fatalf("%s: status %d: %s", c.path, code, body)
+		}
+		msg, _, param, _ := errorOf(t, body)
+		if param == nil || *param != c.param || !strings.Contains(msg, "KV cache") {
+			t.Errorf("%s: %q with param %v, want the KV cache named on %q", c.path, msg, param, c.param)
+		}
+	}
+}

@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"errors"
-	"strings"
 	"sync"
 	"time"
 
@@ -15,25 +14,44 @@ import (
 // prompt, each with n completions. Choice i*n+k is completion k of prompt
 // i, as OpenAI numbers them.
 type job struct {
-	srv        *Server
-	slot       *slot
-	prompts    [][]int32
-	params     sample.Params // MaxTokens per prompt: maxTokens
-	maxTokens  []int
-	n          int
-	ignoreEOS  bool
-	priority   int
-	constraint func() (sample.Constraint, error) // structured output; nil: none
-	beamWidth  int                               // > 0: beam search (vLLM's use_beam_search)
-	lengthPen  float64
-	promptRows bool // ask the engine for each prompt's logit rows (echo.go)
-	scoreOnly  bool // max_tokens 0 (echo.go): drop the one token the engine samples
+	srv         *Server
+	slot        *slot
+	prompts     [][]int32
+	params      sample.Params // MaxTokens per prompt: maxTokens
+	maxTokens   []int
+	n           int
+	ignoreEOS   bool
+	priority    int
+	constraint  func() (sample.Constraint, error) // structured output; nil: none
+	beamWidth   int                               // > 0: beam search (vLLM's use_beam_search)
+	lengthPen   float64
+	promptRows  bool   // ask the engine for each prompt's logit rows (echo.go)
+	scoreOnly   bool   // max_tokens 0 (echo.go): drop the one token the engine samples
+	promptParam string // the request field of the prompts: "prompt" or "messages"
 
 	// Filled while it runs.
 	queued   []bool      // prompt i still counts against Config.MaxQueue
 	lastTok  []time.Time // per choice: when its last token arrived (inter-token latency)
 	finished int         // choices ended
 	cancel   func()      // aborts every completion (the client is gone)
+}
+
+// paramOf names the request field behind an engine.Request field that
+// the engine refused (engine.RequestError.Field).
+func (j *job) paramOf(field string) string {
+	switch field {
+	case "Prompt":
+		return j.promptParam
+	case "N":
+		return "n"
+	case "BeamWidth":
+		return "n" // the beam width is n (or best_of)
+	case "LengthPenalty":
+		return "length_penalty"
+	case "PromptLogits":
+		return "prompt_logprobs"
+	}
+	return "" // Params, Constraint: checked field by field before they reach the engine
 }
 
 // promptLogits is the engine's PromptLogits for a prompt: every
@@ -86,7 +104,11 @@ func (j *job) start(ctx context.Context) (<-chan item, error) {
 			if errors.Is(err, engine.ErrClosed) {
 				return nil, errDraining
 			}
-			return nil, badRequest("", "%s", strings.TrimPrefix(err.Error(), "engine: "))
+			var re *engine.RequestError
+			if errors.As(err, &re) {
+				return nil, badRequest(j.paramOf(re.Field), "%s", re.Reason)
+			}
+			return nil, internal(err) // the engine's setup, not the request
 		}
 		chans = append(chans, ch)
 	}
