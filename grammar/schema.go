@@ -65,6 +65,12 @@ type SchemaOptions struct {
 	// object. A required property the schema does not declare stays
 	// allowed, with any value. Objects without "properties" stay open.
 	StrictProperties bool
+	// MaxOutputBytes, when positive, is the longest text the grammar will
+	// ever be asked to derive (a model's context times its longest
+	// token): a maxLength or maxItems at or above it constrains nothing
+	// that can be generated and is dropped, rather than refused as too
+	// large to compile (AWS's schemas say maxLength 1048576).
+	MaxOutputBytes int
 }
 
 // DefaultMaxWhitespace is the whitespace allowed at each separator by

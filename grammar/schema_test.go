@@ -138,6 +138,53 @@ func TestSchemaStrictProperties(t *testing.T) {
 	}
 }
 
+// TestSchemaPatternWithLength: a pattern that matches every string leaves
+// the length bounds alone, an anchored repeated class has its repetition
+// narrowed by them; other patterns with bounds stay refused.
+func TestSchemaPatternWithLength(t *testing.T) {
+	for _, c := range []struct {
+		schema  string
+		opts    *SchemaOptions
+		yes, no []string
+	}{
+		{`{"type":"string","pattern":"^[0-9a-z]+$","minLength":3,"maxLength":4}`, nil, []string{`"abc"`, `"ab12"`}, []string{`"ab"`, `"abcde"`, `"ABC"`, `"ab-"`}},
+		{`{"type":"string","pattern":"^[0-9a-zA-Z]+$","minLength":10,"maxLength":10}`, nil, []string{`"0123456789"`}, []string{`"012345678"`, `"01234567890"`}},
+		{`{"type":"string","pattern":"[\\S\\s]*","minLength":0,"maxLength":2}`, nil, []string{`""`, `"a "`}, []string{`"abc"`}},
+		{`{"type":"string","pattern":"^a*","minLength":2}`, nil, []string{`"bb"`, `"aab"`}, []string{`"b"`}},
+		{`{"type":"string","maxLength":1048576}`, &SchemaOptions{MaxOutputBytes: 4096}, []string{`"abc"`, `""`}, []string{`1`}},
+		{`{"type":"array","items":{"type":"integer"},"maxItems":1048576}`, &SchemaOptions{MaxOutputBytes: 4096}, []string{`[1,2,3]`, `[]`}, []string{`["a"]`}},
+	} {
+		g, err := CompileJSONSchema([]byte(c.schema), c.opts)
+		if err != nil {
+			t.Errorf("%s: %v", c.schema, err)
+			continue
+		}
+		p, err := Compile(g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, text := range c.yes {
+			if !programAccepts(p, text) {
+				t.Errorf("%s rejects %s", c.schema, text)
+			}
+		}
+		for _, text := range c.no {
+			if programAccepts(p, text) {
+				t.Errorf("%s accepts %s", c.schema, text)
+			}
+		}
+	}
+	for _, s := range []string{
+		`{"type":"string","pattern":".*\\S.*","minLength":1,"maxLength":128}`, // contains a non-space: not a repeated class
+		`{"type":"string","pattern":"^(ab)+$","maxLength":9}`,
+		`{"type":"string","maxLength":1048576}`, // no MaxOutputBytes: too large
+	} {
+		if _, err := CompileJSONSchema([]byte(s), nil); err == nil {
+			t.Errorf("%s compiled; want it refused", s)
+		}
+	}
+}
+
 // programAccepts reports whether p derives text exactly.
 func programAccepts(p *Program, text string) bool {
 	m, err := NewMatcher(p)

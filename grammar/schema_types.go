@@ -157,7 +157,7 @@ func ceilRat(r *big.Rat) *big.Int {
 // the grammar spells out (each unit of a bound is a copy in the automaton).
 const maxStringCount = 10000
 
-func countKeyword(s *jsonValue, kw, path string) (int, bool, error) {
+func (c *schemaCompiler) countKeyword(s *jsonValue, kw, path string) (int, bool, error) {
 	v := s.get(kw)
 	if v == nil {
 		return 0, false, nil
@@ -165,6 +165,11 @@ func countKeyword(s *jsonValue, kw, path string) (int, bool, error) {
 	n, err := nonNegInt(v, path, kw)
 	if err != nil {
 		return 0, false, err
+	}
+	if (kw == "maxLength" || kw == "maxItems") && c.opts.MaxOutputBytes > 0 && n >= c.opts.MaxOutputBytes {
+		// No reply is that long: every character and every item takes a
+		// byte at least. The bound constrains nothing (see SchemaOptions).
+		return 0, false, nil
 	}
 	if n > maxStringCount {
 		return 0, false, fmt.Errorf("grammar: %s %d at %q is above %d: %w", kw, n, pathOrRoot(path), maxStringCount, ErrTooLarge)
@@ -174,11 +179,11 @@ func countKeyword(s *jsonValue, kw, path string) (int, bool, error) {
 
 // stringExpr returns the strings the schema's string keywords allow.
 func (c *schemaCompiler) stringExpr(s *jsonValue, path string) (*Expr, error) {
-	minL, hasMin, err := countKeyword(s, "minLength", path)
+	minL, hasMin, err := c.countKeyword(s, "minLength", path)
 	if err != nil {
 		return nil, err
 	}
-	maxL, hasMax, err := countKeyword(s, "maxLength", path)
+	maxL, hasMax, err := c.countKeyword(s, "maxLength", path)
 	if err != nil {
 		return nil, err
 	}
@@ -186,13 +191,14 @@ func (c *schemaCompiler) stringExpr(s *jsonValue, path string) (*Expr, error) {
 	if fmtv != nil && fmtv.kind == jString && formatGrammar(fmtv.str) == nil {
 		fmtv = nil // a format kiln does not know: an annotation
 	}
+	lengthKw := "minLength"
+	if !hasMin {
+		lengthKw = "maxLength"
+	}
+	lengthBounded := (hasMin && minL > 0) || hasMax
 	if pat != nil || fmtv != nil {
-		kw := "minLength"
-		if !hasMin {
-			kw = "maxLength"
-		}
-		if (hasMin && minL > 0) || hasMax {
-			return nil, unsupported(path, kw, "length bounds together with pattern or format")
+		if fmtv != nil && lengthBounded {
+			return nil, unsupported(path, lengthKw, "length bounds together with format")
 		}
 		if pat != nil && fmtv != nil {
 			return nil, unsupported(path, "format", "format together with pattern")
@@ -214,6 +220,16 @@ func (c *schemaCompiler) stringExpr(s *jsonValue, path string) (*Expr, error) {
 		branches, err := parseRegex(pat.str)
 		if err != nil {
 			return nil, unsupported(path, "pattern", err.Error())
+		}
+		if lengthBounded {
+			e, ok := patternWithLength(branches, minL, hasMin, maxL, hasMax)
+			if !ok {
+				return nil, unsupported(path, lengthKw, "length bounds together with pattern")
+			}
+			if e == nil { // the pattern matches every string: only the bounds remain
+				return c.stringExpr(without(s, "pattern"), path)
+			}
+			return Seq(Lit(`"`), jsonEncodeExpr(e), Lit(`"`)), nil
 		}
 		anyChars := Star(jsonStringChar())
 		var alts []*Expr
@@ -246,11 +262,11 @@ func (c *schemaCompiler) stringExpr(s *jsonValue, path string) (*Expr, error) {
 
 // arrayExpr returns the arrays the schema's array keywords allow.
 func (c *schemaCompiler) arrayExpr(s *jsonValue, path string) (*Expr, error) {
-	minN, _, err := countKeyword(s, "minItems", path)
+	minN, _, err := c.countKeyword(s, "minItems", path)
 	if err != nil {
 		return nil, err
 	}
-	maxN, hasMax, err := countKeyword(s, "maxItems", path)
+	maxN, hasMax, err := c.countKeyword(s, "maxItems", path)
 	if err != nil {
 		return nil, err
 	}
@@ -465,4 +481,70 @@ func (c *schemaCompiler) objectExpr(s *jsonValue, path string) (*Expr, error) {
 		return nil, err
 	}
 	return Seq(Lit("{"), ws, Alt(firsts...), ws, Lit("}")), nil
+}
+
+// patternWithLength returns the strings of a pattern (regex branches, as
+// parseRegex gives them) with a length in [minL, maxL] characters, in the
+// cases where that is a plain regular expression again: a pattern that
+// matches every string (a branch whose body matches the empty string and is
+// anchored at one end at most: a search finds it anywhere), which leaves
+// the bounds alone (nil, true); and one branch anchored at both ends whose
+// body is one character class repeated (^[0-9a-z]+$), whose repetition
+// the bounds narrow. Anything else is (nil, false): refused, not loosened.
+func patternWithLength(branches []regexBranch, minL int, hasMin bool, maxL int, hasMax bool) (*Expr, bool) {
+	for _, br := range branches {
+		if !(br.startAnchor && br.endAnchor) && exprNullable(br.body) {
+			return nil, true
+		}
+	}
+	if len(branches) != 1 || !branches[0].startAnchor || !branches[0].endAnchor {
+		return nil, false
+	}
+	body := branches[0].body
+	lo, hi := 1, 1
+	if body.Op == OpRepeat {
+		lo, hi, body = body.Min, body.Max, body.Subs[0]
+	}
+	if body.Op != OpClass {
+		return nil, false
+	}
+	if hasMin {
+		lo = max(lo, minL)
+	}
+	if hasMax && (hi < 0 || maxL < hi) {
+		hi = maxL
+	}
+	if hi >= 0 && hi < lo {
+		return Never(), true
+	}
+	if hi > maxStringCount || lo > maxStringCount {
+		return nil, false
+	}
+	return Repeat(body, lo, hi), true
+}
+
+// exprNullable reports whether e derives the empty string (e holds no
+// rule references: a regex's expression).
+func exprNullable(e *Expr) bool {
+	switch e.Op {
+	case OpLit:
+		return e.Lit == ""
+	case OpSeq:
+		for _, s := range e.Subs {
+			if !exprNullable(s) {
+				return false
+			}
+		}
+		return true
+	case OpAlt:
+		for _, s := range e.Subs {
+			if exprNullable(s) {
+				return true
+			}
+		}
+		return false
+	case OpRepeat:
+		return e.Min == 0 || exprNullable(e.Subs[0])
+	}
+	return false
 }

@@ -25,6 +25,9 @@ func (v *Vocabulary) Size() int { return len(v.bytes) }
 // end-of-generation tokens).
 func (v *Vocabulary) TokenBytes(id int32) []byte { return v.bytes[id] }
 
+// MaxTokenBytes returns the most bytes one token adds to the text.
+func (v *Vocabulary) MaxTokenBytes() int { return v.trie.maxDepth }
+
 // IsEOG reports whether token id ends generation.
 func (v *Vocabulary) IsEOG(id int32) bool { return v.eog[id] }
 

@@ -182,6 +182,15 @@ func (c *grammarCache) compile(key grammarKey, call *compileCall, sl *slot, spec
 // whole vocabulary from the start), so that the engine loop, which computes
 // every later mask, does not pay it.
 func compileIndex(sl *slot, spec *constraintSpec, limits grammar.Limits) (*grammar.TokenIndex, error) {
+	vocab, err := sl.vocabulary()
+	if err != nil {
+		return nil, internal(fmt.Errorf("the model's vocabulary as bytes: %w", err))
+	}
+	if sl.m != nil {
+		// A reply is at most the context's tokens, each at most the longest
+		// token's bytes: a schema's maxLength past that constrains nothing.
+		spec.maxOutput = sl.m.MaxModelLen * max(1, vocab.MaxTokenBytes())
+	}
 	g, err := spec.compile()
 	if err != nil {
 		return nil, err
@@ -193,10 +202,6 @@ func compileIndex(sl *slot, spec *constraintSpec, limits grammar.Limits) (*gramm
 			ae.Code = "grammar_too_large"
 		}
 		return nil, ae
-	}
-	vocab, err := sl.vocabulary()
-	if err != nil {
-		return nil, internal(fmt.Errorf("the model's vocabulary as bytes: %w", err))
 	}
 	idx, err := grammar.NewTokenIndex(prog, vocab)
 	if err != nil {

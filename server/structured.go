@@ -55,6 +55,7 @@ var jsonWhitespace = &grammar.SchemaOptions{MaxWhitespace: 2, StrictProperties: 
 func (c *constraintSpec) schemaOptions() *grammar.SchemaOptions {
 	o := *jsonWhitespace
 	o.StrictProperties = !c.openObjects
+	o.MaxOutputBytes = c.maxOutput
 	return &o
 }
 
@@ -65,6 +66,7 @@ type constraintSpec struct {
 	param string // the request field, for errors
 
 	openObjects bool // the server's --allow-undeclared-properties (the same for every request)
+	maxOutput   int  // the longest reply the model can give, in bytes (compileIndex sets it; 0: unknown)
 }
 
 // spec reads the request's structured-output fields; nil when none.
