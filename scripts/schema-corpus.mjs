@@ -130,6 +130,7 @@ for (const [i, c] of picked.entries()) {
     const ch = out.choices[0];
     r.finish = ch.finish_reason;
     r.tokens = out.usage?.completion_tokens;
+    r.head = (ch.message.content ?? "").slice(0, 300); // for reading why a reply did not finish
     if (ch.finish_reason === "stop") {
       let v;
       try {

@@ -48,13 +48,17 @@ type Config struct {
 	// property too. false (the default): it allows none (strict, as
 	// xgrammar and llama.cpp do).
 	AllowUndeclaredProperties bool
-	MaxLogprobs               int              // most top logprobs per token a request may ask (vLLM's --max-logprobs); 0 means 20, negative 0
-	AllowedOrigins            []string         // CORS origins ("*": any); none: no CORS headers at all (cors.go)
-	AllowedMethods            []string         // CORS methods; none or "*": any
-	AllowedHeaders            []string         // CORS request headers; none or "*": any
-	AllowCredentials          bool             // CORS: Access-Control-Allow-Credentials: true
-	Logger                    *slog.Logger     // access and lifecycle logs; nil: discarded
-	Now                       func() time.Time // the clock of "created" fields; nil: time.Now
+	// JSONWhitespace is the whitespace a constrained JSON reply may put at
+	// each place JSON allows it, in bytes: 0 means 1, negative none
+	// (compact JSON).
+	JSONWhitespace   int
+	MaxLogprobs      int              // most top logprobs per token a request may ask (vLLM's --max-logprobs); 0 means 20, negative 0
+	AllowedOrigins   []string         // CORS origins ("*": any); none: no CORS headers at all (cors.go)
+	AllowedMethods   []string         // CORS methods; none or "*": any
+	AllowedHeaders   []string         // CORS request headers; none or "*": any
+	AllowCredentials bool             // CORS: Access-Control-Allow-Credentials: true
+	Logger           *slog.Logger     // access and lifecycle logs; nil: discarded
+	Now              func() time.Time // the clock of "created" fields; nil: time.Now
 }
 
 func (c *Config) fill() error {

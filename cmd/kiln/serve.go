@@ -66,6 +66,7 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	maxBody := fs.String("max-body-bytes", "8MiB", "request body limit (413 beyond)")
 	maxGrammar := fs.String("max-grammar-bytes", "256KiB", "most bytes of one request's JSON schema, grammar, regex or choices (400 beyond)")
 	grammarMem := fs.String("grammar-memory", "64MiB", "memory budget of compiling one request's structured-output grammar (400 beyond)")
+	jsonWS := fs.Int("json-whitespace", 1, "bytes of whitespace a constrained JSON reply may put at each place JSON allows it (0: compact JSON)")
 	openObjects := fs.Bool("allow-undeclared-properties", false, "read JSON schemas literally: an object schema listing properties but not additionalProperties allows others too (default: it allows none, as xgrammar's strict mode and llama.cpp do)")
 	grammarCache := fs.String("grammar-cache-memory", "256MiB", "bytes of compiled structured-output grammars kept for reuse (least recently used out first)")
 	apiKey := fs.String("api-key", "", "require 'Authorization: Bearer KEY' (default $KILN_API_KEY; /health, /ready and /metrics stay open)")
@@ -161,6 +162,9 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 			return usageErrorf("--%s %q: want a size such as 64MiB", f.name, f.val)
 		}
 	}
+	if *jsonWS < 0 || *jsonWS > 64 {
+		return usageErrorf("--json-whitespace %d: want 0 (compact JSON) up to 64 bytes", *jsonWS)
+	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	key := *apiKey
@@ -233,7 +237,7 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 		MaxLogprobs: cmp.Or(*maxLogprobs, -1), AllowedOrigins: cors["allowed-origins"], AllowedMethods: cors["allowed-methods"],
 		AllowedHeaders: cors["allowed-headers"], AllowCredentials: *allowCredentials,
 		MaxGrammarBytes: int(grammarSizes[0]), GrammarMemory: grammarSizes[1], GrammarCacheMemory: grammarSizes[2],
-		AllowUndeclaredProperties: *openObjects})
+		AllowUndeclaredProperties: *openObjects, JSONWhitespace: cmp.Or(*jsonWS, -1)})
 	if err != nil {
 		return err
 	}
