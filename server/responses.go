@@ -96,9 +96,10 @@ func (q *responsesRequest) unsupported() error {
 }
 
 // chatRequest is the chat completion request q asks for, and its
-// text.format as structured output (nil: plain text).
-func (q *responsesRequest) chatRequest() (*chatRequest, *constraintSpec, error) {
-	msgs, err := q.messages()
+// text.format as structured output (nil: plain text). format is the
+// model's tool-call format (toolFormat), for the calls in input.
+func (q *responsesRequest) chatRequest(format string) (*chatRequest, *constraintSpec, error) {
+	msgs, err := q.messages(format)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -126,9 +127,9 @@ func (q *responsesRequest) chatRequest() (*chatRequest, *constraintSpec, error) 
 
 // messages turns instructions and input into chat messages. Consecutive
 // function_call items become one assistant turn (parallel calls), shown
-// as its content in the model's call format (callText) since the chat
+// as its content in the model's call format (callsText) since the chat
 // templates see text only; a function_call_output is a tool turn.
-func (q *responsesRequest) messages() ([]chatMessage, error) {
+func (q *responsesRequest) messages(format string) ([]chatMessage, error) {
 	var msgs []chatMessage
 	str := func(s string) json.RawMessage { b, _ := json.Marshal(s); return b }
 	if q.Instructions != nil && *q.Instructions != "" {
@@ -145,13 +146,12 @@ func (q *responsesRequest) messages() ([]chatMessage, error) {
 	if len(items) == 0 {
 		return nil, badRequest("input", "input is an empty list")
 	}
-	var calls []string // the pending assistant turn's calls, as text
-	var callsRaw []json.RawMessage
+	var calls []toolCall // the pending assistant turn's
 	flush := func() {
 		if len(calls) > 0 {
-			raw, _ := json.Marshal(callsRaw)
-			msgs = append(msgs, chatMessage{Role: "assistant", Content: str(strings.Join(calls, "\n")), ToolCalls: raw})
-			calls, callsRaw = nil, nil
+			raw, _ := json.Marshal(calls)
+			msgs = append(msgs, chatMessage{Role: "assistant", Content: str(callsText(format, calls)), ToolCalls: raw})
+			calls = nil
 		}
 	}
 	for i, it := range items {
@@ -173,9 +173,7 @@ func (q *responsesRequest) messages() ([]chatMessage, error) {
 			if it.Name == "" || it.Args == nil {
 				return nil, badRequest(param, "%s: a function_call needs name and arguments", param)
 			}
-			calls = append(calls, callText(it.Name, *it.Args))
-			c, _ := json.Marshal(toolCall{ID: it.CallID, Type: "function", Function: toolFunction{Name: it.Name, Arguments: *it.Args}})
-			callsRaw = append(callsRaw, c)
+			calls = append(calls, toolCall{Index: len(calls), ID: it.CallID, Type: "function", Function: toolFunction{Name: it.Name, Arguments: *it.Args}})
 		case "function_call_output":
 			flush()
 			if it.CallID == "" {
@@ -196,16 +194,37 @@ func (q *responsesRequest) messages() ([]chatMessage, error) {
 	return msgs, nil
 }
 
-// callText shows a call the model made as the text a Hermes / Qwen model
-// writes for it (kiln's default tool format, and the one the fallback
-// ChatML template's models learn).
-func callText(name, args string) string {
-	if !json.Valid([]byte(args)) {
-		b, _ := json.Marshal(args)
-		args = string(b)
+// callsText shows calls the model made as the text it writes for them in
+// format (toolFormat): what the tool parsers read back out of a reply.
+//
+//	hermes   <tool_call>\n{"name": N, "arguments": A}\n</tool_call>, one per call
+//	mistral  [TOOL_CALLS] [{"name": N, "arguments": A}, ...]
+//	llama3   {"name": N, "parameters": A}, several joined by ";"
+func callsText(format string, calls []toolCall) string {
+	parts := make([]string, len(calls))
+	for i, c := range calls {
+		args := c.Function.Arguments
+		if !json.Valid([]byte(args)) { // shown as the string it is
+			b, _ := json.Marshal(args)
+			args = string(b)
+		}
+		name, _ := json.Marshal(c.Function.Name)
+		switch format {
+		case "mistral":
+			parts[i] = fmt.Sprintf(`{"name": %s, "arguments": %s}`, name, args)
+		case "llama3":
+			parts[i] = fmt.Sprintf(`{"name": %s, "parameters": %s}`, name, args)
+		default:
+			parts[i] = fmt.Sprintf("<tool_call>\n{\"name\": %s, \"arguments\": %s}\n</tool_call>", name, args)
+		}
 	}
-	n, _ := json.Marshal(name)
-	return fmt.Sprintf("<tool_call>\n{\"name\": %s, \"arguments\": %s}\n</tool_call>", n, args)
+	switch format {
+	case "mistral":
+		return "[TOOL_CALLS] [" + strings.Join(parts, ", ") + "]"
+	case "llama3":
+		return strings.Join(parts, "; ")
+	}
+	return strings.Join(parts, "\n")
 }
 
 // inputText reads a message's content or a call's output: a string, or a
@@ -325,7 +344,7 @@ func (s *Server) handleResponses(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer s.reg.release(sl)
-	cq, format, err := q.chatRequest()
+	cq, format, err := q.chatRequest(toolFormat(sl.m.Template.Source()))
 	if err != nil {
 		writeError(w, err)
 		return
@@ -385,6 +404,8 @@ func inputParam(err error) error {
 	switch {
 	case out.Param == "messages" || strings.HasPrefix(out.Param, "messages["):
 		out.Param = "input"
+	case strings.HasPrefix(out.Param, "tools[") && strings.Contains(out.Param, ".function."):
+		out.Param = strings.Replace(out.Param, ".function.", ".", 1) // the flat tools' field
 	case out.Param == "max_tokens":
 		out.Param = "max_output_tokens"
 		out.Message = strings.ReplaceAll(out.Message, "max_tokens", "max_output_tokens")

@@ -111,6 +111,12 @@ func (rw *responsesWriter) object(status string, output []any) responseObject {
 		MaxOutputTokens: q.MaxOutputTokens, Model: q.Model, Output: output, ParallelToolCalls: q.ParallelToolCalls == nil || *q.ParallelToolCalls,
 		Temperature: float64(p.Temperature), TopP: float64(p.TopP), ToolChoice: q.ToolChoice, Tools: q.Tools,
 		Truncation: "disabled", Metadata: q.Metadata, User: q.User}
+	if q.Temperature != nil { // as sent, not as float32 made it
+		o.Temperature = *q.Temperature
+	}
+	if q.TopP != nil {
+		o.TopP = *q.TopP
+	}
 	if o.Output == nil {
 		o.Output = []any{}
 	}

@@ -218,6 +218,13 @@ func TestResponsesTools(t *testing.T) {
 	if len(r.Tools) != 1 || r.Tools[0].Type != "function" || r.Tools[0].Name != "get_time" || r.ToolChoice.OfToolChoiceMode != "none" {
 		t.Errorf("echoed tools %s, tool_choice %s", r.JSON.Tools.Raw(), r.JSON.ToolChoice.Raw())
 	}
+	if r.Temperature != 0 || r.ParallelToolCalls != true {
+		t.Errorf("echoed temperature %v, parallel_tool_calls %v", r.Temperature, r.ParallelToolCalls)
+	}
+	first := respond(t, c, p)
+	if first.Temperature != 0.8 || first.ParallelToolCalls || first.ToolChoice.OfToolChoiceMode != "required" {
+		t.Errorf("echoed temperature %v (want 0.8 as sent), parallel_tool_calls %v, tool_choice %s", first.Temperature, first.ParallelToolCalls, first.JSON.ToolChoice.Raw())
+	}
 }
 
 // TestResponsesJSONSchema: text.format json_schema constrains the reply
@@ -271,6 +278,10 @@ func TestResponsesErrors(t *testing.T) {
 		{`{"model":"tiny","input":"x","text":{"format":{"type":"json_schema","name":"x","schema":{"type":"object","patternProperties":{"a":{}}}}}}`, "text.format"},
 		{`{"model":"tiny","input":"x","max_output_tokens":0}`, "max_output_tokens"},
 		{`{"model":"tiny","input":"x","background":true}`, "background"},
+		{`{"model":"tiny","input":"x","tools":[{"type":"function","name":"f"},{"type":"function","name":"f"}]}`, "tools[1].name"},
+		{`{"model":"tiny","input":"x","tools":[{"type":"function","name":"f"}],"tool_choice":{"type":"function","name":"g"}}`, "tool_choice"},
+		{`{"model":"tiny","input":[{"type":"function_call_output","output":"x"}]}`, "input[0].call_id"},
+		{`{"model":"tiny","input":"x","conversation":"conv_1"}`, "conversation"},
 	} {
 		status, _, body := ts.post(t, "/v1/responses", tc.body, "Authorization", "Bearer sekrit")
 		if status != 400 {
