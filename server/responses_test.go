@@ -1,10 +1,14 @@
 package server_test
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
+	"io"
+	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
@@ -143,9 +147,13 @@ func TestResponsesMessages(t *testing.T) {
 		responses.ResponseInputItemParamOfMessage("a story, please", responses.EasyInputMessageRoleUser),
 	}
 	r := respond(t, c, responses.ResponseNewParams{Model: "tiny", Instructions: openai.String("be brief"), MaxOutputTokens: openai.Int(8),
-		Temperature: openai.Float(0), Input: responses.ResponseNewParamsInputUnion{OfInputItemList: input}})
-	if r.Instructions.OfString != "be brief" {
-		t.Errorf("instructions echoed as %s", r.Instructions.RawJSON())
+		Temperature: openai.Float(0), Input: responses.ResponseNewParamsInputUnion{OfInputItemList: input},
+		Store: openai.Bool(true), Metadata: map[string]string{"run": "7"}})
+	if r.Instructions.OfString != "be brief" || r.Metadata["run"] != "7" {
+		t.Errorf("instructions echoed as %s, metadata %v", r.Instructions.RawJSON(), r.Metadata)
+	}
+	if !strings.Contains(r.RawJSON(), `"store":false`) { // store: true is not honoured: nothing is kept
+		t.Errorf("store echoed as %s", r.RawJSON())
 	}
 	ch, err := c.Chat.Completions.New(context.Background(), openai.ChatCompletionNewParams{Model: "tiny", MaxTokens: openai.Int(8), Temperature: openai.Float(0),
 		Messages: []openai.ChatCompletionMessageParamUnion{openai.SystemMessage("be brief"), openai.DeveloperMessage("be kind"),
@@ -292,5 +300,34 @@ func TestResponsesErrors(t *testing.T) {
 		if typ != "invalid_request_error" || param == nil || *param != tc.param {
 			t.Errorf("%s: %s, want param %q", tc.body, body, tc.param)
 		}
+	}
+}
+
+// TestResponsesShutdownCut: a stream cut by the end of Shutdown's drain
+// ends with an "error" event naming the shutdown, numbered in sequence,
+// rather than stopping mid-message.
+func TestResponsesShutdownCut(t *testing.T) {
+	ts := start(t, server.Config{}, nil)
+	resp, err := http.Post(ts.URL+"/v1/responses", "application/json",
+		strings.NewReader(`{"model":"tiny","input":"go on","max_output_tokens":3900,"ignore_eos":true,"temperature":0,"stream":true}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	r := bufio.NewReader(resp.Body)
+	if line, err := r.ReadString('\n'); resp.StatusCode != 200 || line != "event: response.created\n" {
+		t.Fatalf("status %d, first line %q (%v)", resp.StatusCode, line, err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	ts.Shutdown(ctx)
+	rest, _ := io.ReadAll(r)
+	events := strings.Split(strings.TrimSpace(string(rest)), "\n\n")
+	last := events[len(events)-1]
+	if !strings.HasPrefix(last, "event: error\ndata: {\"type\":\"error\"") || !strings.Contains(last, `"code":"shutting_down"`) {
+		t.Errorf("the cut stream ends %q; want an error event with code shutting_down", last)
+	}
+	if strings.Contains(string(rest), "[DONE]") || strings.Contains(string(rest), "response.completed") {
+		t.Errorf("the cut stream says it completed")
 	}
 }
