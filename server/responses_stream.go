@@ -50,11 +50,18 @@ type streamEvent struct {
 	Delta          *string         `json:"delta,omitempty"`
 	Text           *string         `json:"text,omitempty"`
 	Arguments      *string         `json:"arguments,omitempty"`
+	Name           string          `json:"name,omitempty"`     // function_call_arguments.done
 	Logprobs       json.RawMessage `json:"logprobs,omitempty"` // [] on text events: no logprobs here
-	// error events
-	Code    *string `json:"code,omitempty"`
-	Message string  `json:"message,omitempty"`
-	Param   *string `json:"param,omitempty"`
+}
+
+// errorEvent is the "error" event's body: the error envelope's fields
+// flat, code and param null when none.
+type errorEvent struct {
+	Type           string  `json:"type"` // error
+	SequenceNumber int     `json:"sequence_number"`
+	Code           *string `json:"code"`
+	Message        string  `json:"message"`
+	Param          *string `json:"param"`
 }
 
 // emit sends one event, numbering it.
@@ -98,7 +105,11 @@ func (rw *responsesWriter) stream(ctx context.Context, w http.ResponseWriter, it
 		if err := engineError(it.ev); err != nil && failed == nil {
 			failed = err
 		}
-		if sse.err != nil || delta.Delta.Content == nil || *delta.Delta.Content == "" {
+		if sse.err != nil {
+			c.j.cancel() // the client stopped reading: stop generating for it
+			continue
+		}
+		if delta.Delta.Content == nil || *delta.Delta.Content == "" {
 			continue
 		}
 		if len(c.calls) > 0 && delta.FinishReason != nil {
@@ -106,10 +117,8 @@ func (rw *responsesWriter) stream(ctx context.Context, w http.ResponseWriter, it
 		}
 		openMessage()
 		streamed = append(streamed, *delta.Delta.Content...)
-		if rw.emit(sse, streamEvent{Type: "response.output_text.delta", ItemID: rw.msgID, OutputIndex: zero, ContentIndex: zero,
-			Delta: delta.Delta.Content, Logprobs: noLogprobs}) != nil {
-			c.j.cancel()
-		}
+		rw.emit(sse, streamEvent{Type: "response.output_text.delta", ItemID: rw.msgID, OutputIndex: zero, ContentIndex: zero,
+			Delta: delta.Delta.Content, Logprobs: noLogprobs})
 	}
 	if sse.err != nil || (ctx.Err() != nil && !cutByShutdown(ctx)) {
 		return // the client left: nobody to tell
@@ -119,7 +128,7 @@ func (rw *responsesWriter) stream(ctx context.Context, w http.ResponseWriter, it
 	}
 	if failed != nil {
 		ae := asAPIError(failed).envelope().Error
-		rw.emit(sse, streamEvent{Type: "error", Code: ae.Code, Message: ae.Message, Param: ae.Param})
+		sse.event("error", errorEvent{Type: "error", SequenceNumber: rw.seq, Code: ae.Code, Message: ae.Message, Param: ae.Param})
 		return
 	}
 	status := rw.status()
@@ -146,7 +155,7 @@ func (rw *responsesWriter) stream(ctx context.Context, w http.ResponseWriter, it
 		added.Status, added.Arguments = "in_progress", ""
 		rw.emit(sse, streamEvent{Type: "response.output_item.added", OutputIndex: k, Item: added})
 		rw.emit(sse, streamEvent{Type: "response.function_call_arguments.delta", ItemID: fc.ID, OutputIndex: k, Delta: strp(fc.Arguments)})
-		rw.emit(sse, streamEvent{Type: "response.function_call_arguments.done", ItemID: fc.ID, OutputIndex: k, Arguments: strp(fc.Arguments)})
+		rw.emit(sse, streamEvent{Type: "response.function_call_arguments.done", ItemID: fc.ID, OutputIndex: k, Arguments: strp(fc.Arguments), Name: fc.Name})
 		rw.emit(sse, streamEvent{Type: "response.output_item.done", OutputIndex: k, Item: fc})
 		output = append(output, fc)
 	}

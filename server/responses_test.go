@@ -212,6 +212,15 @@ func TestResponsesTools(t *testing.T) {
 		t.Errorf("streamed call %+v, arguments deltas %q; events %v", fc, s.args, s.types)
 	}
 
+	// tool_choice auto: the tools are shown, the random model writes text,
+	// which streams (held while it may be a call) as it comes whole.
+	auto := responses.ResponseNewParams{Model: "tiny", MaxOutputTokens: openai.Int(8), Temperature: openai.Float(0), Input: p.Input, Tools: p.Tools}
+	auto.SetExtraFields(map[string]any{"ignore_eos": true})
+	whole, s2 := respond(t, c, auto), accumulate(t, c, auto)
+	if whole.OutputText() == "" || s2.text != whole.OutputText() || s2.final.OutputText() != whole.OutputText() || len(s2.final.Output) != 1 {
+		t.Errorf("auto: streamed %q (final %s), whole %q", s2.text, s2.final.RawJSON(), whole.OutputText())
+	}
+
 	// The round trip: the call and its output go back; no tool choice now.
 	out := responses.ResponseInputItemParamOfFunctionCallOutput(`{"time":"12:00"}`)
 	out.OfFunctionCallOutput.CallID = openai.String(call.CallID)
