@@ -385,6 +385,14 @@ func (s *Server) handleResponses(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// handleStoredResponse answers the routes of stored responses (GET and
+// DELETE /v1/responses/{id}): 404, since none is ever stored, saying so
+// rather than "no route".
+func handleStoredResponse(w http.ResponseWriter, r *http.Request) {
+	writeError(w, &apiError{Status: http.StatusNotFound, Type: "invalid_request_error", Param: "response_id", Code: "response_not_found",
+		Message: fmt.Sprintf("no response %q: this server stores no responses (it is stateless)", r.PathValue("id"))})
+}
+
 // firstSpec is the first non-nil spec.
 func firstSpec(a, b *constraintSpec) *constraintSpec {
 	if a != nil {

@@ -340,3 +340,32 @@ func TestResponsesShutdownCut(t *testing.T) {
 		t.Errorf("the cut stream says it completed")
 	}
 }
+
+// TestResponsesDisconnect: a client that leaves a stream has its
+// generation aborted; asking for a stored response is a 404 saying none
+// is stored.
+func TestResponsesDisconnect(t *testing.T) {
+	ts := start(t, server.Config{APIKey: "sekrit"}, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, "POST", ts.URL+"/v1/responses",
+		strings.NewReader(`{"model":"tiny","input":"go on","max_output_tokens":3900,"ignore_eos":true,"stream":true}`))
+	req.Header.Set("Authorization", "Bearer sekrit")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if line, err := bufio.NewReader(resp.Body).ReadString('\n'); resp.StatusCode != 200 || err != nil {
+		t.Fatalf("status %d, first line %q (%v)", resp.StatusCode, line, err)
+	}
+	cancel()
+	resp.Body.Close()
+	ts.idle(t)
+	ts.waitAborted(t, 1)
+
+	c := ts.client()
+	_, err = c.Responses.Get(context.Background(), "resp_123", responses.ResponseGetParams{})
+	var apiErr *openai.Error
+	if !errorsAs(err, &apiErr) || apiErr.StatusCode != 404 || apiErr.Code != "response_not_found" || !strings.Contains(apiErr.Message, "stores no responses") {
+		t.Errorf("GET a stored response: %v", err)
+	}
+}
