@@ -4,6 +4,7 @@
 //
 //	POST /v1/completions       prompt: text, texts, token ids, or lists of ids
 //	POST /v1/chat/completions  messages rendered with the model's chat template
+//	POST /v1/responses         OpenAI's Responses API, stateless (responses.go)
 //	GET  /v1/models            the models this server may load
 //	POST /v1/completions/render       the token ids a completion would run (vLLM's; llm-d's picker)
 //	POST /v1/chat/completions/render  the same for a chat

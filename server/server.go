@@ -243,6 +243,8 @@ func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/completions", s.handleCompletions)
 	mux.HandleFunc("POST /v1/chat/completions", s.handleChat)
+	mux.HandleFunc("POST /v1/responses", s.handleResponses)
+	mux.HandleFunc("/v1/responses/{id}", handleStoredResponse)
 	mux.HandleFunc("POST /v1/completions/render", s.handleCompletionsRender)
 	mux.HandleFunc("POST /v1/chat/completions/render", s.handleChatRender)
 	mux.HandleFunc("GET /v1/models", s.handleModels)
