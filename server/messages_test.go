@@ -273,3 +273,37 @@ func sameJSON(a, b []byte) bool {
 	jb, _ := json.Marshal(y)
 	return string(ja) == string(jb)
 }
+
+// TestMessagesStreamShape: the raw stream is Anthropic's named events,
+// each event's name its data's type, in order: message_start, ping, one
+// text block (start, deltas, stop), message_delta, message_stop; no
+// OpenAI "[DONE]".
+func TestMessagesStreamShape(t *testing.T) {
+	ts := start(t, server.Config{}, nil)
+	status, h, b := ts.post(t, "/v1/messages", `{"model":"tiny","max_tokens":6,"temperature":0,"stream":true,"messages":[{"role":"user","content":"hi"}]}`,
+		"anthropic-version", "2023-06-01")
+	if status != 200 || !strings.HasPrefix(h.Get("Content-Type"), "text/event-stream") {
+		t.Fatalf("%d %s: %s", status, h.Get("Content-Type"), b)
+	}
+	var names []string
+	for _, ev := range strings.Split(strings.TrimSpace(string(b)), "\n\n") {
+		name, data, ok := strings.Cut(ev, "\ndata: ")
+		if !ok || !strings.HasPrefix(name, "event: ") {
+			t.Fatalf("not a named event: %q", ev)
+		}
+		name = strings.TrimPrefix(name, "event: ")
+		var v struct {
+			Type string `json:"type"`
+		}
+		if err := jsonUnmarshal([]byte(data), &v); err != nil || v.Type != name {
+			t.Fatalf("event %s: data %s", name, data)
+		}
+		if len(names) == 0 || names[len(names)-1] != name {
+			names = append(names, name)
+		}
+	}
+	want := "message_start ping content_block_start content_block_delta content_block_stop message_delta message_stop"
+	if got := strings.Join(names, " "); got != want {
+		t.Errorf("events %s\nwant   %s", got, want)
+	}
+}
