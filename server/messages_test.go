@@ -307,3 +307,28 @@ func TestMessagesStreamShape(t *testing.T) {
 		t.Errorf("events %s\nwant   %s", got, want)
 	}
 }
+
+// TestMessagesCountTokens: /v1/messages/count_tokens (through the SDK)
+// counts the prompt a message request renders, its usage.input_tokens;
+// other methods on the Messages routes are 405s in Anthropic's envelope.
+func TestMessagesCountTokens(t *testing.T) {
+	ts := start(t, server.Config{}, nil)
+	c := ts.anthropicClient()
+	p := greedyMessage(2, "once upon a time")
+	r, err := c.Messages.New(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := c.Messages.CountTokens(context.Background(), anthropic.MessageCountTokensParams{Model: "tiny", Messages: p.Messages,
+		System: anthropic.MessageCountTokensParamsSystemUnion{OfTextBlockArray: p.System}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n.InputTokens != r.Usage.InputTokens || n.InputTokens < 2 {
+		t.Errorf("count_tokens %d, usage.input_tokens %d", n.InputTokens, r.Usage.InputTokens)
+	}
+	status, b := ts.get(t, "/v1/messages")
+	if status != 405 || !strings.Contains(string(b), `"type":"error"`) || !strings.Contains(string(b), `"invalid_request_error"`) {
+		t.Errorf("GET /v1/messages: %d %s", status, b)
+	}
+}

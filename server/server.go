@@ -242,6 +242,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("POST /v1/completions/render", s.handleCompletionsRender)
 	mux.HandleFunc("POST /v1/chat/completions/render", s.handleChatRender)
 	mux.HandleFunc("POST /v1/messages", s.handleMessages) // Anthropic's Messages API (messages.go)
+	mux.HandleFunc("POST /v1/messages/count_tokens", s.handleCountTokens)
 	mux.HandleFunc("GET /v1/models", s.handleModels)
 	mux.HandleFunc("POST /tokenize", s.handleTokenize)
 	mux.HandleFunc("POST /detokenize", s.handleDetokenize)
@@ -249,6 +250,10 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("GET /ready", s.handleReady)
 	mux.Handle("GET /metrics", s.metrics.handler())
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError := writeError
+		if anthropicPath(r.URL.Path) {
+			writeError = writeMessagesError
+		}
 		if allow := allowed(mux, r); len(allow) > 0 {
 			w.Header().Set("Allow", strings.Join(allow, ", "))
 			writeError(w, &apiError{Status: http.StatusMethodNotAllowed, Type: "invalid_request_error", Code: "method_not_allowed",
