@@ -332,3 +332,16 @@ func TestMessagesCountTokens(t *testing.T) {
 		t.Errorf("GET /v1/messages: %d %s", status, b)
 	}
 }
+
+// TestMessagesBodyLimit: a body over --max-body-bytes is a 413,
+// request_too_large in Anthropic's envelope, as on the other routes.
+func TestMessagesBodyLimit(t *testing.T) {
+	ts := start(t, server.Config{MaxBodyBytes: 1 << 10}, nil)
+	body := `{"model":"tiny","max_tokens":2,"messages":[{"role":"user","content":"` + strings.Repeat("x", 2<<10) + `"}]}`
+	for _, path := range []string{"/v1/messages", "/v1/messages/count_tokens"} {
+		status, _, b := ts.post(t, path, body)
+		if status != 413 || !strings.Contains(string(b), `"type":"request_too_large"`) {
+			t.Errorf("%s: %d %s", path, status, b)
+		}
+	}
+}
