@@ -24,6 +24,8 @@ import (
 //	tool_choice          auto, any (required), tool (named), none;
 //	                     disable_parallel_tool_use is parallel_tool_calls false
 //	stop_sequences       stop strings; the one that matched is stop_sequence
+//	max_tokens           required; past the context's room it is clamped
+//	                     (stop_reason model_context_window_exceeded)
 //	metadata, thinking   ignored
 //
 // Errors use Anthropic's envelope (messages_errors.go); the response and
@@ -104,6 +106,15 @@ func (s *Server) handleMessages(w http.ResponseWriter, r *http.Request) {
 		writeMessagesError(w, err)
 		return
 	}
+	// max_tokens is required and sent as a budget (Claude Code asks
+	// 32000) by clients that cannot know a local model's context: more
+	// than the prompt leaves is clamped to what it leaves, and a reply
+	// that runs into it ends model_context_window_exceeded, as Anthropic's
+	// does, rather than the OpenAI routes' 400.
+	clamped := false
+	if room := m.MaxModelLen - len(prompt); room > 0 && *cq.MaxTokens > room {
+		cq.MaxTokens, clamped = &room, true
+	}
 	j, err := s.newJob(sl, &cq.samplingRequest, [][]int32{prompt}, "messages")
 	if err != nil {
 		writeMessagesError(w, err)
@@ -125,7 +136,7 @@ func (s *Server) handleMessages(w http.ResponseWriter, r *http.Request) {
 	// call, calls parsed at the end) does the work; mw reshapes it.
 	c := &chatWriter{s: s, j: j, tok: m.Tokenizer, model: q.Model, text: make([]strings.Builder, 1), lps: make([][]chatTokenLogprob, 1),
 		reasons: make([]*string, 1), tools: tools, holding: []bool{tools != nil}}
-	mw := &messagesWriter{c: c, id: newID("msg_"), model: q.Model, inputTokens: len(prompt)}
+	mw := &messagesWriter{c: c, id: newID("msg_"), model: q.Model, inputTokens: len(prompt), clamped: clamped}
 	if q.Stream {
 		mw.stream(r.Context(), w, items)
 	} else {

@@ -11,6 +11,7 @@ import (
 	"github.com/anthropics/anthropic-sdk-go"
 	"github.com/anthropics/anthropic-sdk-go/option"
 
+	"kiln/engine"
 	"kiln/server"
 )
 
@@ -344,4 +345,31 @@ func TestMessagesBodyLimit(t *testing.T) {
 			t.Errorf("%s: %d %s", path, status, b)
 		}
 	}
+}
+
+// TestMessagesContextClamp: a max_tokens past what the context leaves
+// (clients send a budget such as Claude Code's 32000) is clamped to the
+// room, and a reply that fills it ends model_context_window_exceeded.
+func TestMessagesContextClamp(t *testing.T) {
+	ts := start(t, server.Config{}, &loader{cfg: engine.Config{MaxModelLen: 256}})
+	c := ts.anthropicClient()
+	// 4000: the SDK itself refuses a whole (unstreamed) message of 32000.
+	r, err := c.Messages.New(context.Background(), greedyMessage(4000, "once upon a time"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	room := 256 - r.Usage.InputTokens
+	switch r.StopReason {
+	case "model_context_window_exceeded":
+		if r.Usage.OutputTokens != room {
+			t.Errorf("context exceeded after %d tokens, %d left by the prompt", r.Usage.OutputTokens, room)
+		}
+	case "end_turn":
+		if r.Usage.OutputTokens >= room {
+			t.Errorf("end_turn after %d tokens, %d left", r.Usage.OutputTokens, room)
+		}
+	default:
+		t.Errorf("stop_reason %q", r.StopReason)
+	}
+	t.Logf("%d prompt tokens, %d generated, %s", r.Usage.InputTokens, r.Usage.OutputTokens, r.StopReason)
 }

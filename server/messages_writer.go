@@ -27,7 +27,8 @@ type messagesWriter struct {
 	c           *chatWriter // one choice; its state machine holds text and parses calls
 	id          string      // msg_...
 	model       string
-	inputTokens int // the prompt's tokens, known before the engine reports them
+	inputTokens int  // the prompt's tokens, known before the engine reports them
+	clamped     bool // max_tokens was cut to the context's room: reaching it is the context's end
 	stopString  string
 	reason      engine.FinishReason
 }
@@ -132,6 +133,8 @@ func (mw *messagesWriter) calls() *calledChoice {
 // stop is the message's stop_reason and stop_sequence.
 func (mw *messagesWriter) stop() (reason string, sequence *string) {
 	switch {
+	case mw.reason == engine.Length && mw.clamped:
+		return "model_context_window_exceeded", nil
 	case mw.reason == engine.Length:
 		return "max_tokens", nil
 	case mw.calls() != nil:
