@@ -383,6 +383,9 @@ func TestStopStrings(t *testing.T) {
 	if r.text != want || r.final.Reason != engine.Stop {
 		t.Fatalf("stop %q: text %q (%s), want %q (stop)", stop, r.text, r.final.Reason, want)
 	}
+	if r.final.StopString != stop {
+		t.Fatalf("StopString %q, want %q", r.final.StopString, stop)
+	}
 	if len(r.tokens) >= len(base.tokens) || !slices.Equal(r.tokens, base.tokens[:len(r.tokens)]) {
 		t.Fatalf("stop %q: tokens %v are not a proper prefix of %v", stop, r.tokens, base.tokens)
 	}
@@ -397,7 +400,7 @@ func TestStopStrings(t *testing.T) {
 		t.Fatal("the text contains the character that was to rule the stops out")
 	}
 	r = run(t, e, engine.Request{Text: "once upon", Params: p})
-	if r.text != base.text || r.final.Reason != engine.Length || !slices.Equal(r.tokens, base.tokens) {
+	if r.text != base.text || r.final.Reason != engine.Length || r.final.StopString != "" || !slices.Equal(r.tokens, base.tokens) {
 		t.Fatalf("partial stops %q: text %q (%s), want %q (length)", p.Stop, r.text, r.final.Reason, base.text)
 	}
 

@@ -96,6 +96,11 @@ type Event struct {
 	Err     error        // why an Abort happened, if not a plain cancellation
 	Usage   Usage        // set when Done
 	Timings Timings      // set when Done
+
+	// StopString is the stop string (Params.Stop) that ended the
+	// completion, in its final event; "" when none did (Anthropic's
+	// stop_sequence: the text never shows it).
+	StopString string
 }
 
 // Usage counts a request's tokens.

@@ -106,6 +106,9 @@ func (st *stream) finish(reason FinishReason, err error) {
 			ev.Text = text + st.stops.Flush()
 		}
 	}
+	if st.stops != nil {
+		ev.StopString = st.stops.Matched()
+	}
 	st.timings.Queued = g.queued
 	st.timings.Total = g.now().Sub(g.submitted)
 	ev.Timings = st.timings

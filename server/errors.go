@@ -55,7 +55,7 @@ func badRequest(param, format string, args ...any) *apiError {
 
 var (
 	errUnauthorized = &apiError{Status: http.StatusUnauthorized, Type: "authentication_error", Code: "invalid_api_key",
-		Message: "missing or incorrect API key: send it as 'Authorization: Bearer KEY'"}
+		Message: "missing or incorrect API key: send it as 'Authorization: Bearer KEY' or 'x-api-key: KEY'"}
 	errQueueFull = &apiError{Status: http.StatusTooManyRequests, Type: "rate_limit_error", Code: "queue_full", RetryAfter: 1,
 		Message: "the server's request queue is full; retry later"}
 	errDraining = &apiError{Status: http.StatusServiceUnavailable, Type: "server_error", Code: "shutting_down", RetryAfter: 5,

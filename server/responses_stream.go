@@ -26,16 +26,6 @@ import (
 // (chatWriter.add); the message holds the text streamed, which in auto mode
 // may include a call's raw text when the model wrote text first.
 
-// event writes one named event; v's JSON must carry the same "type".
-func (s *sseWriter) event(name string, v any) error {
-	body, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	s.buf = append(append(append(append(append(s.buf[:0], "event: "...), name...), "\ndata: "...), body...), "\n\n"...)
-	return s.write(s.buf)
-}
-
 // streamEvent is every event's body: type, sequence_number, and the fields
 // of its kind (the rest left out).
 type streamEvent struct {

@@ -247,6 +247,8 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("/v1/responses/{id}", handleStoredResponse)
 	mux.HandleFunc("POST /v1/completions/render", s.handleCompletionsRender)
 	mux.HandleFunc("POST /v1/chat/completions/render", s.handleChatRender)
+	mux.HandleFunc("POST /v1/messages", s.handleMessages) // Anthropic's Messages API (messages.go)
+	mux.HandleFunc("POST /v1/messages/count_tokens", s.handleCountTokens)
 	mux.HandleFunc("GET /v1/models", s.handleModels)
 	mux.HandleFunc("POST /tokenize", s.handleTokenize)
 	mux.HandleFunc("POST /detokenize", s.handleDetokenize)
@@ -254,6 +256,10 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("GET /ready", s.handleReady)
 	mux.Handle("GET /metrics", s.metrics.handler())
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError := writeError
+		if anthropicPath(r.URL.Path) {
+			writeError = writeMessagesError
+		}
 		if allow := allowed(mux, r); len(allow) > 0 {
 			w.Header().Set("Allow", strings.Join(allow, ", "))
 			writeError(w, &apiError{Status: http.StatusMethodNotAllowed, Type: "invalid_request_error", Code: "method_not_allowed",
@@ -283,7 +289,8 @@ func allowed(mux *http.ServeMux, r *http.Request) []string {
 // open are the routes that need no API key: probes and scrapers.
 func open(path string) bool { return path == "/health" || path == "/ready" || path == "/metrics" }
 
-// authorize checks "Authorization: Bearer KEY" in constant time.
+// authorize checks "Authorization: Bearer KEY", or Anthropic's
+// "x-api-key: KEY", in constant time.
 func (s *Server) authorize(next http.Handler) http.Handler {
 	if s.cfg.APIKey == "" {
 		return next
@@ -293,8 +300,14 @@ func (s *Server) authorize(next http.Handler) http.Handler {
 		if !open(r.URL.Path) {
 			scheme, got, _ := strings.Cut(strings.TrimSpace(r.Header.Get("Authorization")), " ")
 			// The scheme is case-insensitive (RFC 7235 section 2.1): "bearer KEY" is as good.
-			if !strings.EqualFold(scheme, "Bearer") || subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), want) != 1 {
-				writeError(w, errUnauthorized)
+			bearer := strings.EqualFold(scheme, "Bearer") && subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), want) == 1
+			xKey := subtle.ConstantTimeCompare([]byte(strings.TrimSpace(r.Header.Get("X-Api-Key"))), want) == 1
+			if !bearer && !xKey {
+				if anthropicPath(r.URL.Path) {
+					writeMessagesError(w, errUnauthorized)
+				} else {
+					writeError(w, errUnauthorized)
+				}
 				return
 			}
 		}

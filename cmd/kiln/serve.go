@@ -69,7 +69,7 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	jsonWS := fs.Int("json-whitespace", 1, "bytes of whitespace a constrained JSON reply may put at each place JSON allows it (0: compact JSON)")
 	openObjects := fs.Bool("allow-undeclared-properties", false, "read JSON schemas literally: an object schema listing properties but not additionalProperties allows others too (default: it allows none, as xgrammar's strict mode and llama.cpp do)")
 	grammarCache := fs.String("grammar-cache-memory", "256MiB", "bytes of compiled structured-output grammars kept for reuse (least recently used out first)")
-	apiKey := fs.String("api-key", "", "require 'Authorization: Bearer KEY' (default $KILN_API_KEY; /health, /ready and /metrics stay open)")
+	apiKey := fs.String("api-key", "", "require 'Authorization: Bearer KEY' or 'x-api-key: KEY' (default $KILN_API_KEY; /health, /ready and /metrics stay open)")
 	shutdownTimeout := fs.Duration("shutdown-timeout", 30*time.Second, "on SIGTERM, how long in-flight requests may finish before they are cut")
 	writeTimeout := fs.Duration("write-timeout", 60*time.Second, "each response write; a client that stops reading this long is cut off")
 	threads := fs.Int("threads", 0, "worker threads per model (0: one per core)")
