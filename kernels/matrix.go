@@ -17,6 +17,15 @@ type Matrix struct {
 	Rows, Cols int
 	Data       []byte // Rows * Type.RowBytes(Cols) bytes (usually a slice of the mmap)
 
+	// MulMatID marks one expert's slice of a 3-D expert tensor, which
+	// llama.cpp multiplies with ggml_mul_mat_id rather than ggml_mul_mat:
+	// there each output is one ggml_vec_dot of the weight type, so float
+	// weights sum in ggml_vec_dot_f32/f16/bf16's order, not llamafile
+	// tinyBLAS's (which serves mul_mat only). Other types are unchanged:
+	// Q8_0's vec_dot sums as tinyBLAS does, and the repacked Q4_0/Q4_K
+	// panels serve mul_mat_id too.
+	MulMatID bool
+
 	// Load-time panels of the first Rows/8*8 rows (see Repack); nil when
 	// not repacked. A copy of the Matrix shares them.
 	packed     []byte

@@ -120,11 +120,12 @@ var vecDotsOdd = map[gguf.Type]vecDot{
 // vecDotFor returns the kernel for w, in the summation order llama.cpp's
 // CPU backend uses for a matrix of w's type and shape (for batches of
 // more than one row; kiln uses it for every batch, so that results do not
-// depend on the batch).
+// depend on the batch). An expert matrix (MulMatID) takes mul_mat_id's
+// orders.
 func vecDotFor(w *Matrix) vecDot {
 	switch w.Type {
 	case gguf.TypeF32, gguf.TypeF16, gguf.TypeBF16:
-		if w.Rows%4 != 0 || w.Cols%8 != 0 {
+		if w.MulMatID || w.Rows%4 != 0 || w.Cols%8 != 0 {
 			return vecDotsOdd[w.Type]
 		}
 	case gguf.TypeQ4_0, gguf.TypeQ4_K:
