@@ -26,6 +26,9 @@ var smallSpecs = []synth.Spec{
 		RopeScaling: &synth.Llama3Rope{Factor: 8, LowFreqFactor: 1, HighFreqFactor: 4, OriginalContext: 64}},
 	{Arch: "qwen2", Dim: 128, Layers: 2, Heads: 4, KVHeads: 2, FFN: 256, VocabSize: 400, Tied: true, RopeTheta: 1e6, NormEps: 1e-6},
 	{Arch: "qwen3", Dim: 128, Layers: 2, Heads: 4, KVHeads: 2, HeadDim: 64, FFN: 256, VocabSize: 400, Tied: true, RopeTheta: 1e6, NormEps: 1e-6},
+	{Arch: "qwen3moe", Dim: 128, Layers: 2, Heads: 4, KVHeads: 2, HeadDim: 64, FFN: 256, VocabSize: 400, Tied: true, RopeTheta: 1e6, NormEps: 1e-6,
+		Experts: 8, ExpertsUsed: 2, ExpertFFN: 64},
+	{Arch: "llama", Dim: 128, Layers: 2, Heads: 4, KVHeads: 2, FFN: 64, VocabSize: 400, Experts: 4, ExpertsUsed: 2},
 }
 
 // TestArchitecturesMatchReference runs each architecture's fast path
@@ -36,6 +39,9 @@ func TestArchitecturesMatchReference(t *testing.T) {
 		name := spec.Arch
 		if spec.RopeScaling != nil {
 			name += "-llama3rope"
+		}
+		if spec.Arch == "llama" && spec.Experts > 0 {
+			name = "mixtral"
 		}
 		for _, typ := range []string{"F32", "F16"} {
 			t.Run(name+"-"+typ, func(t *testing.T) {
