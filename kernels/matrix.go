@@ -21,9 +21,10 @@ type Matrix struct {
 	// llama.cpp multiplies with ggml_mul_mat_id rather than ggml_mul_mat:
 	// there each output is one ggml_vec_dot of the weight type, so float
 	// weights sum in ggml_vec_dot_f32/f16/bf16's order, not llamafile
-	// tinyBLAS's (which serves mul_mat only). Other types are unchanged:
-	// Q8_0's vec_dot sums as tinyBLAS does, and the repacked Q4_0/Q4_K
-	// panels serve mul_mat_id too.
+	// tinyBLAS's (which serves mul_mat only), and repacked Q4_K in its
+	// gemv's order (simd.DotQ4_KQ8_KGemv), not its GEMM's. Other types are
+	// unchanged: Q8_0's vec_dot sums as tinyBLAS does, Q4_0's gemv as its
+	// GEMM, and Q6_K and the rest use vec_dot for mul_mat as well.
 	MulMatID bool
 
 	// Load-time panels of the first Rows/8*8 rows (see Repack); nil when

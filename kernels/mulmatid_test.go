@@ -41,3 +41,31 @@ func TestMulMatIDFloatOrder(t *testing.T) {
 		t.Log("tinyBLAS and vec_dot orders happened to agree on every output")
 	}
 }
+
+// TestMulMatIDQ4_KGemv: a Q4_K expert matrix (Rows%8 == 0) takes the
+// gemv's order for every row of every batch and is never repacked, as
+// llama.cpp's mul_mat_id runs ggml_gemv_q4_K_8x8_q8_K row by row.
+func TestMulMatIDQ4_KGemv(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	const rows, cols, m = 16, 512, 6
+	w := randMatrix(r, gguf.TypeQ4_K, rows, cols)
+	w.MulMatID = true
+	if Repackable(w) {
+		t.Fatal("a Q4_K expert matrix is repackable; mul_mat_id's gemv reads no load-time panels")
+	}
+	x := randFloats(r, m*cols, 1)
+	p := NewPool(2)
+	defer p.Close()
+	dst := make([]float32, m*rows)
+	p.MatMul(dst, w, x, m)
+	rb, _ := w.Type.RowBytes(cols)
+	xq := make([]byte, 292*cols/256)
+	for i := 0; i < m; i++ {
+		quantizeActQ8_K(x[i*cols:(i+1)*cols], xq)
+		for j := 0; j < rows; j++ {
+			if want := simd.DotQ4_KQ8_KGemv(cols, w.Data[j*rb:(j+1)*rb], xq); dst[i*rows+j] != want {
+				t.Fatalf("row %d output %d: %v, gemv order %v", i, j, dst[i*rows+j], want)
+			}
+		}
+	}
+}

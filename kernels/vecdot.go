@@ -132,9 +132,18 @@ func vecDotFor(w *Matrix) vecDot {
 		if w.Rows%8 != 0 {
 			return vecDotsOdd[w.Type]
 		}
+		if w.MulMatID && w.Type == gguf.TypeQ4_K {
+			return vecDotQ4_KGemv
+		}
 	}
 	return vecDots[w.Type]
 }
+
+// vecDotQ4_KGemv is a repacked Q4_K expert's order: llama.cpp's
+// mul_mat_id multiplies each routed row with ggml_gemv_q4_K_8x8_q8_K,
+// whose super-block folding differs from its GEMM's. No GEMM, no
+// load-time layout: a plain dot per output.
+var vecDotQ4_KGemv = vecDot{act: gguf.TypeQ8_K, convert: quantizeActQ8_K, dot: simd.DotQ4_KQ8_KGemv}
 
 // Supported reports whether MatMul and Matrix.Row handle weights of type t.
 func Supported(t gguf.Type) bool {
