@@ -81,9 +81,19 @@ func TestArchitecturesMatchReference(t *testing.T) {
 }
 
 // TestForwardDecodeAllocs: a decode step allocates nothing once scratch
-// has grown (BLUEPRINT habit 5).
+// has grown (BLUEPRINT habit 5), dense (qwen3) or mixture of experts
+// (qwen3moe: routing, grouping and the per-expert products reuse scratch).
 func TestForwardDecodeAllocs(t *testing.T) {
-	_, m := synthModel(t, smallSpecs[3], "Q8_0")
+	for _, c := range []struct {
+		spec int
+		typ  string
+	}{{3, "Q8_0"}, {4, "Q8_0"}} {
+		t.Run(smallSpecs[c.spec].Arch+"-"+c.typ, func(t *testing.T) { decodeAllocs(t, smallSpecs[c.spec], c.typ) })
+	}
+}
+
+func decodeAllocs(t *testing.T, spec synth.Spec, typ string) {
+	_, m := synthModel(t, spec, typ)
 	kv, err := m.NewKVStore(model.KVStoreOptions{NumBlocks: 8, BlockSize: 16})
 	if err != nil {
 		t.Fatal(err)
