@@ -15,7 +15,7 @@ type Config struct {
 	Heads    int    // attention.head_count: query heads
 	KVHeads  int    // attention.head_count_kv: key/value heads (divides Heads)
 	HeadDim  int    // attention.key_length, or Dim/Heads
-	FFN      int    // feed_forward_length: hidden width of the SwiGLU MLP
+	FFN      int    // feed_forward_length: hidden width of the SwiGLU MLP (0: none, an MoE model without the key)
 	Vocab    int    // rows of token_embd.weight
 	Context  int    // context_length the model was trained for
 	NormEps  float32
@@ -94,8 +94,12 @@ func ConfigFromGGUF(f *gguf.File) (Config, error) {
 	if c.Heads, err = need("attention.head_count"); err != nil {
 		return c, err
 	}
-	if c.FFN, err = need("feed_forward_length"); err != nil {
-		return c, err
+	// A mixture-of-experts architecture may leave the dense width out, as
+	// llama.cpp allows: its FFN is ExpertFFN wide.
+	if _, ok := f.Value(arch + ".feed_forward_length"); ok || tr.moe != 2 {
+		if c.FFN, err = need("feed_forward_length"); err != nil {
+			return c, err
+		}
 	}
 	c.KVHeads = c.Heads
 	if _, ok := f.Value(arch + ".attention.head_count_kv"); ok {
@@ -150,7 +154,7 @@ func ConfigFromGGUF(f *gguf.File) (Config, error) {
 // Validate checks that the shape is self-consistent.
 func (c *Config) Validate() error {
 	switch {
-	case c.Dim <= 0 || c.Layers <= 0 || c.Heads <= 0 || c.KVHeads <= 0 || c.HeadDim <= 0 || c.FFN <= 0:
+	case c.Dim <= 0 || c.Layers <= 0 || c.Heads <= 0 || c.KVHeads <= 0 || c.HeadDim <= 0 || c.FFN < 0 || c.FFN == 0 && !c.MoE():
 		return fmt.Errorf("model: config has a non-positive dimension: %+v", *c)
 	case c.Heads%c.KVHeads != 0:
 		return fmt.Errorf("model: %d query heads are not a multiple of %d KV heads", c.Heads, c.KVHeads)

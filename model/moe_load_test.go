@@ -18,17 +18,29 @@ var moeSpec = synth.Spec{Arch: "qwen3moe", Dim: 64, Layers: 2, Heads: 4, KVHeads
 // TestMoEBatchInvariance: a prompt's logits are bit-identical fed as one
 // chunk, in two, or token by token, though each grouping puts different
 // rows together in each expert's product (qwen3moe, and llama with experts
-// as Mixtral; F32 weights take mul_mat_id's vec_dot order, Q8_0 the GEMMs).
+// as Mixtral; F32 weights take mul_mat_id's vec_dot order, Q8_0 the GEMMs,
+// Q4_K the gemv's order).
 func TestMoEBatchInvariance(t *testing.T) {
 	mixtral := synth.Spec{Arch: "llama", Dim: 64, Layers: 2, Heads: 4, KVHeads: 2, FFN: 64,
 		Experts: 4, ExpertsUsed: 2, VocabSize: 320}
+	// Rows of 256 so that Q4_K applies: its experts take the gemv's order.
+	wide := synth.Spec{Arch: "qwen3moe", Dim: 256, Layers: 1, Heads: 4, KVHeads: 2, HeadDim: 64, FFN: 256,
+		Experts: 4, ExpertsUsed: 2, ExpertFFN: 256, VocabSize: 320, RopeTheta: 1e6, NormEps: 1e-6}
 	prompt := []int32{1, 17, 250, 3, 99, 300, 42, 42, 42, 7, 300, 12, 5, 260, 280, 111, 222, 33, 44, 55}
-	for _, spec := range []synth.Spec{moeSpec, mixtral} {
-		for _, typ := range []string{"F32", "Q8_0"} {
-			t.Run(spec.Arch+"-"+typ, func(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		spec  synth.Spec
+		types []string
+	}{{"qwen3moe", moeSpec, []string{"F32", "Q8_0"}}, {"mixtral", mixtral, []string{"F32", "Q8_0"}}, {"qwen3moe-256", wide, []string{"Q4_K"}}} {
+		spec := c.spec
+		for _, typ := range c.types {
+			t.Run(c.name+"-"+typ, func(t *testing.T) {
 				_, m := tinymodel.Model(t, spec, typ, 7, model.Options{Threads: 2})
 				if !m.Config.MoE() || m.Config.ExpertsUsed != 2 {
 					t.Fatalf("config %+v: not the 4-expert, 2-used model written", m.Config)
+				}
+				if got := m.Weights.Layers[0].Experts[3].Down.Type; got.String() != typ {
+					t.Fatalf("experts stored as %s, want %s", got, typ)
 				}
 				whole := newRunner(t, m, len(prompt), false).feed(prompt...)
 				r := newRunner(t, m, len(prompt), false)
@@ -105,6 +117,10 @@ func TestMoEBadFiles(t *testing.T) {
 		{"expert_used_count missing", drop("qwen3moe.expert_used_count"), nil, "qwen3moe.expert_used_count is missing"},
 		{"expert_count missing", drop("qwen3moe.expert_count"), nil, "qwen3moe.expert_count is missing or 0"},
 		{"expert_count 0", setUint("qwen3moe.expert_count", 0), nil, "qwen3moe.expert_count is missing or 0"},
+		{"no expert width at all", func(e *gguf.KV) bool {
+			return e.Key != "qwen3moe.expert_feed_forward_length" && e.Key != "qwen3moe.feed_forward_length"
+		}, nil, "qwen3moe.expert_feed_forward_length is missing and feed_forward_length/expert_used_count is 0"},
+		{"expert width 0", setUint("qwen3moe.expert_feed_forward_length", 0), nil, "qwen3moe.expert_feed_forward_length is not an integer in 1.."},
 		{"experts tensor of rank 2", nil, func(ti *gguf.TensorInfo, _ *[]byte) bool {
 			if ti.Name == "blk.1.ffn_up_exps.weight" {
 				ti.Shape = []uint64{ti.Shape[0], ti.Shape[1] * ti.Shape[2]}
@@ -156,5 +172,31 @@ func TestMoEBadFiles(t *testing.T) {
 				t.Fatalf("error %q does not contain %q", err, c.want)
 			}
 		})
+	}
+}
+
+// TestMoEWithoutDenseWidth: qwen3moe.feed_forward_length may be absent
+// (llama.cpp does not need it), and without expert_feed_forward_length the
+// experts are feed_forward_length/expert_used_count wide, as llama.cpp
+// falls back.
+func TestMoEWithoutDenseWidth(t *testing.T) {
+	src := tinymodel.File(t, moeSpec, "F32", 7)
+	f := edited(t, src, func(e *gguf.KV) bool { return e.Key != "qwen3moe.feed_forward_length" }, nil)
+	m, err := model.Load(f, model.Options{Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Close()
+	if m.Config.FFN != 0 || m.Config.ExpertFFN != 64 {
+		t.Fatalf("FFN %d, ExpertFFN %d; want 0 and 64", m.Config.FFN, m.Config.ExpertFFN)
+	}
+	// 128 / 2 used = 64: the same tensors load through the fallback.
+	f = edited(t, src, func(e *gguf.KV) bool { return e.Key != "qwen3moe.expert_feed_forward_length" }, nil)
+	if m, err = model.Load(f, model.Options{Threads: 1}); err != nil {
+		t.Fatal(err)
+	}
+	m.Close()
+	if m.Config.ExpertFFN != 64 {
+		t.Fatalf("ExpertFFN %d through feed_forward_length/expert_used_count, want 64", m.Config.ExpertFFN)
 	}
 }
