@@ -5,7 +5,7 @@ import "kiln/kernels"
 // Mixture-of-experts FFN, as llama.cpp's build_moe_ffn computes it for
 // qwen3moe and llama (Mixtral) with softmax gating:
 //
-//	logits  = Router · xn                      [T][Experts], F32 (ffn_gate_inp is never quantized)
+//	logits  = Router · xn                      [T][Experts] (ffn_gate_inp: llama-quantize keeps it F32; mul_mat's order)
 //	probs   = softmax(logits)                  over all experts (kernels.Softmax: ggml_soft_max's bits)
 //	ids     = argsort(probs, descending)[:k]   k = ExpertsUsed; ties: the lower expert first
 //	w       = probs[ids]                       [T][k]

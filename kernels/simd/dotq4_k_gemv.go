@@ -20,9 +20,16 @@ import (
 //
 // (d*d8 and dmin*d8 rounded float32 products; float32(iacc) rounds to
 // nearest even as VCVTDQ2PS does); the result is acc - accMin.
-// Plain Go: the MoE path's first step, not yet a tuned kernel.
 func DotQ4_KQ8_KGemv(n int, w, x []byte) float32 {
 	nb := checkBlocks("DotQ4_KQ8_KGemv", n, qkK, w, bytesQ4_K, x, bytesQ8_K)
+	if fast.Load() && nb > 0 {
+		return dotQ4_KQ8_KGemvAVX2(nb, w, x)
+	}
+	return dotQ4_KQ8_KGemvGeneric(nb, w, x)
+}
+
+// dotQ4_KQ8_KGemvGeneric is the reference of DotQ4_KQ8_KGemv's order.
+func dotQ4_KQ8_KGemvGeneric(nb int, w, x []byte) float32 {
 	var acc, accMin float32
 	for i := 0; i < nb; i++ {
 		bw := w[i*bytesQ4_K : (i+1)*bytesQ4_K]

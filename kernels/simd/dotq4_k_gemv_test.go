@@ -49,3 +49,41 @@ func TestQ4_KGemvMatchesReference(t *testing.T) {
 		t.Fatalf("one block: %g, want %g", got, want)
 	}
 }
+
+// TestQ4_KGemvFastMatchesGeneric requires the assembly to return the
+// generic code's bits, on random and adversarial blocks and raw bytes
+// (any scales, any bsums).
+func TestQ4_KGemvFastMatchesGeneric(t *testing.T) {
+	if !hasFast {
+		t.Skip("simd: no fast implementation on this CPU/build; generic only")
+	}
+	r := rand.New(rand.NewPCG(93, 94))
+	fw, fx := formats["Q4_K"], formats["Q8_K"]
+	check := func(name string, nb int, w, x []byte) {
+		t.Helper()
+		want := dotQ4_KQ8_KGemvGeneric(nb, w, x)
+		got := DotQ4_KQ8_KGemv(nb*qkK, w, x)
+		if math.Float32bits(got) != math.Float32bits(want) && !(got != got && want != want) {
+			t.Errorf("Q4_K gemv %s nb=%d: %s %g (%#08x), generic %g (%#08x)", name, nb, Impl(), got, math.Float32bits(got), want, math.Float32bits(want))
+		}
+	}
+	for _, mode := range modes {
+		for _, nb := range blockCounts(qkK) {
+			for range 3 {
+				check(mode, nb, genRow(r, fw, nb, mode), genRow(r, fx, nb, mode))
+			}
+		}
+	}
+	for _, nb := range []int{1, 3} {
+		w, x := make([]byte, nb*fw.bytes), make([]byte, nb*fx.bytes)
+		for range 20 {
+			for i := range w {
+				w[i] = byte(r.Uint32())
+			}
+			for i := range x {
+				x[i] = byte(r.Uint32())
+			}
+			check("raw", nb, w, x)
+		}
+	}
+}
