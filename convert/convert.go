@@ -119,7 +119,8 @@ func ModelInfoFrom(f *gguf.File) (ModelInfo, error) {
 		}
 		return 0
 	}
-	m := ModelInfo{Arch: arch, Layers: first("block_count"), Heads: first("attention.head_count"), KVHeads: first("attention.head_count_kv")}
+	m := ModelInfo{Arch: arch, Layers: first("block_count"), Heads: first("attention.head_count"), KVHeads: first("attention.head_count_kv"),
+		Experts: first("expert_count")}
 	if m.Layers <= 0 {
 		return ModelInfo{}, fmt.Errorf("convert: %s.block_count missing or zero", arch)
 	}

@@ -16,6 +16,7 @@ type ModelInfo struct {
 	Layers  int    // {arch}.block_count
 	Heads   int    // {arch}.attention.head_count
 	KVHeads int    // {arch}.attention.head_count_kv (0: same as Heads)
+	Experts int    // {arch}.expert_count (0: a dense model)
 }
 
 func (m ModelInfo) gqa() int {
@@ -230,7 +231,8 @@ func isQuantized(t gguf.Type) bool {
 }
 
 // mix is llama_tensor_get_type_impl for the file types of this package
-// (dense models: the MoE and IQ branches are not reachable).
+// (the IQ branches are not reachable; of the MoE rules, those of
+// n_expert == 8: attn_v and attn_k to Q8_0, attn_output to Q5_K).
 func (c *chooser) mix(name string, cat category, typ gguf.Type, ncols uint64) gguf.Type {
 	ft := c.ft
 	switch {
@@ -264,7 +266,16 @@ func (c *chooser) mix(name string, cat category, typ gguf.Type, ncols uint64) gg
 		if c.m.is70B() && (typ == gguf.TypeQ3_K || typ == gguf.TypeQ4_K) {
 			typ = gguf.TypeQ5_K
 		}
+		if c.m.Experts == 8 {
+			// llama.cpp: "for the 8-expert model, bumping this to Q8_0
+			// trades just ~128MB" (Mixtral, and any 8-expert MoE).
+			typ = gguf.TypeQ8_0
+		}
 		c.iAttnV++
+	case cat == catAttnK:
+		if c.m.Experts == 8 {
+			typ = gguf.TypeQ8_0
+		}
 	case cat == catFFNDown:
 		i, n := c.iDown, c.m.Layers
 		falcon := c.m.Arch == "falcon"
@@ -305,7 +316,12 @@ func (c *chooser) mix(name string, cat category, typ gguf.Type, ncols uint64) gg
 		}
 		c.iDown++
 	case cat == catAttnOutput:
-		if c.m.Arch != "falcon" {
+		if c.m.Arch != "falcon" && c.m.Experts == 8 {
+			switch ft {
+			case FileTypeQ2_K, FileTypeQ3_KS, FileTypeQ3_KM, FileTypeQ4_KS, FileTypeQ4_KM:
+				typ = gguf.TypeQ5_K
+			}
+		} else if c.m.Arch != "falcon" {
 			switch ft {
 			case FileTypeQ2_K:
 				typ = gguf.TypeQ3_K

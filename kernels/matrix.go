@@ -17,6 +17,16 @@ type Matrix struct {
 	Rows, Cols int
 	Data       []byte // Rows * Type.RowBytes(Cols) bytes (usually a slice of the mmap)
 
+	// MulMatID marks one expert's slice of a 3-D expert tensor, which
+	// llama.cpp multiplies with ggml_mul_mat_id rather than ggml_mul_mat:
+	// there each output is one ggml_vec_dot of the weight type, so float
+	// weights sum in ggml_vec_dot_f32/f16/bf16's order, not llamafile
+	// tinyBLAS's (which serves mul_mat only), and repacked Q4_K in its
+	// gemv's order (simd.DotQ4_KQ8_KGemv), not its GEMM's. Other types are
+	// unchanged: Q8_0's vec_dot sums as tinyBLAS does, Q4_0's gemv as its
+	// GEMM, and Q6_K and the rest use vec_dot for mul_mat as well.
+	MulMatID bool
+
 	// Load-time panels of the first Rows/8*8 rows (see Repack); nil when
 	// not repacked. A copy of the Matrix shares them.
 	packed     []byte

@@ -120,20 +120,30 @@ var vecDotsOdd = map[gguf.Type]vecDot{
 // vecDotFor returns the kernel for w, in the summation order llama.cpp's
 // CPU backend uses for a matrix of w's type and shape (for batches of
 // more than one row; kiln uses it for every batch, so that results do not
-// depend on the batch).
+// depend on the batch). An expert matrix (MulMatID) takes mul_mat_id's
+// orders.
 func vecDotFor(w *Matrix) vecDot {
 	switch w.Type {
 	case gguf.TypeF32, gguf.TypeF16, gguf.TypeBF16:
-		if w.Rows%4 != 0 || w.Cols%8 != 0 {
+		if w.MulMatID || w.Rows%4 != 0 || w.Cols%8 != 0 {
 			return vecDotsOdd[w.Type]
 		}
 	case gguf.TypeQ4_0, gguf.TypeQ4_K:
 		if w.Rows%8 != 0 {
 			return vecDotsOdd[w.Type]
 		}
+		if w.MulMatID && w.Type == gguf.TypeQ4_K {
+			return vecDotQ4_KGemv
+		}
 	}
 	return vecDots[w.Type]
 }
+
+// vecDotQ4_KGemv is a repacked Q4_K expert's order: llama.cpp's
+// mul_mat_id multiplies each routed row with ggml_gemv_q4_K_8x8_q8_K,
+// whose super-block folding differs from its GEMM's. No GEMM, no
+// load-time layout: a plain dot per output.
+var vecDotQ4_KGemv = vecDot{act: gguf.TypeQ8_K, convert: quantizeActQ8_K, dot: simd.DotQ4_KQ8_KGemv}
 
 // Supported reports whether MatMul and Matrix.Row handle weights of type t.
 func Supported(t gguf.Type) bool {

@@ -9,13 +9,13 @@ import (
 
 // Config is a model's shape and numerics, read from GGUF metadata.
 type Config struct {
-	Arch     string // general.architecture: "llama", "qwen2" or "qwen3"
+	Arch     string // general.architecture: "llama", "qwen2", "qwen3" or "qwen3moe"
 	Dim      int    // embedding_length: width of the residual stream
 	Layers   int    // block_count
 	Heads    int    // attention.head_count: query heads
 	KVHeads  int    // attention.head_count_kv: key/value heads (divides Heads)
 	HeadDim  int    // attention.key_length, or Dim/Heads
-	FFN      int    // feed_forward_length: hidden width of the SwiGLU MLP
+	FFN      int    // feed_forward_length: hidden width of the SwiGLU MLP (0: none, an MoE model without the key)
 	Vocab    int    // rows of token_embd.weight
 	Context  int    // context_length the model was trained for
 	NormEps  float32
@@ -28,23 +28,37 @@ type Config struct {
 	QKVBias  bool // qwen2: attn_q/k/v carry biases
 	QKNorm   bool // qwen3: per-head RMSNorm of queries and keys before RoPE
 	Tied     bool // no output.weight: logits use token_embd.weight
+
+	// Mixture of experts (qwen3moe, and llama files with expert_count > 0
+	// as Mixtral): each layer's FFN is Experts SwiGLU MLPs of width
+	// ExpertFFN, of which a router picks ExpertsUsed per token (moe.go).
+	// Experts = 0: the dense FFN of width FFN.
+	Experts     int  // expert_count
+	ExpertsUsed int  // expert_used_count: 1..Experts
+	ExpertFFN   int  // qwen3moe: expert_feed_forward_length, else FFN/ExpertsUsed; llama: FFN (as llama.cpp)
+	ExpertNorm  bool // renormalise the chosen experts' weights to sum 1 (llama.cpp's norm_w)
 }
+
+// MoE reports whether the FFN is a mixture of experts.
+func (c *Config) MoE() bool { return c.Experts > 0 }
 
 // archTraits are the per-architecture facts that metadata does not state.
 type archTraits struct {
 	neox    bool
 	qkvBias bool
 	qkNorm  bool
+	moe     int // 0: dense only; 1: expert_count may be set (llama: Mixtral); 2: expert_count required
 }
 
 var architectures = map[string]archTraits{
-	"llama": {},
-	"qwen2": {neox: true, qkvBias: true},
-	"qwen3": {neox: true, qkNorm: true},
+	"llama":    {moe: 1},
+	"qwen2":    {neox: true, qkvBias: true},
+	"qwen3":    {neox: true, qkNorm: true},
+	"qwen3moe": {neox: true, qkNorm: true, moe: 2},
 }
 
 // SupportedArchitectures lists the general.architecture values kiln runs.
-func SupportedArchitectures() []string { return []string{"llama", "qwen2", "qwen3"} }
+func SupportedArchitectures() []string { return []string{"llama", "qwen2", "qwen3", "qwen3moe"} }
 
 // ConfigFromGGUF reads the model configuration from f's metadata.
 func ConfigFromGGUF(f *gguf.File) (Config, error) {
@@ -80,8 +94,12 @@ func ConfigFromGGUF(f *gguf.File) (Config, error) {
 	if c.Heads, err = need("attention.head_count"); err != nil {
 		return c, err
 	}
-	if c.FFN, err = need("feed_forward_length"); err != nil {
-		return c, err
+	// A mixture-of-experts architecture may leave the dense width out, as
+	// llama.cpp allows: its FFN is ExpertFFN wide.
+	if _, ok := f.Value(arch + ".feed_forward_length"); ok || tr.moe != 2 {
+		if c.FFN, err = need("feed_forward_length"); err != nil {
+			return c, err
+		}
 	}
 	c.KVHeads = c.Heads
 	if _, ok := f.Value(arch + ".attention.head_count_kv"); ok {
@@ -97,6 +115,9 @@ func ConfigFromGGUF(f *gguf.File) (Config, error) {
 	}
 	if v, ok := f.Uint(arch + ".attention.value_length"); ok && int(v) != c.HeadDim {
 		return c, fmt.Errorf("model: value_length %d differs from key_length %d: not supported", v, c.HeadDim)
+	}
+	if err := c.readExperts(f, tr.moe); err != nil {
+		return c, err
 	}
 	c.Context = 4096
 	if v, ok := f.Uint(arch + ".context_length"); ok && v > 0 && v < 1<<24 {
@@ -133,7 +154,7 @@ func ConfigFromGGUF(f *gguf.File) (Config, error) {
 // Validate checks that the shape is self-consistent.
 func (c *Config) Validate() error {
 	switch {
-	case c.Dim <= 0 || c.Layers <= 0 || c.Heads <= 0 || c.KVHeads <= 0 || c.HeadDim <= 0 || c.FFN <= 0:
+	case c.Dim <= 0 || c.Layers <= 0 || c.Heads <= 0 || c.KVHeads <= 0 || c.HeadDim <= 0 || c.FFN < 0 || c.FFN == 0 && !c.MoE():
 		return fmt.Errorf("model: config has a non-positive dimension: %+v", *c)
 	case c.Heads%c.KVHeads != 0:
 		return fmt.Errorf("model: %d query heads are not a multiple of %d KV heads", c.Heads, c.KVHeads)
@@ -152,3 +173,54 @@ func (c *Config) QDim() int { return c.Heads * c.HeadDim }
 
 // KVDim is the width of all key (or value) heads together.
 func (c *Config) KVDim() int { return c.KVHeads * c.HeadDim }
+
+// maxExperts is llama.cpp's LLAMA_MAX_EXPERTS: its graph sums at most that
+// many expert outputs, so a larger expert_used_count is not a model it runs.
+const maxExperts = 512
+
+// readExperts reads the mixture-of-experts keys: required when moe is 2,
+// allowed when 1, refused (a dense architecture kiln has no MoE graph for)
+// when 0. Every bad value names its key.
+func (c *Config) readExperts(f *gguf.File, moe int) error {
+	key := func(k string) string { return c.Arch + "." + k }
+	n, ok := f.Uint(key("expert_count"))
+	if _, present := f.Value(key("expert_count")); present && !ok {
+		return fmt.Errorf("model: metadata %s is not a non-negative integer", key("expert_count"))
+	}
+	switch {
+	case n == 0 && moe == 2:
+		return fmt.Errorf("model: metadata %s is missing or 0: %s is a mixture-of-experts architecture", key("expert_count"), c.Arch)
+	case n == 0:
+		return nil
+	case moe == 0:
+		return fmt.Errorf("model: metadata %s = %d: kiln runs %s only as a dense model (mixture of experts: qwen3moe, llama)", key("expert_count"), n, c.Arch)
+	case n > maxExperts:
+		return fmt.Errorf("model: metadata %s = %d is more than %d", key("expert_count"), n, maxExperts)
+	}
+	used, ok := f.Uint(key("expert_used_count"))
+	if !ok {
+		return fmt.Errorf("model: metadata %s is missing or not a non-negative integer", key("expert_used_count"))
+	}
+	if used == 0 || used > n {
+		return fmt.Errorf("model: metadata %s = %d is out of range 1..%s (%d)", key("expert_used_count"), used, key("expert_count"), n)
+	}
+	c.Experts, c.ExpertsUsed = int(n), int(used)
+	c.ExpertNorm = true // both graphs renormalise (build_moe_ffn's norm_w = true)
+	if c.Arch == "llama" {
+		// llama.cpp's llama graph: experts as wide as feed_forward_length.
+		c.ExpertFFN = c.FFN
+		return nil
+	}
+	c.ExpertFFN = c.FFN / c.ExpertsUsed
+	if _, present := f.Value(key("expert_feed_forward_length")); present {
+		v, ok := f.Uint(key("expert_feed_forward_length"))
+		if !ok || v == 0 || v > 1<<24 {
+			return fmt.Errorf("model: metadata %s is not an integer in 1..%d", key("expert_feed_forward_length"), 1<<24)
+		}
+		c.ExpertFFN = int(v)
+	}
+	if c.ExpertFFN == 0 {
+		return fmt.Errorf("model: metadata %s is missing and feed_forward_length/expert_used_count is 0", key("expert_feed_forward_length"))
+	}
+	return nil
+}

@@ -116,6 +116,21 @@ func checkFinite(w *Weights, tied bool) error {
 			mat(p+"ffn_up.weight", &ly.Up), mat(p+"ffn_down.weight", &ly.Down)); err != nil {
 			return err
 		}
+		if ly.Experts == nil {
+			continue
+		}
+		// Each 3-D expert tensor as one matrix: its experts' slices are
+		// consecutive runs of one mapping, so the first one's capacity
+		// reaches them all.
+		all := func(m *kernels.Matrix) *kernels.Matrix {
+			n := len(ly.Experts) * len(m.Data)
+			return &kernels.Matrix{Type: m.Type, Data: m.Data[:n:n]}
+		}
+		x := &ly.Experts[0]
+		if err := firstErr(mat(p+"ffn_gate_inp.weight", &ly.Router), mat(p+"ffn_gate_exps.weight", all(&x.Gate)),
+			mat(p+"ffn_up_exps.weight", all(&x.Up)), mat(p+"ffn_down_exps.weight", all(&x.Down))); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -23,6 +23,7 @@ type scratch struct {
 	attn   kernels.AttnBatch
 	qkv    [3]kernels.MatMulOp // Q, K, V products of one normalised input
 	gateUp [2]kernels.MatMulOp // gate and up products of one normalised input
+	moe    moeScratch          // mixture-of-experts FFN (moe.go)
 }
 
 func grow(buf []float32, n int) []float32 {
@@ -42,12 +43,17 @@ func (s *scratch) ensure(c *Config, t, r int) {
 		s.v = grow(s.v, t*c.KVDim())
 		s.att = grow(s.att, t*c.QDim())
 		s.proj = grow(s.proj, t*c.Dim)
-		s.gate = grow(s.gate, t*c.FFN)
-		s.up = grow(s.up, t*c.FFN)
+		if !c.MoE() {
+			s.gate = grow(s.gate, t*c.FFN)
+			s.up = grow(s.up, t*c.FFN)
+		}
 	}
 	s.x, s.xn = s.x[:t*c.Dim], s.xn[:t*c.Dim]
 	s.q, s.k, s.v, s.att = s.q[:t*c.QDim()], s.k[:t*c.KVDim()], s.v[:t*c.KVDim()], s.att[:t*c.QDim()]
-	s.proj, s.gate, s.up = s.proj[:t*c.Dim], s.gate[:t*c.FFN], s.up[:t*c.FFN]
+	s.proj = s.proj[:t*c.Dim]
+	if !c.MoE() {
+		s.gate, s.up = s.gate[:t*c.FFN], s.up[:t*c.FFN]
+	}
 	s.rows = grow(s.rows, r*c.Dim)
 	s.logits = grow(s.logits, r*c.Vocab)
 }
@@ -117,8 +123,14 @@ func (m *Model) Forward(b *Batch, kv *KVStore) ([]float32, error) {
 		p.MatMul(s.proj, &l.O, s.att, T)
 		kernels.Add(s.x, s.x, s.proj)
 
-		// MLP: x += Down · (silu(Gate·norm(x)) * Up·norm(x)).
+		// MLP: x += Down · (silu(Gate·norm(x)) * Up·norm(x)), or the
+		// mixture of experts of such MLPs (moe.go).
 		kernels.RMSNormRows(p, s.xn, s.x, l.FFNNorm, T, c.Dim, c.NormEps)
+		if c.MoE() {
+			m.moeFFN(l, T)
+			kernels.Add(s.x, s.x, s.proj)
+			continue
+		}
 		s.gateUp = [2]kernels.MatMulOp{{Dst: s.gate, W: &l.Gate}, {Dst: s.up, W: &l.Up}}
 		p.MatMuls(s.xn, T, s.gateUp[:])
 		kernels.SiLUMulRows(p, s.gate, s.up, T, c.FFN)

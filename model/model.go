@@ -47,11 +47,6 @@ func Load(f *gguf.File, opts Options) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	for i := 0; i < cfg.Layers; i++ {
-		if _, ok := f.Tensor(fmt.Sprintf("blk.%d.ffn_gate_inp.weight", i)); ok {
-			return nil, fmt.Errorf("model: %s mixture-of-experts layers (blk.%d.ffn_gate_inp) are not supported", cfg.Arch, i)
-		}
-	}
 	w, err := loadWeights(f, &cfg)
 	if err != nil {
 		return nil, err
@@ -103,13 +98,23 @@ func newModel(cfg Config, w *Weights, opts Options, evict func([]byte)) (*Model,
 
 // matrices lists the weight matrices MatMul multiplies (not the embedding
 // table, which is only read row by row, even when tied to the output):
-// the output, then per layer Q, K, V, O, gate, up, down.
+// the output, then per layer Q, K, V, O, and gate, up, down (dense) or the
+// router and each expert's gate, up, down (mixture of experts).
 func (m *Model) matrices() []*kernels.Matrix {
 	w := m.Weights
 	ms := []*kernels.Matrix{&w.Output}
 	for i := range w.Layers {
 		ly := &w.Layers[i]
-		ms = append(ms, &ly.Q, &ly.K, &ly.V, &ly.O, &ly.Gate, &ly.Up, &ly.Down)
+		ms = append(ms, &ly.Q, &ly.K, &ly.V, &ly.O)
+		if ly.Experts == nil {
+			ms = append(ms, &ly.Gate, &ly.Up, &ly.Down)
+			continue
+		}
+		ms = append(ms, &ly.Router)
+		for e := range ly.Experts {
+			x := &ly.Experts[e]
+			ms = append(ms, &x.Gate, &x.Up, &x.Down)
+		}
 	}
 	return ms
 }

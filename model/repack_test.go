@@ -17,7 +17,7 @@ func TestRepackMatchesNoRepack(t *testing.T) {
 	for _, c := range []struct {
 		typ  string
 		spec int
-	}{{"Q8_0", 0}, {"Q8_0", 1}, {"Q4_0", 0}, {"Q4_0", 1}} { // untied, tied
+	}{{"Q8_0", 0}, {"Q8_0", 1}, {"Q4_0", 0}, {"Q4_0", 1}, {"Q8_0", 4}, {"Q4_0", 4}} { // untied, tied, qwen3moe
 		spec := smallSpecs[c.spec]
 		f, packed := synthModel(t, spec, c.typ)
 		plain, err := model.Load(f, model.Options{Threads: 2, NoRepack: true})

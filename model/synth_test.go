@@ -26,6 +26,9 @@ var smallSpecs = []synth.Spec{
 		RopeScaling: &synth.Llama3Rope{Factor: 8, LowFreqFactor: 1, HighFreqFactor: 4, OriginalContext: 64}},
 	{Arch: "qwen2", Dim: 128, Layers: 2, Heads: 4, KVHeads: 2, FFN: 256, VocabSize: 400, Tied: true, RopeTheta: 1e6, NormEps: 1e-6},
 	{Arch: "qwen3", Dim: 128, Layers: 2, Heads: 4, KVHeads: 2, HeadDim: 64, FFN: 256, VocabSize: 400, Tied: true, RopeTheta: 1e6, NormEps: 1e-6},
+	{Arch: "qwen3moe", Dim: 128, Layers: 2, Heads: 4, KVHeads: 2, HeadDim: 64, FFN: 256, VocabSize: 400, Tied: true, RopeTheta: 1e6, NormEps: 1e-6,
+		Experts: 8, ExpertsUsed: 2, ExpertFFN: 64},
+	{Arch: "llama", Dim: 128, Layers: 2, Heads: 4, KVHeads: 2, FFN: 64, VocabSize: 400, Experts: 4, ExpertsUsed: 2},
 }
 
 // TestArchitecturesMatchReference runs each architecture's fast path
@@ -36,6 +39,9 @@ func TestArchitecturesMatchReference(t *testing.T) {
 		name := spec.Arch
 		if spec.RopeScaling != nil {
 			name += "-llama3rope"
+		}
+		if spec.Arch == "llama" && spec.Experts > 0 {
+			name = "mixtral"
 		}
 		for _, typ := range []string{"F32", "F16"} {
 			t.Run(name+"-"+typ, func(t *testing.T) {
@@ -75,9 +81,19 @@ func TestArchitecturesMatchReference(t *testing.T) {
 }
 
 // TestForwardDecodeAllocs: a decode step allocates nothing once scratch
-// has grown (BLUEPRINT habit 5).
+// has grown (BLUEPRINT habit 5), dense (qwen3) or mixture of experts
+// (qwen3moe: routing, grouping and the per-expert products reuse scratch).
 func TestForwardDecodeAllocs(t *testing.T) {
-	_, m := synthModel(t, smallSpecs[3], "Q8_0")
+	for _, c := range []struct {
+		spec int
+		typ  string
+	}{{3, "Q8_0"}, {4, "Q8_0"}} {
+		t.Run(smallSpecs[c.spec].Arch+"-"+c.typ, func(t *testing.T) { decodeAllocs(t, smallSpecs[c.spec], c.typ) })
+	}
+}
+
+func decodeAllocs(t *testing.T, spec synth.Spec, typ string) {
+	_, m := synthModel(t, spec, typ)
 	kv, err := m.NewKVStore(model.KVStoreOptions{NumBlocks: 8, BlockSize: 16})
 	if err != nil {
 		t.Fatal(err)

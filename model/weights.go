@@ -20,8 +20,20 @@ type Layer struct {
 	QBias, KBias, VBias []float32      // [QDim], [KVDim], [KVDim]; qwen2 only
 	QNorm, KNorm        []float32      // [HeadDim]; qwen3 only
 	FFNNorm             []float32      // [Dim]
-	Gate, Up            kernels.Matrix // [FFN][Dim]
-	Down                kernels.Matrix // [Dim][FFN]
+	Gate, Up            kernels.Matrix // [FFN][Dim]; dense FFN only
+	Down                kernels.Matrix // [Dim][FFN]; dense FFN only
+
+	// Mixture of experts (Config.MoE): the router and each expert's
+	// SwiGLU, views into the 3-D expert tensors (one contiguous 2-D
+	// slice per expert).
+	Router  kernels.Matrix // ffn_gate_inp: [Experts][Dim]
+	Experts []Expert       // [Experts]
+}
+
+// Expert is one expert's SwiGLU MLP: slices of blk.N.ffn_{gate,up,down}_exps.
+type Expert struct {
+	Gate, Up kernels.Matrix // [ExpertFFN][Dim]
+	Down     kernels.Matrix // [Dim][ExpertFFN]
 }
 
 // Weights are all of a model's tensors.
@@ -86,6 +98,39 @@ func (l *loader) matrix(name string, rows, cols int) kernels.Matrix {
 		l.err = fmt.Errorf("model: tensor %s: %w", name, err)
 	}
 	return m
+}
+
+// experts returns the n [rows][cols] matrices of a 3-D expert tensor,
+// which GGUF stores as shape [cols, rows, n]: expert e's matrix is the
+// e-th run of rows*RowBytes(cols) bytes.
+func (l *loader) experts(name string, rows, cols, n int) []kernels.Matrix {
+	t := l.tensor(name, cols, rows, n)
+	if t == nil {
+		return nil
+	}
+	if !kernels.Supported(t.Type) {
+		l.err = fmt.Errorf("model: tensor %s has type %s, which kiln cannot multiply yet", name, t.Type)
+		return nil
+	}
+	rb, err := t.Type.RowBytes(cols)
+	if err != nil {
+		l.err = fmt.Errorf("model: tensor %s: %w", name, err)
+		return nil
+	}
+	data, size := l.f.Data(t), rows*rb
+	if len(data) < n*size {
+		l.err = fmt.Errorf("model: tensor %s holds %d bytes, want %d", name, len(data), n*size)
+		return nil
+	}
+	ms := make([]kernels.Matrix, n)
+	for e := range ms {
+		ms[e] = kernels.Matrix{Type: t.Type, Rows: rows, Cols: cols, Data: data[e*size : (e+1)*size], MulMatID: true}
+		if err := ms[e].Validate(); err != nil {
+			l.err = fmt.Errorf("model: tensor %s, expert %d: %w", name, e, err)
+			return nil
+		}
+	}
+	return ms
 }
 
 // vector returns a 1-D tensor as float32: a view when it is stored as F32.
@@ -157,6 +202,14 @@ func loadWeights(f tensorSource, c *Config) (*Weights, error) {
 			ly.KNorm = l.vector(p+"attn_k_norm.weight", c.HeadDim)
 		}
 		ly.FFNNorm = l.vector(p+"ffn_norm.weight", c.Dim)
+		if c.MoE() {
+			l.moeLayer(ly, p, c)
+			continue
+		}
+		if l.has(p + "ffn_gate_inp.weight") {
+			l.err = fmt.Errorf("model: tensor %sffn_gate_inp.weight is a mixture-of-experts router, but metadata %s.expert_count is not set", p, c.Arch)
+			break
+		}
 		ly.Gate = l.matrix(p+"ffn_gate.weight", c.FFN, c.Dim)
 		ly.Up = l.matrix(p+"ffn_up.weight", c.FFN, c.Dim)
 		ly.Down = l.matrix(p+"ffn_down.weight", c.Dim, c.FFN)
@@ -168,4 +221,19 @@ func loadWeights(f tensorSource, c *Config) (*Weights, error) {
 		return nil, err
 	}
 	return w, nil
+}
+
+// moeLayer maps layer ly's router and experts (prefix p = "blk.N.").
+func (l *loader) moeLayer(ly *Layer, p string, c *Config) {
+	ly.Router = l.matrix(p+"ffn_gate_inp.weight", c.Experts, c.Dim)
+	gate := l.experts(p+"ffn_gate_exps.weight", c.ExpertFFN, c.Dim, c.Experts)
+	up := l.experts(p+"ffn_up_exps.weight", c.ExpertFFN, c.Dim, c.Experts)
+	down := l.experts(p+"ffn_down_exps.weight", c.Dim, c.ExpertFFN, c.Experts)
+	if l.err != nil {
+		return
+	}
+	ly.Experts = make([]Expert, c.Experts)
+	for e := range ly.Experts {
+		ly.Experts[e] = Expert{Gate: gate[e], Up: up[e], Down: down[e]}
+	}
 }

@@ -3,8 +3,8 @@
 # synthetic models (and on stories260K) as golden files for kiln's
 # forward-pass tests: testdata/oracle/*.json.
 #
-# For each architecture {llama, qwen2, qwen3} x type {F32 F16 BF16 Q8_0 Q4_0
-# Q4_K Q6_K} it makes a small random-weight model with `kiln synth` (dim 256,
+# For each architecture {llama, qwen2, qwen3, qwen3moe, mixtral} x type {F32 F16 BF16
+# Q8_0 Q4_0 Q4_K Q6_K} it makes a small random-weight model with `kiln synth` (dim 256,
 # 2 layers, 4 heads, 2 KV heads, ffn 512: every row a multiple of 256 so the
 # K types apply everywhere), runs the llama.cpp oracle's `probs` over 64
 # fixed token ids at every position (top 20), and writes
@@ -23,6 +23,10 @@
 # A test regenerates the model with synth.Plan(spec, vocab, type, seed),
 # checks the sha256 (a changed generator makes stale goldens fail loudly,
 # not silently), runs kiln on "ids" and compares distributions.
+# qwen3moe is qwen3 with a mixture-of-experts FFN in each block: 8 experts
+# of width 256, 2 per token (Qwen3-30B-A3B has 128 of width 768, 8 per
+# token), routed by llama.cpp's build_moe_ffn. mixtral is llama with 8
+# experts of width --ffn, 2 per token (Mixtral-8x7B's routing), untied.
 # Also: llama3rope-F32 (Llama 3 rope_freqs), llama-Q4_K_M (an F32 synth model
 # put through `kiln quantize ... Q4_K_M`), and stories260K (a trained model):
 # greedy from "Once upon a time", probs on a prompt, and its F16 conversion.
@@ -35,8 +39,13 @@
 # heads*head_dim (512) != dim (256), as in Qwen3.
 #
 # Needs: go, node and the oracle (default /tmp/oracle/llamacpp.mjs; set
-# ORACLE), ../shared/models (set SHARED). Not run in CI (no npm there).
+# ORACLE) pinned to llama.cpp's haswell (AVX2) CPU build, whose summation
+# orders kiln reproduces (shared/oracle/README.md, pin-cpu.sh), and
+# ../shared/models (set SHARED). Not run in CI (no npm there).
 # Usage: scripts/oracle-goldens.sh   (from anywhere; writes into the repo)
+#        ARCHS="qwen3moe" TYPES="F32 Q8_0" scripts/oracle-goldens.sh
+#   ARCHS and TYPES limit the synth goldens made; the llama3rope, Q4_K_M and
+#   stories260K records are made only when neither is set.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
@@ -52,6 +61,11 @@ if [[ -z "${KILN:-}" ]]; then
 fi
 [[ -f "$ORACLE" ]] || { echo "oracle not found at $ORACLE (see shared/oracle/README.md)" >&2; exit 1; }
 [[ -d "$SHARED" ]] || { echo "shared models not found at $SHARED" >&2; exit 1; }
+BINS="$(dirname "$ORACLE")/node_modules/@node-llama-cpp/linux-x64/bins/linux-x64"
+if [[ "$(cd "$BINS" 2>/dev/null && ls libggml-cpu-*.so)" != "libggml-cpu-haswell.so" ]]; then
+  echo "$ORACLE is not pinned to llama.cpp's haswell (AVX2) CPU build: shared/oracle/pin-cpu.sh DIR haswell" >&2
+  exit 1
+fi
 mkdir -p "$OUT"
 
 SEED=42
@@ -86,24 +100,32 @@ record() {
 # synth ARCH TYPE EXTRA...: prints kiln synth's --json record.
 synth() {
   local arch="$1" typ="$2"; shift 2
-  "$KILN" synth "$WORK/$arch-$typ.gguf" --arch "$arch" --dim 256 --layers 2 --heads 4 --kv-heads 2 \
+  "$KILN" synth "$WORK/$arch-$typ.gguf" --arch "${SYNTH_ARCH[$arch]:-$arch}" --dim 256 --layers 2 --heads 4 --kv-heads 2 \
     --ffn 512 --type "$typ" --seed "$SEED" --json "$@"
 }
 
-declare -A VOCAB=([llama]=tokenizers/tok512-spm.model [qwen2]=llamacpp-vocab/ggml-vocab-gpt-2.gguf [qwen3]=llamacpp-vocab/ggml-vocab-gpt-2.gguf)
+declare -A VOCAB=([llama]=tokenizers/tok512-spm.model [qwen2]=llamacpp-vocab/ggml-vocab-gpt-2.gguf [qwen3]=llamacpp-vocab/ggml-vocab-gpt-2.gguf
+  [qwen3moe]=llamacpp-vocab/ggml-vocab-gpt-2.gguf [mixtral]=tokenizers/tok512-spm.model)
+declare -A SYNTH_ARCH=([mixtral]=llama)
 declare -A EXTRA=(
   [llama]="--head-dim 64 --rope-theta 10000 --norm-eps 1e-5"
   [qwen2]="--head-dim 64 --rope-theta 1000000 --norm-eps 1e-6 --tied"
   [qwen3]="--head-dim 128 --rope-theta 1000000 --norm-eps 1e-6 --tied"
+  [qwen3moe]="--head-dim 128 --rope-theta 1000000 --norm-eps 1e-6 --tied --experts 8 --experts-used 2 --expert-ffn 256"
+  [mixtral]="--head-dim 64 --rope-theta 1000000 --norm-eps 1e-5 --experts 8 --experts-used 2"
 )
 
-for arch in llama qwen2 qwen3; do
-  for typ in F32 F16 BF16 Q8_0 Q4_0 Q4_K Q6_K; do
+FULL=1
+[[ -n "${ARCHS:-}${TYPES:-}" ]] && FULL=0
+for arch in ${ARCHS:-llama qwen2 qwen3 qwen3moe mixtral}; do
+  for typ in ${TYPES:-F32 F16 BF16 Q8_0 Q4_0 Q4_K Q6_K}; do
     # shellcheck disable=SC2086
     rec="$(synth "$arch" "$typ" --vocab "$SHARED/${VOCAB[$arch]}" ${EXTRA[$arch]})"
     record "$arch-$typ" "${VOCAB[$arch]}" "$rec" "" probs "$WORK/$arch-$typ.gguf" "ids:$IDS" --top 20 --all-positions
   done
 done
+
+[[ "$FULL" == 1 ]] || exit 0
 
 # Llama 3 frequency scaling through rope_freqs.weight (Llama 3.2's numbers).
 rec="$(synth llama F32 --vocab "$SHARED/${VOCAB[llama]}" --head-dim 64 --rope-theta 500000 --norm-eps 1e-5 --llama3-rope 32,1,4,8192)"

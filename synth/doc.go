@@ -1,5 +1,5 @@
 // Package synth writes random-weight GGUF models of real architectures
-// (llama, qwen2, qwen3): kiln's equivalent of "--load-format dummy". A
+// (llama, qwen2, qwen3, qwen3moe; llama with experts as Mixtral): kiln's equivalent of "--load-format dummy". A
 // synthetic model has the tensor names, shapes and metadata keys that
 // llama.cpp's convert_hf_to_gguf.py writes for the real model, so both kiln
 // and llama.cpp load it, and their next-token distributions can be compared
@@ -9,7 +9,7 @@
 //
 //   - Spec: an architecture and its hyperparameters; Shape(name): named
 //     specs taken from the HF configs of real models (stories15m, smollm2-135m,
-//     qwen2.5-0.5b, llama-3.2-1b, tinyllama-1.1b, qwen3-0.6b).
+//     qwen2.5-0.5b, llama-3.2-1b, tinyllama-1.1b, qwen3-0.6b, qwen3-30b-a3b).
 //   - Spec.Tensors: the tensor directory (names and ggml shapes) and
 //     Spec.Metadata: the {arch}.* and general.* keys.
 //   - the weights: deterministic normal deviates, one stream per
@@ -44,6 +44,10 @@
 //	ffn_gate/up  N(0, 1/dim)          unit-variance outputs from an RMS-normed input
 //	attn_output  N(0, 1/(heads*headDim))
 //	ffn_down     N(0, 1/ffn)
+//	ffn_gate_inp N(0, 1/dim)          router logits ~ N(0, 1): clear-cut choices
+//	ffn_gate/up_exps N(0, 1/dim)      as ffn_gate/up, per expert
+//	ffn_down_exps N(0, k/effn)        k = experts used: the weighted sum of k
+//	                                  experts has about 1/sqrt(k) one's spread
 //	*_norm       1 + N(0, 0.1^2)       near 1, never the identity
 //	attn_q/k.bias N(0, 0.5^2)         large enough that a dropped bias shows
 //	attn_v.bias  N(0, 0.1^2)          passes through attention unchanged into the

@@ -54,6 +54,9 @@ var hfDTypes = map[gguf.Type]safetensors.DType{gguf.TypeF32: "F32", gguf.TypeF16
 func (m *Model) WriteHF(dir string) error { return m.writeHF(dir, hfShardBytes) }
 
 func (m *Model) writeHF(dir string, shardBytes uint64) (err error) {
+	if _, ok := hfArchitectures[m.Spec.Arch]; !ok || m.Spec.Experts > 0 {
+		return fmt.Errorf("synth: the Hugging Face format is written for dense %v models, not %s with %d experts", []string{"llama", "qwen2", "qwen3"}, m.Spec.Arch, m.Spec.Experts)
+	}
 	if entries, err := os.ReadDir(dir); err == nil && len(entries) > 0 {
 		return fmt.Errorf("synth: %s exists and is not empty", dir)
 	}

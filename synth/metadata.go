@@ -35,7 +35,14 @@ func (s Spec) Metadata(ft convert.FileType) []gguf.KV {
 	u32("attention.head_count_kv", s.KVHeads)
 	f32("rope.freq_base", s.RopeTheta)
 	f32("attention.layer_norm_rms_epsilon", s.NormEps)
-	if s.Arch == "qwen3" || s.HeadDim*s.Heads != s.Dim {
+	if s.Experts > 0 {
+		u32("expert_count", s.Experts)
+		u32("expert_used_count", s.ExpertsUsed)
+		if s.Arch == "qwen3moe" {
+			u32("expert_feed_forward_length", s.ExpertFFN)
+		}
+	}
+	if s.Arch == "qwen3" || s.Arch == "qwen3moe" || s.HeadDim*s.Heads != s.Dim {
 		u32("attention.key_length", s.HeadDim)
 		u32("attention.value_length", s.HeadDim)
 	}

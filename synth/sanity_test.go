@@ -19,8 +19,11 @@ func TestLogitsNotDegenerate(t *testing.T) {
 	for _, arch := range Architectures {
 		t.Run(arch, func(t *testing.T) {
 			s := Spec{Arch: arch, Dim: 128, Layers: 24, Heads: 4, KVHeads: 2, FFN: 256, VocabSize: 2000, Tied: arch != "llama"}
-			if arch == "qwen3" {
+			if arch == "qwen3" || arch == "qwen3moe" {
 				s.HeadDim = 64
+			}
+			if arch == "qwen3moe" {
+				s.Experts, s.ExpertsUsed, s.ExpertFFN = 8, 2, 128
 			}
 			m, err := Plan(s, nil, f32, 11)
 			if err != nil {

@@ -23,6 +23,11 @@ var shapes = map[string]Spec{
 	// TinyLlama/TinyLlama-1.1B-Chat-v1.0.
 	"tinyllama-1.1b": {Arch: "llama", Dim: 2048, Layers: 22, Heads: 32, KVHeads: 4, FFN: 5632,
 		VocabSize: 32000, Ctx: 2048, RopeTheta: 10000, NormEps: 1e-5},
+	// Qwen/Qwen3-30B-A3B: 128 experts of width 768 (moe_intermediate_size),
+	// 8 per token; intermediate_size 6144 is written but unused, as in its GGUF.
+	"qwen3-30b-a3b": {Arch: "qwen3moe", Dim: 2048, Layers: 48, Heads: 32, KVHeads: 4, HeadDim: 128, FFN: 6144,
+		Experts: 128, ExpertsUsed: 8, ExpertFFN: 768,
+		VocabSize: 151936, Ctx: 40960, RopeTheta: 1e6, NormEps: 1e-6},
 	// Qwen/Qwen3-0.6B: heads*head_dim (2048) differs from dim (1024).
 	"qwen3-0.6b": {Arch: "qwen3", Dim: 1024, Layers: 28, Heads: 16, KVHeads: 8, HeadDim: 128, FFN: 3072,
 		VocabSize: 151936, Ctx: 40960, RopeTheta: 1e6, NormEps: 1e-6, Tied: true},

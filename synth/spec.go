@@ -11,7 +11,7 @@ import (
 // every problem at once. The JSON form is what testdata/oracle goldens
 // record (and `kiln synth --spec` reads).
 type Spec struct {
-	Arch      string  `json:"arch"`           // "llama", "qwen2" (QKV biases) or "qwen3" (per-head q/k RMSNorm)
+	Arch      string  `json:"arch"`           // "llama", "qwen2" (QKV biases), "qwen3" (per-head q/k RMSNorm) or "qwen3moe" (qwen3 with a mixture-of-experts FFN)
 	Name      string  `json:"name,omitempty"` // general.name; "" gives "kiln-synth-<arch>"
 	Dim       int     `json:"dim"`            // embedding_length (hidden size)
 	Layers    int     `json:"layers"`         // block_count
@@ -35,6 +35,16 @@ type Spec struct {
 	// means 1, the default distributions.
 	ResidualScale float64 `json:"residual_scale,omitempty"`
 
+	// Mixture of experts (qwen3moe, where Experts is required, and llama,
+	// as Mixtral): each block's FFN is a router (ffn_gate_inp) over
+	// Experts SwiGLU MLPs (ffn_{gate,up,down}_exps, 3-D), ExpertsUsed of
+	// them per token. ExpertFFN is one expert's width (qwen3moe's
+	// expert_feed_forward_length; 0 means FFN); llama's experts are FFN
+	// wide, as llama.cpp reads them.
+	Experts     int `json:"experts,omitempty"`
+	ExpertsUsed int `json:"experts_used,omitempty"`
+	ExpertFFN   int `json:"expert_ffn,omitempty"`
+
 	// RopeScaling, when set (llama only), is Llama 3's frequency scaling,
 	// written as the rope_freqs.weight tensor as convert_hf_to_gguf.py does.
 	RopeScaling *Llama3Rope `json:"llama3_rope,omitempty"`
@@ -49,7 +59,7 @@ type Llama3Rope struct {
 }
 
 // Architectures lists the values Spec.Arch accepts.
-var Architectures = []string{"llama", "qwen2", "qwen3"}
+var Architectures = []string{"llama", "qwen2", "qwen3", "qwen3moe"}
 
 // limits keep every derived size far from int overflow and from files no
 // test wants: a dimension above 1<<20 is a typo, not a model.
@@ -75,6 +85,9 @@ func (s Spec) withDefaults() Spec {
 	if s.NormEps == 0 {
 		s.NormEps = 1e-5
 	}
+	if s.Experts > 0 && (s.ExpertFFN == 0 || s.Arch == "llama") {
+		s.ExpertFFN = s.FFN
+	}
 	return s
 }
 
@@ -85,7 +98,7 @@ func (s Spec) Validate() error {
 	var errs []error
 	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf("synth: "+format, a...)) }
 	switch d.Arch {
-	case "llama", "qwen2", "qwen3":
+	case "llama", "qwen2", "qwen3", "qwen3moe":
 	case "":
 		bad("no architecture (want one of %v)", Architectures)
 	default:
@@ -116,6 +129,20 @@ func (s Spec) Validate() error {
 		bad("head-dim %d is odd; RoPE rotates pairs of dimensions", d.HeadDim)
 	case d.Heads > 0 && d.Heads*d.HeadDim > maxDim:
 		bad("heads*head-dim = %d, more than %d", d.Heads*d.HeadDim, maxDim)
+	}
+	switch {
+	case d.Arch == "qwen3moe" && d.Experts <= 0:
+		bad("qwen3moe needs experts (and experts-used)")
+	case d.Experts < 0 || d.Experts > 512:
+		bad("experts is %d, want 0..512 (llama.cpp's LLAMA_MAX_EXPERTS)", d.Experts)
+	case d.Experts > 0 && d.Arch != "qwen3moe" && d.Arch != "llama":
+		bad("experts need arch qwen3moe or llama (Mixtral); %s is dense", d.Arch)
+	case d.Experts > 0 && (d.ExpertsUsed <= 0 || d.ExpertsUsed > d.Experts):
+		bad("experts-used is %d, want 1..experts (%d)", d.ExpertsUsed, d.Experts)
+	case d.Experts > 0 && (d.ExpertFFN <= 0 || d.ExpertFFN > maxDim):
+		bad("expert-ffn is %d, want 1..%d", d.ExpertFFN, maxDim)
+	case d.Experts == 0 && (d.ExpertsUsed != 0 || s.ExpertFFN != 0):
+		bad("experts-used and expert-ffn need experts")
 	}
 	if d.VocabSize < 0 || d.VocabSize > 1<<24 {
 		bad("vocab size is %d, want 1..%d (or 0: the vocabulary's size)", d.VocabSize, 1<<24)

@@ -36,13 +36,17 @@ func (t *Tensor) Rows() int {
 //	blk.N.attn_q.weight          [dim, heads*headDim]   (+ .bias [heads*headDim] for qwen2)
 //	blk.N.attn_k.weight          [dim, kvHeads*headDim] (+ .bias for qwen2)
 //	blk.N.attn_v.weight          [dim, kvHeads*headDim] (+ .bias for qwen2)
-//	blk.N.attn_q_norm.weight     [headDim]              qwen3
-//	blk.N.attn_k_norm.weight     [headDim]              qwen3
+//	blk.N.attn_q_norm.weight     [headDim]              qwen3, qwen3moe
+//	blk.N.attn_k_norm.weight     [headDim]              qwen3, qwen3moe
 //	blk.N.attn_output.weight     [heads*headDim, dim]
 //	blk.N.ffn_norm.weight        [dim]
-//	blk.N.ffn_gate.weight        [dim, ffn]
-//	blk.N.ffn_up.weight          [dim, ffn]
-//	blk.N.ffn_down.weight        [ffn, dim]
+//	blk.N.ffn_gate.weight        [dim, ffn]             dense
+//	blk.N.ffn_up.weight          [dim, ffn]             dense
+//	blk.N.ffn_down.weight        [ffn, dim]             dense
+//	blk.N.ffn_gate_inp.weight    [dim, experts]         experts: the router
+//	blk.N.ffn_gate_exps.weight   [dim, effn, experts]   experts (effn = ExpertFFN)
+//	blk.N.ffn_up_exps.weight     [dim, effn, experts]   experts
+//	blk.N.ffn_down_exps.weight   [effn, dim, experts]   experts
 //	output_norm.weight           [dim]
 //	output.weight                [dim, vocab]           unless Tied
 func (s Spec) Tensors() ([]Tensor, error) {
@@ -100,11 +104,27 @@ func (s Spec) Tensors() ([]Tensor, error) {
 		if s.Arch == "qwen2" {
 			ts = append(ts, Tensor{Name: p + "attn_v.bias", Shape: []uint64{kvDim}, Std: vBiasStd})
 		}
-		if s.Arch == "qwen3" {
+		if s.Arch == "qwen3" || s.Arch == "qwen3moe" {
 			ts = append(ts, norm(p+"attn_q_norm.weight", hd), norm(p+"attn_k_norm.weight", hd))
 		}
 		ts = append(ts, mat(p+"attn_output.weight", qDim, dim, residual*proj(qDim)))
 		ts = append(ts, norm(p+"ffn_norm.weight", dim))
+		if s.Experts > 0 {
+			// Router logits about N(0, 1) per expert (the normalised input
+			// has RMS about 1), so each token's choice is clear-cut. A
+			// token's FFN output is a convex combination of ExpertsUsed
+			// experts' (weights near 1/k), whose spread is about 1/sqrt(k)
+			// of one expert's: ffn_down_exps is sqrt(k) wider, so the
+			// branch adds to the stream as much as a dense FFN does (else
+			// deep models drift to a few outputs whatever the input).
+			ne, effn := uint64(s.Experts), uint64(s.ExpertFFN)
+			downStd := residual * proj(effn) * math.Sqrt(float64(s.ExpertsUsed))
+			ts = append(ts, mat(p+"ffn_gate_inp.weight", dim, ne, proj(dim)))
+			ts = append(ts, Tensor{Name: p + "ffn_gate_exps.weight", Shape: []uint64{dim, effn, ne}, Std: proj(dim)})
+			ts = append(ts, Tensor{Name: p + "ffn_up_exps.weight", Shape: []uint64{dim, effn, ne}, Std: proj(dim)})
+			ts = append(ts, Tensor{Name: p + "ffn_down_exps.weight", Shape: []uint64{effn, dim, ne}, Std: downStd})
+			continue
+		}
 		ts = append(ts, mat(p+"ffn_gate.weight", dim, ffn, proj(dim)))
 		ts = append(ts, mat(p+"ffn_up.weight", dim, ffn, proj(dim)))
 		ts = append(ts, mat(p+"ffn_down.weight", ffn, dim, residual*proj(ffn)))

@@ -56,7 +56,7 @@ func Plan(spec Spec, vocab *Vocab, scheme convert.Scheme, seed uint64) (*Model, 
 	for i, t := range tensors {
 		infos[i] = gguf.TensorInfo{Name: t.Name, Shape: t.Shape, Type: gguf.TypeF32}
 	}
-	info := convert.ModelInfo{Arch: spec.Arch, Layers: spec.Layers, Heads: spec.Heads, KVHeads: spec.KVHeads}
+	info := convert.ModelInfo{Arch: spec.Arch, Layers: spec.Layers, Heads: spec.Heads, KVHeads: spec.KVHeads, Experts: spec.Experts}
 	types, err := convert.ChooseTypes(info, infos, scheme)
 	if err != nil {
 		return nil, fmt.Errorf("synth: %w", err)

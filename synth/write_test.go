@@ -15,8 +15,11 @@ import (
 // small returns a tiny model of arch whose rows fit every block size.
 func small(arch string) Spec {
 	s := Spec{Arch: arch, Dim: 256, Layers: 2, Heads: 4, KVHeads: 2, FFN: 256, VocabSize: 300, Ctx: 128}
-	if arch == "qwen3" {
+	if arch == "qwen3" || arch == "qwen3moe" {
 		s.HeadDim = 32 // heads*headDim != dim, as in Qwen3
+	}
+	if arch == "qwen3moe" {
+		s.Experts, s.ExpertsUsed, s.ExpertFFN = 4, 2, 256
 	}
 	if arch == "llama" {
 		s.RopeScaling = &Llama3Rope{Factor: 8, LowFreqFactor: 1, HighFreqFactor: 4, OriginalContext: 64}
@@ -68,9 +71,10 @@ func TestDeterministic(t *testing.T) {
 // F32) that every value is the one its row stream gives.
 func TestRoundTrip(t *testing.T) {
 	types := map[string][]string{
-		"llama": {"F32", "F16", "BF16", "Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q4_K", "Q5_K", "Q6_K", "Q4_K_M"},
-		"qwen2": {"F32", "F16", "Q8_0", "Q4_K"},
-		"qwen3": {"F32", "BF16", "Q4_0", "Q6_K"},
+		"llama":    {"F32", "F16", "BF16", "Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q4_K", "Q5_K", "Q6_K", "Q4_K_M"},
+		"qwen2":    {"F32", "F16", "Q8_0", "Q4_K"},
+		"qwen3":    {"F32", "BF16", "Q4_0", "Q6_K"},
+		"qwen3moe": {"F32", "Q8_0", "Q4_K"},
 	}
 	for _, arch := range Architectures {
 		for _, typ := range types[arch] {

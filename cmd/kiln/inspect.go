@@ -66,6 +66,10 @@ func runInspect(args []string, stdout, stderr io.Writer) error {
 	if cfg, err := model.ConfigFromGGUF(f); err == nil {
 		fmt.Fprintf(w, "dims:          dim %d, %d layers, %d heads, %d KV heads, head dim %d, FFN %d, context %d\n",
 			cfg.Dim, cfg.Layers, cfg.Heads, cfg.KVHeads, cfg.HeadDim, cfg.FFN, cfg.Context)
+		if cfg.MoE() {
+			fmt.Fprintf(w, "experts:       %d, %d used per token, expert FFN %d, weights renormalised %v\n",
+				cfg.Experts, cfg.ExpertsUsed, cfg.ExpertFFN, cfg.ExpertNorm)
+		}
 		fmt.Fprintf(w, "numerics:      rms eps %g, rope base %g, rope freq scale %g, rope %s\n",
 			cfg.NormEps, cfg.RopeBase, cfg.RopeFreqScale, map[bool]string{true: "neox", false: "normal"}[cfg.RopeNeox])
 		_, hasOut := f.Tensor("output.weight")

@@ -36,6 +36,9 @@ func runSynth(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&sp.KVHeads, "kv-heads", 0, "KV heads (default: heads)")
 	fs.IntVar(&sp.HeadDim, "head-dim", 0, "width of one head (default: dim/heads)")
 	fs.IntVar(&sp.FFN, "ffn", 0, "feed-forward length")
+	fs.IntVar(&sp.Experts, "experts", 0, "mixture of experts (qwen3moe; llama as Mixtral): experts per block")
+	fs.IntVar(&sp.ExpertsUsed, "experts-used", 0, "experts each token is routed to (1..experts)")
+	fs.IntVar(&sp.ExpertFFN, "expert-ffn", 0, "one expert's feed-forward length (qwen3moe; default: ffn)")
 	fs.IntVar(&sp.VocabSize, "vocab-size", 0, "tokens (default: the vocabulary's size; larger pads it with [PAD] tokens)")
 	fs.IntVar(&sp.Ctx, "ctx", 0, "context length (default 2048)")
 	fs.Float64Var(&sp.RopeTheta, "rope-theta", 0, "RoPE base (default 10000)")
@@ -140,8 +143,12 @@ func runSynth(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	s := m.Spec
-	fmt.Fprintf(stdout, "wrote %s: %s %q, dim %d, %d layers, %d heads (%d kv, head dim %d), ffn %d, vocab %d (%s), tied %v, %s, seed %d, %d tensors, %d bytes\n",
-		pos[0], s.Arch, s.Name, s.Dim, s.Layers, s.Heads, s.KVHeads, s.HeadDim, s.FFN, s.VocabSize, m.Vocab.Source,
+	experts := ""
+	if s.Experts > 0 {
+		experts = fmt.Sprintf(" (%d experts, %d used, expert ffn %d)", s.Experts, s.ExpertsUsed, s.ExpertFFN)
+	}
+	fmt.Fprintf(stdout, "wrote %s: %s %q, dim %d, %d layers, %d heads (%d kv, head dim %d), ffn %d%s, vocab %d (%s), tied %v, %s, seed %d, %d tensors, %d bytes\n",
+		pos[0], s.Arch, s.Name, s.Dim, s.Layers, s.Heads, s.KVHeads, s.HeadDim, s.FFN, experts, s.VocabSize, m.Vocab.Source,
 		s.Tied, scheme, m.Seed, len(m.Tensors), size)
 	return nil
 }
@@ -211,6 +218,7 @@ func overrideSpec(base, sp synth.Spec, set map[string]bool) synth.Spec {
 		"dim": {&base.Dim, &sp.Dim}, "layers": {&base.Layers, &sp.Layers}, "heads": {&base.Heads, &sp.Heads},
 		"kv-heads": {&base.KVHeads, &sp.KVHeads}, "head-dim": {&base.HeadDim, &sp.HeadDim}, "ffn": {&base.FFN, &sp.FFN},
 		"vocab-size": {&base.VocabSize, &sp.VocabSize}, "ctx": {&base.Ctx, &sp.Ctx},
+		"experts": {&base.Experts, &sp.Experts}, "experts-used": {&base.ExpertsUsed, &sp.ExpertsUsed}, "expert-ffn": {&base.ExpertFFN, &sp.ExpertFFN},
 	}
 	for name, p := range ints {
 		if set[name] {

@@ -25,6 +25,13 @@ type layer struct {
 	bq, bk, bv        []float64
 	qNorm, kNorm      []float64
 	wGate, wUp, wDown [][]float64
+	router            [][]float64 // [Experts][Dim]; nil for a dense FFN
+	experts           []expert
+}
+
+// expert is one expert's SwiGLU of a mixture-of-experts layer.
+type expert struct {
+	wGate, wUp, wDown [][]float64
 }
 
 // Load dequantizes all of f's weights. Only for small test models.
@@ -56,9 +63,16 @@ func Load(f *gguf.File) (*Model, error) {
 			wk:       r.matrix(p + "attn_k.weight"),
 			wv:       r.matrix(p + "attn_v.weight"),
 			wo:       r.matrix(p + "attn_output.weight"),
-			wGate:    r.matrix(p + "ffn_gate.weight"),
-			wUp:      r.matrix(p + "ffn_up.weight"),
-			wDown:    r.matrix(p + "ffn_down.weight"),
+		}
+		if cfg.MoE() {
+			l.router = r.matrix(p + "ffn_gate_inp.weight")
+			gate, up := r.experts(p+"ffn_gate_exps.weight"), r.experts(p+"ffn_up_exps.weight")
+			down := r.experts(p + "ffn_down_exps.weight")
+			for e := range down {
+				l.experts = append(l.experts, expert{gate[e], up[e], down[e]})
+			}
+		} else {
+			l.wGate, l.wUp, l.wDown = r.matrix(p+"ffn_gate.weight"), r.matrix(p+"ffn_up.weight"), r.matrix(p+"ffn_down.weight")
 		}
 		if cfg.QKVBias {
 			l.bq, l.bk, l.bv = r.vector(p+"attn_q.bias"), r.vector(p+"attn_k.bias"), r.vector(p+"attn_v.bias")
@@ -117,6 +131,29 @@ func (r *reader) matrix(name string) [][]float64 {
 	out := make([][]float64, rows)
 	for i := range out {
 		out[i] = v[i*cols : (i+1)*cols]
+	}
+	return out
+}
+
+// experts splits a 3-D expert tensor, ggml shape [cols, rows, n], into
+// its n [rows][cols] matrices.
+func (r *reader) experts(name string) [][][]float64 {
+	v, shape := r.floats(name)
+	if v == nil {
+		return nil
+	}
+	if len(shape) != 3 {
+		r.err = fmt.Errorf("reference: %s has shape %v, want 3 dimensions", name, shape)
+		return nil
+	}
+	cols, rows := int(shape[0]), int(shape[1])
+	out := make([][][]float64, shape[2])
+	for e := range out {
+		out[e] = make([][]float64, rows)
+		for i := range out[e] {
+			off := (e*rows + i) * cols
+			out[e][i] = v[off : off+cols]
+		}
 	}
 	return out
 }
@@ -181,16 +218,21 @@ func (m *Model) Logits(tokens []int32) [][]float64 {
 			for i := range x {
 				x[i] += o[i]
 			}
-			// SwiGLU MLP.
+			// SwiGLU MLP, or the router's weighted sum of the chosen experts'.
 			xn = rmsnorm(x, l.ffnNorm, c.NormEps)
-			g := matvec(l.wGate, xn)
-			u := matvec(l.wUp, xn)
-			for i := range g {
-				g[i] = g[i] / (1 + math.Exp(-g[i])) * u[i]
+			if l.router == nil {
+				d := swiglu(l.wGate, l.wUp, l.wDown, xn)
+				for i := range x {
+					x[i] += d[i]
+				}
+				continue
 			}
-			d := matvec(l.wDown, g)
-			for i := range x {
-				x[i] += d[i]
+			ids, w := route(matvec(l.router, xn), c.ExpertsUsed, c.ExpertNorm)
+			for j, e := range ids {
+				d := swiglu(l.experts[e].wGate, l.experts[e].wUp, l.experts[e].wDown, xn)
+				for i := range x {
+					x[i] += w[j] * d[i]
+				}
 			}
 		}
 		out = append(out, matvec(m.output, rmsnorm(x, m.norm, c.NormEps)))
@@ -199,6 +241,48 @@ func (m *Model) Logits(tokens []int32) [][]float64 {
 }
 
 // rope rotates each head of x ([heads][HeadDim]) by its position.
+// swiglu is Down · (silu(Gate · x) * (Up · x)).
+func swiglu(gate, up, down [][]float64, x []float64) []float64 {
+	g, u := matvec(gate, x), matvec(up, x)
+	for i := range g {
+		g[i] = g[i] / (1 + math.Exp(-g[i])) * u[i]
+	}
+	return matvec(down, g)
+}
+
+// route picks the k experts of highest softmax probability (ties: the
+// lower index) and their probabilities, renormalised to sum 1 if norm.
+func route(logits []float64, k int, norm bool) ([]int, []float64) {
+	probs := make([]float64, len(logits))
+	mx, sum := math.Inf(-1), 0.0
+	for _, v := range logits {
+		mx = math.Max(mx, v)
+	}
+	for i, v := range logits {
+		probs[i] = math.Exp(v - mx)
+		sum += probs[i]
+	}
+	taken := make([]bool, len(probs))
+	ids, w, total := make([]int, k), make([]float64, k), 0.0
+	for j := range ids {
+		best := -1
+		for e, p := range probs {
+			if !taken[e] && (best < 0 || p > probs[best]) {
+				best = e
+			}
+		}
+		taken[best] = true
+		ids[j], w[j] = best, probs[best]/sum
+		total += w[j]
+	}
+	if norm {
+		for j := range w {
+			w[j] /= total
+		}
+	}
+	return ids, w
+}
+
 func (m *Model) rope(x []float64, heads, pos int) {
 	c := m.Config
 	hd := c.HeadDim

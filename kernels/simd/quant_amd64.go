@@ -27,6 +27,9 @@ func dotQ4_KQ8_KAVX2(nb int, w, x []byte) float32
 func dotQ4_KQ8_KVecAVX2(nb int, w, x []byte) float32
 
 //go:noescape
+func dotQ4_KQ8_KGemvAVX2(nb int, w, x []byte) float32
+
+//go:noescape
 func dotQ5_KQ8_KAVX2(nb int, w, x []byte) float32
 
 //go:noescape

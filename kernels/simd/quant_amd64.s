@@ -985,6 +985,49 @@ q4kvloop:
 	VZEROUPPER
 	RET
 
+// func dotQ4_KQ8_KGemvAVX2(nb int, w, x []byte) float32
+// DotQ4_KQ8_KGemv (ggml_gemv_q4_K_8x8_q8_K's order): the super-block's
+// integer sums as DotQ4_KQ8_KVec forms them (Y12: 8 lanes of scale*q*q8,
+// Y5: 8 lanes of min*bsum; exact, so any grouping gives the same int32),
+// reduced to [iacc, imin] and folded once per super-block:
+// X0 = [acc, accMin] = fma([float(iacc), float(imin)], [d*dx, dmin*dx], X0).
+TEXT ·dotQ4_KQ8_KGemvAVX2(SB), NOSPLIT, $0-60
+	MOVQ    nb+0(FP), CX
+	MOVQ    w_base+8(FP), SI
+	MOVQ    x_base+32(FP), DI
+	VXORPS  X0, X0, X0
+	VMOVDQU c0f<>(SB), Y14
+
+q4kgloop:
+	KD
+	KSCALES
+	KMINS(DI)
+	VPXOR Y12, Y12, Y12
+	Q4_K_NIBBLES(16(SI))
+	K4_PAIR(0, Y10, Y11)
+	Q4_K_NIBBLES(48(SI))
+	K4_PAIR(1, Y10, Y11)
+	Q4_K_NIBBLES(80(SI))
+	K4_PAIR(2, Y10, Y11)
+	Q4_K_NIBBLES(112(SI))
+	K4_PAIR(3, Y10, Y11)
+	VPHADDD      Y5, Y12, Y12   // [i01, i23, m01, m23 | i45, i67, m45, m67]
+	VEXTRACTI128 $1, Y12, X6
+	VPADDD       X6, X12, X12
+	VPHADDD      X12, X12, X12  // [iacc, imin, iacc, imin]
+	VCVTDQ2PS    X12, X12
+	VFMADD231PS  X2, X12, X0    // lanes 2, 3: X2 is 0 there
+	ADDQ         $144, SI
+	ADDQ         $292, DI
+	DECQ         CX
+	JNZ          q4kgloop
+
+	VMOVSHDUP X0, X1
+	VSUBSS    X1, X0, X0
+	VMOVSS    X0, ret+56(FP)
+	VZEROUPPER
+	RET
+
 // K4X_ACT: one activation row (at XP) of a K-quant x4 group G: YACC +=
 // scale*q*q8 with the nibbles in Y12 (low), Y13 (high) and the broadcast
 // scales in Y6, Y7. Clobbers Y5, Y15. (Q5_K's x4 kernel, K5X_GROUP.)

@@ -1,0 +1,167 @@
+package model
+
+import "kiln/kernels"
+
+// Mixture-of-experts FFN, as llama.cpp's build_moe_ffn computes it for
+// qwen3moe and llama (Mixtral) with softmax gating:
+//
+//	logits  = Router · xn                      [T][Experts] (ffn_gate_inp: llama-quantize keeps it F32; mul_mat's order)
+//	probs   = softmax(logits)                  over all experts (kernels.Softmax: ggml_soft_max's bits)
+//	ids     = argsort(probs, descending)[:k]   k = ExpertsUsed; ties: the lower expert first
+//	w       = probs[ids]                       [T][k]
+//	w      /= max(sum(w), 2^-14)               if ExpertNorm (ggml_sum_rows in float64, clamp, div)
+//	y_j     = Down_ids[j] · (silu(Gate_ids[j] · xn) * (Up_ids[j] · xn))
+//	out     = ((y_0*w_0 + y_1*w_1) + y_2*w_2) + ...   ggml_mul, then the ggml_add chain in slot order
+//
+// Rows are grouped per expert and each expert's matrices multiply its
+// group with the ordinary MatMul (in mul_mat_id's orders: Matrix.MulMatID);
+// every output is one dot of one row, so a row's result does not depend
+// on which rows share its batch or its expert's group.
+
+// moeScratch holds the MoE activations, grown with the batch.
+type moeScratch struct {
+	logits  []float32 // [T][Experts] router logits, then probabilities
+	ids     []int32   // [T][k] chosen experts, by slot
+	weights []float32 // [T][k] their weights
+	count   []int     // [Experts] rows routed to each expert
+	start   []int     // [Experts+1] offsets of each expert's group in order
+	order   []int32   // [T*k] row*k+slot, grouped by expert, ascending within a group
+	in      []float32 // [T][Dim] the group's normalised inputs, gathered
+	gate    []float32 // [T][ExpertFFN]
+	up      []float32 // [T][ExpertFFN]
+	out     []float32 // [T][Dim] the group's expert outputs
+	slots   []float32 // [T][k][Dim] y_j of every row and slot
+	gateUp  [2]kernels.MatMulOp
+}
+
+func (s *moeScratch) ensure(c *Config, t int) {
+	k := c.ExpertsUsed
+	s.logits = grow(s.logits, t*c.Experts)
+	if cap(s.ids) < t*k {
+		s.ids, s.order = make([]int32, t*k), make([]int32, t*k)
+	}
+	s.ids, s.order = s.ids[:t*k], s.order[:t*k]
+	s.weights = grow(s.weights, t*k)
+	if len(s.count) != c.Experts {
+		s.count, s.start = make([]int, c.Experts), make([]int, c.Experts+1)
+	}
+	s.in = grow(s.in, t*c.Dim)
+	s.gate = grow(s.gate, t*c.ExpertFFN)
+	s.up = grow(s.up, t*c.ExpertFFN)
+	s.out = grow(s.out, t*c.Dim)
+	s.slots = grow(s.slots, t*k*c.Dim)
+}
+
+// route turns one row's router probabilities (already softmaxed, len =
+// Experts) into its k = len(ids) experts and weights, as build_moe_ffn
+// does after ggml_soft_max: ggml_argsort descending then the first k
+// (ties keep the lower expert first: llama.cpp's std::sort is an insertion
+// sort, so stable, up to 16 experts; beyond that its order among exactly
+// equal probabilities is unspecified), ggml_get_rows of the probabilities,
+// and with norm ggml_sum_rows (float64 sum, rounded to float32), a clamp to
+// 6.103515625e-5 (the smallest normal half) and ggml_div.
+func route(probs []float32, norm bool, ids []int32, weights []float32) {
+	k := len(ids)
+	// Selection: slot j takes the best expert not yet taken; a strictly
+	// greater probability wins, so among equals the lowest index does.
+	n := 0
+	for e, p := range probs {
+		// Insert e into the sorted top list if it beats the last kept one.
+		if n == k && !(p > probs[ids[k-1]]) {
+			continue
+		}
+		j := min(n, k-1)
+		for j > 0 && p > probs[ids[j-1]] {
+			ids[j] = ids[j-1]
+			j--
+		}
+		ids[j] = int32(e)
+		n = min(n+1, k)
+	}
+	for j, e := range ids {
+		weights[j] = probs[e]
+	}
+	if !norm {
+		return
+	}
+	var sum float64
+	for _, w := range weights {
+		sum += float64(w)
+	}
+	s := max(float32(sum), 6.103515625e-5)
+	for j := range weights {
+		weights[j] /= s
+	}
+}
+
+// moeFFN writes into s.proj the mixture-of-experts FFN of layer l for the
+// T normalised rows in s.xn.
+func (m *Model) moeFFN(l *Layer, T int) {
+	c, p, s := &m.Config, m.pool, &m.scratch
+	ms := &s.moe
+	ms.ensure(c, T)
+	k, E, D, F := c.ExpertsUsed, c.Experts, c.Dim, c.ExpertFFN
+
+	// Router and routing, row by row.
+	p.MatMul(ms.logits, &l.Router, s.xn, T)
+	for i := 0; i < T; i++ {
+		probs := ms.logits[i*E : (i+1)*E]
+		kernels.Softmax(probs)
+		route(probs, c.ExpertNorm, ms.ids[i*k:(i+1)*k], ms.weights[i*k:(i+1)*k])
+	}
+
+	// Group (row, slot) pairs by expert: a counting sort, rows ascending
+	// within each group.
+	clear(ms.count)
+	for _, e := range ms.ids {
+		ms.count[e]++
+	}
+	ms.start[0] = 0
+	for e := 0; e < E; e++ {
+		ms.start[e+1] = ms.start[e] + ms.count[e]
+	}
+	clear(ms.count) // now: filled so far
+	for rs, e := range ms.ids {
+		ms.order[ms.start[e]+ms.count[e]] = int32(rs)
+		ms.count[e]++
+	}
+
+	// Each expert over its group: gather, gate and up, SwiGLU, down, scatter.
+	for e := 0; e < E; e++ {
+		group := ms.order[ms.start[e]:ms.start[e+1]]
+		n := len(group)
+		if n == 0 {
+			continue
+		}
+		x := &l.Experts[e]
+		for g, rs := range group {
+			row := int(rs) / k
+			copy(ms.in[g*D:(g+1)*D], s.xn[row*D:(row+1)*D])
+		}
+		ms.gateUp = [2]kernels.MatMulOp{{Dst: ms.gate[:n*F], W: &x.Gate}, {Dst: ms.up[:n*F], W: &x.Up}}
+		p.MatMuls(ms.in[:n*D], n, ms.gateUp[:])
+		kernels.SiLUMulRows(p, ms.gate[:n*F], ms.up[:n*F], n, F)
+		p.MatMul(ms.out[:n*D], &x.Down, ms.gate[:n*F], n)
+		for g, rs := range group {
+			copy(ms.slots[int(rs)*D:(int(rs)+1)*D], ms.out[g*D:(g+1)*D])
+		}
+	}
+
+	// Weighted sum in slot order: each product rounded, then added
+	// (ggml_mul, then ggml_add), never fused.
+	for i := 0; i < T; i++ {
+		dst := s.proj[i*D : (i+1)*D]
+		for j := 0; j < k; j++ {
+			y, w := ms.slots[(i*k+j)*D:(i*k+j+1)*D], ms.weights[i*k+j]
+			if j == 0 {
+				for d := range dst {
+					dst[d] = float32(y[d] * w)
+				}
+				continue
+			}
+			for d := range dst {
+				dst[d] += float32(y[d] * w)
+			}
+		}
+	}
+}
