@@ -4,8 +4,10 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -412,5 +414,34 @@ func TestLoadFailureRemembered(t *testing.T) {
 	}
 	if n := ts.loader.count(); n != 2 {
 		t.Errorf("%d loads, want 2", n)
+	}
+}
+
+// TestServeAfterShutdown: a Serve that starts after Shutdown (a test that
+// only used the Handler, its server goroutine scheduled late) returns at
+// once instead of serving for ever; found as a hang in CI's fuzz targets'
+// cleanup.
+func TestServeAfterShutdown(t *testing.T) {
+	s, err := server.New(server.Config{Load: (&loader{}).load})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(ln) }()
+	select {
+	case err := <-done:
+		if !errors.Is(err, http.ErrServerClosed) {
+			t.Fatalf("Serve after Shutdown: %v, want http.ErrServerClosed", err)
+		}
+	case <-time.After(5 * time.Second):
+		ln.Close()
+		t.Fatal("Serve after Shutdown did not return")
 	}
 }

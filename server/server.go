@@ -134,10 +134,11 @@ type Server struct {
 	draining atomic.Bool
 	ready    atomic.Bool
 
-	mu      sync.Mutex
-	http    *http.Server
-	base    context.Context // every request's parent: cancelled to cut what Shutdown's drain left
-	cutBase context.CancelCauseFunc
+	mu       sync.Mutex
+	http     *http.Server
+	shutDown bool            // Shutdown has begun: a later Serve returns at once
+	base     context.Context // every request's parent: cancelled to cut what Shutdown's drain left
+	cutBase  context.CancelCauseFunc
 }
 
 // New builds a server; nothing is loaded until Preload or a request.
@@ -188,6 +189,13 @@ func (s *Server) Serve(ln net.Listener) error {
 		ErrorLog:          slog.NewLogLogger(s.cfg.Logger.Handler(), slog.LevelWarn),
 	}
 	s.mu.Lock()
+	if s.shutDown {
+		// Shutdown came first (it found no http.Server to stop): serving
+		// now would never end.
+		s.mu.Unlock()
+		ln.Close()
+		return http.ErrServerClosed
+	}
 	s.http = hs
 	s.mu.Unlock()
 	return hs.Serve(ln)
@@ -200,6 +208,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	s.draining.Store(true)
 	s.mu.Lock()
 	hs := s.http
+	s.shutDown = true
 	s.mu.Unlock()
 	var err error
 	if hs != nil {
