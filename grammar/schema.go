@@ -17,6 +17,7 @@ import (
 //	properties, required, additionalProperties    anyOf; oneOf where the alternatives are disjoint
 //	allOf (merged into one schema)                 $ref to "#..." JSON pointers ($defs, recursion)
 //	items, prefixItems, minItems, maxItems         uniqueItems: false
+//	propertyNames, patternProperties (maps: objects without declared properties)
 //	minLength, maxLength, pattern (regex subset)   format: date-time date time uuid email uri
 //	minimum, maximum, exclusiveMinimum, exclusiveMaximum (integers exactly; numbers
 //	without exponent when bounded)
@@ -30,7 +31,7 @@ import (
 // misspelling); $defs and definitions hold schemas for $ref. A format kiln
 // does not know is an annotation too (the string is unconstrained by it);
 // the formats it knows are asserted. A known assertion kiln does not
-// enforce (assertionKeywords: not, if, multipleOf, patternProperties, ...)
+// enforce (assertionKeywords: not, if, multipleOf, dependentRequired, ...)
 // is an *UnsupportedError naming it, as are supported keywords in
 // combinations the compiler cannot enforce exactly (pattern with
 // minLength, oneOf whose alternatives may overlap, ...): fail closed.
@@ -131,7 +132,7 @@ var annotationKeywords = map[string]bool{
 // minContains/maxContains beside contains; additionalItems beside an
 // array-form items (draft 4-2019), which the compiler refuses itself.
 var assertionKeywords = map[string]bool{
-	"not": true, "if": true, "multipleOf": true, "patternProperties": true, "propertyNames": true,
+	"not": true, "if": true, "multipleOf": true,
 	"dependentRequired": true, "dependentSchemas": true, "dependencies": true, "contains": true,
 	"unevaluatedProperties": true, "unevaluatedItems": true, "$dynamicRef": true, "$recursiveRef": true,
 }
@@ -159,6 +160,7 @@ var supportedKeywords = map[string]bool{
 	"minimum": true, "maximum": true, "exclusiveMinimum": true, "exclusiveMaximum": true,
 	"anyOf": true, "oneOf": true, "allOf": true, "$ref": true,
 	"uniqueItems": true, "minProperties": true, "maxProperties": true, "$id": true,
+	"patternProperties": true, "propertyNames": true, // maps only: see objectExpr
 }
 
 // CompileJSONSchema compiles a JSON Schema document to a grammar of the JSON

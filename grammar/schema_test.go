@@ -185,6 +185,53 @@ func TestSchemaPatternWithLength(t *testing.T) {
 	}
 }
 
+// TestSchemaMaps: objects without declared properties whose keys are named
+// by propertyNames, or by one patternProperties entry with
+// additionalProperties false.
+func TestSchemaMaps(t *testing.T) {
+	for _, c := range []struct {
+		schema  string
+		yes, no []string
+	}{
+		{`{"type":"object","propertyNames":{"pattern":"^[a-z]+$"},"additionalProperties":{"type":"integer"}}`,
+			[]string{`{}`, `{"ab":1}`, `{"a":1,"b":2}`}, []string{`{"A":1}`, `{"a":"x"}`, `{"":1}`, `{"a1":1}`}},
+		{`{"type":"object","propertyNames":{"maxLength":2}}`, []string{`{"ab":[1]}`, `{"":null}`}, []string{`{"abc":1}`}},
+		{`{"type":"object","patternProperties":{"^x-[a-z]+$":{"type":"boolean"}},"additionalProperties":false}`,
+			[]string{`{}`, `{"x-a":true,"x-bc":false}`}, []string{`{"y-a":true}`, `{"x-a":1}`, `{"x-":true}`}},
+		{`{"type":"object","propertyNames":false}`, []string{`{}`}, []string{`{"a":1}`}},
+	} {
+		g, err := CompileJSONSchema([]byte(c.schema), nil)
+		if err != nil {
+			t.Errorf("%s: %v", c.schema, err)
+			continue
+		}
+		p, err := Compile(g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, text := range c.yes {
+			if !programAccepts(p, text) {
+				t.Errorf("%s rejects %s", c.schema, text)
+			}
+		}
+		for _, text := range c.no {
+			if programAccepts(p, text) {
+				t.Errorf("%s accepts %s", c.schema, text)
+			}
+		}
+	}
+	for _, s := range []string{
+		`{"properties":{"a":{}},"propertyNames":{"pattern":"^a"}}`,             // declared properties
+		`{"patternProperties":{"^a":{},"^b":{}},"additionalProperties":false}`, // two patterns
+		`{"patternProperties":{"^a":{"type":"integer"}}}`,                      // other keys: the complement
+		`{"propertyNames":{"enum":["a","b"]}}`,                                 // not a string keyword
+	} {
+		if _, err := CompileJSONSchema([]byte(s), nil); err == nil {
+			t.Errorf("%s compiled; want it refused", s)
+		}
+	}
+}
+
 // programAccepts reports whether p derives text exactly.
 func programAccepts(p *Program, text string) bool {
 	m, err := NewMatcher(p)

@@ -363,10 +363,20 @@ func (c *schemaCompiler) arrayExpr(s *jsonValue, path string) (*Expr, error) {
 // objectExpr returns the objects the schema's object keywords allow, with
 // properties in schema order (see schema.go).
 func (c *schemaCompiler) objectExpr(s *jsonValue, path string) (*Expr, error) {
-	for _, kw := range []string{"patternProperties", "propertyNames", "dependentRequired", "dependentSchemas", "unevaluatedProperties"} {
+	for _, kw := range []string{"dependentRequired", "dependentSchemas", "unevaluatedProperties"} {
 		if s.get(kw) != nil {
 			return nil, unsupported(path, kw, "")
 		}
+	}
+	// A map (no declared properties) may name its keys: propertyNames (a
+	// string schema) or one patternProperties entry with
+	// additionalProperties false give the keys' language and the values'
+	// schema. With declared properties the keys left would be a language
+	// minus names, and with another additionalProperties the keys that
+	// match no pattern its complement: not built, refused.
+	mapKey, mapVal, err := c.mapKeys(s, path)
+	if err != nil {
+		return nil, err
 	}
 	type prop struct {
 		name     string
@@ -391,6 +401,9 @@ func (c *schemaCompiler) objectExpr(s *jsonValue, path string) (*Expr, error) {
 	addl := s.get("additionalProperties")
 	var addlExpr *Expr
 	requiredExtra := c.anyValue() // the value of a required property not declared
+	if mapVal != nil {
+		addl = mapVal
+	}
 	switch {
 	case addl == nil && c.opts.StrictProperties && s.get("properties") != nil:
 		addlExpr = Never()
@@ -426,7 +439,9 @@ func (c *schemaCompiler) objectExpr(s *jsonValue, path string) (*Expr, error) {
 	var addlKV *Expr
 	if !addlExpr.IsNever() {
 		var key *Expr
-		if len(props) == 0 {
+		if mapKey != nil {
+			key = mapKey
+		} else if len(props) == 0 {
 			key = c.anyString()
 		} else {
 			names := make([]string, len(props))
@@ -547,4 +562,63 @@ func exprNullable(e *Expr) bool {
 		return e.Min == 0 || exprNullable(e.Subs[0])
 	}
 	return false
+}
+
+// mapKeys reads propertyNames and patternProperties of an object schema:
+// the language of its keys and the schema of their values (nil, nil when it
+// has neither), for the cases objectExpr can build exactly.
+func (c *schemaCompiler) mapKeys(s *jsonValue, path string) (key *Expr, val *jsonValue, err error) {
+	pn, pp := s.get("propertyNames"), s.get("patternProperties")
+	if pn == nil && pp == nil {
+		return nil, nil, nil
+	}
+	kw := "propertyNames"
+	if pn == nil {
+		kw = "patternProperties"
+	}
+	if (s.get("properties") != nil && len(s.get("properties").obj) > 0) || (s.get("required") != nil && len(s.get("required").arr) > 0) {
+		return nil, nil, unsupported(path, kw, "together with declared or required properties")
+	}
+	if pn != nil && pp != nil {
+		return nil, nil, unsupported(path, "patternProperties", "together with propertyNames")
+	}
+	keySchema := pn
+	val = s.get("additionalProperties")
+	if pp != nil {
+		if pp.kind != jObject {
+			return nil, nil, schemaErr(path, "patternProperties must be an object")
+		}
+		addl := s.get("additionalProperties")
+		if len(pp.obj) != 1 || addl == nil || addl.kind != jBool || addl.b {
+			return nil, nil, unsupported(path, kw, "only one pattern, with additionalProperties false")
+		}
+		keySchema = &jsonValue{kind: jObject, obj: []jsonMember{{"pattern", &jsonValue{kind: jString, str: pp.obj[0].key}}}}
+		val = pp.obj[0].val
+	}
+	if keySchema.kind == jBool {
+		if !keySchema.b {
+			return Never(), val, nil // no key is allowed: only {}
+		}
+		return c.anyString(), val, nil
+	}
+	if keySchema.kind != jObject {
+		return nil, nil, schemaErr(path, "%s must be a schema", kw)
+	}
+	// Keys are strings: only the string keywords may constrain them.
+	for _, m := range keySchema.obj {
+		switch {
+		case ignoredKeyword(keySchema, m.key), m.key == "pattern", m.key == "minLength", m.key == "maxLength", m.key == "format":
+		case m.key == "type" && m.val.kind == jString && m.val.str == "string":
+		default:
+			return nil, nil, unsupported(childPath(path, kw), m.key, "in a schema of property names")
+		}
+	}
+	key, err = c.stringExpr(keySchema, childPath(path, kw))
+	if err != nil {
+		return nil, nil, err
+	}
+	if val == nil {
+		val = &jsonValue{kind: jBool, b: true}
+	}
+	return key, val, nil
 }
