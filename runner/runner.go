@@ -32,6 +32,7 @@ type seq struct {
 	// ready once the prompt's last row is in.
 	prompt, tail int
 	logits       []float32
+	hidden       bool // the rows kept are final-norm hidden rows, [tail][Dim] (KeepPromptHidden)
 	ready, taken bool
 }
 
@@ -129,6 +130,23 @@ func (r *Runner) KeepPromptLogits(id string, n int) error {
 	return nil
 }
 
+// KeepPromptHidden is KeepPromptLogits for the final-norm hidden rows,
+// [n][Dim], instead of the logits (embeddings); TakePromptLogits hands
+// them over. The backend must be a HiddenBackend.
+func (r *Runner) KeepPromptHidden(id string, n int) error {
+	hb, ok := r.b.(HiddenBackend)
+	if !ok {
+		return fmt.Errorf("runner: the backend does not return hidden states")
+	}
+	if err := r.KeepPromptLogits(id, n); err != nil {
+		return err
+	}
+	s := r.seqs[id]
+	s.hidden = true
+	s.logits = make([]float32, n*hb.Dim())
+	return nil
+}
+
 // TakePromptLogits returns request id's kept prompt rows, [n][Vocab] raw
 // logits of its last n prompt positions, once the step that samples its
 // first token has run; nil before that, after a first take, or when none
@@ -183,7 +201,12 @@ func (r *Runner) Run(plan *sched.Plan) (Output, error) {
 	for _, k := range r.keeps {
 		s := k.s
 		at := k.pos - (s.prompt - s.tail)
-		copy(s.logits[at*vocab:(at+k.n)*vocab], logits[k.row*vocab:(k.row+k.n)*vocab])
+		src, w := logits, vocab
+		if s.hidden {
+			hb := r.b.(HiddenBackend) // KeepPromptHidden checked
+			src, w = hb.Hidden(), hb.Dim()
+		}
+		copy(s.logits[at*w:(at+k.n)*w], src[k.row*w:(k.row+k.n)*w])
 		s.ready = s.ready || k.last
 	}
 	for i, q := range plan.Seqs {
