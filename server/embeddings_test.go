@@ -205,3 +205,31 @@ func fileSHA(t *testing.T, path string) string {
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
 }
+
+// TestEmbeddingsMeanPooling serves a model pooled by mean: a one-token
+// input's embedding is its last (only) row's, a longer input's is not,
+// and a prefix-cached prompt embeds the same as when first computed (the
+// pooled rows bypass the cache).
+func TestEmbeddingsMeanPooling(t *testing.T) {
+	last := start(t, server.Config{}, nil).client()
+	mean := start(t, server.Config{}, &loader{pool: server.PoolMean}).client()
+	in := func(ids ...int64) openai.EmbeddingNewParams {
+		return openai.EmbeddingNewParams{Model: "tiny", Input: openai.EmbeddingNewParamsInputUnion{OfArrayOfTokens: ids}}
+	}
+	a, b := embed(t, last, in(7)).Data[0].Embedding, embed(t, mean, in(7)).Data[0].Embedding
+	if cs := cosine(a, b); cs < 0.99999 {
+		t.Errorf("one token: mean and last pooling differ (cosine %v)", cs)
+	}
+	long := make([]int64, 40)
+	for i := range long {
+		long[i] = int64(5 + i)
+	}
+	a, b = embed(t, last, in(long...)).Data[0].Embedding, embed(t, mean, in(long...)).Data[0].Embedding
+	if cs := cosine(a, b); cs > 0.99999 {
+		t.Errorf("40 tokens: mean pooling equals last pooling (cosine %v)", cs)
+	}
+	again := embed(t, mean, in(long...)).Data[0].Embedding
+	if cs := cosine(again, b); cs < 0.999999 {
+		t.Errorf("the same input again (prefix cached) embeds differently: cosine %v", cs)
+	}
+}
