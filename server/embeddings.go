@@ -106,9 +106,13 @@ func (s *Server) handleEmbeddings(w http.ResponseWriter, r *http.Request) {
 			for _, c := range results[:i] {
 				<-c
 			}
-			if errors.Is(err, engine.ErrClosed) {
+			var re *engine.RequestError
+			switch {
+			case errors.Is(err, engine.ErrClosed):
 				writeError(w, errDraining)
-			} else {
+			case errors.As(err, &re):
+				writeError(w, badRequest("input", "input %d: %s", i, re.Reason))
+			default:
 				writeError(w, internal(err))
 			}
 			return
