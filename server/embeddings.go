@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
@@ -98,11 +99,13 @@ func (s *Server) handleEmbeddings(w http.ResponseWriter, r *http.Request) {
 		err  error
 	}
 	results := make([]chan result, len(prompts))
-	ctx := r.Context()
+	ctx, cancel := context.WithCancel(r.Context()) // a refused input cancels the others
+	defer cancel()
 	for i, p := range prompts {
 		ch, err := m.Engine.Submit(ctx, engine.Request{Prompt: p, Params: params, IgnoreEOS: true, NoSpec: true,
 			PromptLogits: poolRows(pooling, len(p)), PromptHidden: true})
 		if err != nil {
+			cancel()
 			for _, c := range results[:i] {
 				<-c
 			}
@@ -167,7 +170,7 @@ func (s *Server) handleEmbeddings(w http.ResponseWriter, r *http.Request) {
 		resp.Data[i] = d
 	}
 	if fail != nil {
-		if ctx.Err() != nil {
+		if r.Context().Err() != nil {
 			return // the client went away
 		}
 		var ae *apiError
