@@ -118,6 +118,12 @@ func (r *Runner) Context() int { return r.b.Context() }
 // positions (sched.Request.ComputeTail): rows served from the prefix cache
 // would be missing.
 func (r *Runner) KeepPromptLogits(id string, n int) error {
+	return r.keepPrompt(id, n, r.b.Vocab(), false)
+}
+
+// keepPrompt asks for rows of width values (a logit or a hidden row) of
+// the last n prompt positions of request id.
+func (r *Runner) keepPrompt(id string, n, width int, hidden bool) error {
 	s := r.seqs[id]
 	switch {
 	case s == nil:
@@ -125,8 +131,8 @@ func (r *Runner) KeepPromptLogits(id string, n int) error {
 	case n < 1 || n > len(s.history):
 		return fmt.Errorf("runner: request %q: %d prompt logit rows of a %d-token prompt", id, n, len(s.history))
 	}
-	s.prompt, s.tail = len(s.history), n
-	s.logits = make([]float32, n*r.b.Vocab())
+	s.prompt, s.tail, s.hidden = len(s.history), n, hidden
+	s.logits = make([]float32, n*width)
 	return nil
 }
 
@@ -138,13 +144,7 @@ func (r *Runner) KeepPromptHidden(id string, n int) error {
 	if !ok {
 		return fmt.Errorf("runner: the backend does not return hidden states")
 	}
-	if err := r.KeepPromptLogits(id, n); err != nil {
-		return err
-	}
-	s := r.seqs[id]
-	s.hidden = true
-	s.logits = make([]float32, n*hb.Dim())
-	return nil
+	return r.keepPrompt(id, n, hb.Dim(), true)
 }
 
 // TakePromptLogits returns request id's kept prompt rows, [n][Vocab] raw
