@@ -4,9 +4,10 @@
 # /v1/embeddings: testdata/oracle-embed/embed-<arch>-F32.json =
 #   {"command": the oracle command line, "synth": kiln synth's --json
 #    record (as scripts/oracle-goldens.sh), "oracle": {tokens, embedding}}.
-# The synth models carry no <arch>.pooling_type, so llama.cpp pools none
-# and node-llama-cpp returns the last token's final-norm hidden state
+# Without <arch>.pooling_type llama.cpp pools none and node-llama-cpp
+# returns the last token's final-norm hidden state
 # (llama_get_embeddings_ith(ctx, -1)), unnormalised: kiln's "last" pooling.
+# With one (synth --pooling-type) it pools so; kiln's test pools likewise.
 # Needs what oracle-goldens.sh needs (ORACLE's folder pinned to haswell).
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
@@ -29,15 +30,18 @@ declare -A EXTRA=(
   [llama]="--head-dim 64 --rope-theta 10000 --norm-eps 1e-5"
   [qwen3]="--head-dim 128 --rope-theta 1000000 --norm-eps 1e-6 --tied"
 )
-for arch in llama qwen3; do
+# NAME ARCH POOLING_TYPE: qwen3-mean carries qwen3.pooling_type = 1, which
+# llama.cpp reads for qwen3: it pools by mean (llama_get_embeddings_seq).
+for rec3 in "llama llama 0" "qwen3 qwen3 0" "qwen3-mean qwen3 1"; do
+  read -r name arch pt <<<"$rec3"
   # shellcheck disable=SC2086
-  rec="$("$WORK/kiln" synth "$WORK/$arch.gguf" --arch "$arch" --dim 256 --layers 2 --heads 4 --kv-heads 2 \
-    --ffn 512 --type F32 --seed 42 --json --vocab "$SHARED/${VOCAB[$arch]}" ${EXTRA[$arch]})"
-  out="$(cd "$WORK/oracle" && node oracle-embed.mjs "$WORK/$arch.gguf" "$IDS")"
+  rec="$("$WORK/kiln" synth "$WORK/$name.gguf" --arch "$arch" --dim 256 --layers 2 --heads 4 --kv-heads 2 \
+    --ffn 512 --type F32 --seed 42 --json --vocab "$SHARED/${VOCAB[$arch]}" --pooling-type "$pt" ${EXTRA[$arch]})"
+  out="$(cd "$WORK/oracle" && node oracle-embed.mjs "$WORK/$name.gguf" "$IDS")"
   REC="$rec" OUTJ="$out" VOC="${VOCAB[$arch]}" CMD="node scripts/oracle-embed.mjs MODEL $IDS" node -e '
     const e = process.env;
     const rec = {command: e.CMD, synth: JSON.parse(e.REC), oracle: JSON.parse(e.OUTJ)};
     delete rec.synth.file; rec.synth.vocab = e.VOC;
-    process.stdout.write(JSON.stringify(rec) + "\n");' > "$OUT/embed-$arch-F32.json"
-  echo "wrote testdata/oracle-embed/embed-$arch-F32.json" >&2
+    process.stdout.write(JSON.stringify(rec) + "\n");' > "$OUT/embed-$name-F32.json"
+  echo "wrote testdata/oracle-embed/embed-$name-F32.json" >&2
 done

@@ -146,10 +146,11 @@ type embedGolden struct {
 	} `json:"oracle"`
 }
 
-// TestEmbeddingsOracle compares /v1/embeddings (last-token pooling) with
-// llama.cpp's embedding of the same synthetic model and token ids
-// (node-llama-cpp's embedding context: no pooling_type, so the last
-// position's final-norm hidden state), by cosine similarity.
+// TestEmbeddingsOracle compares /v1/embeddings with llama.cpp's embedding
+// of the same synthetic model and token ids (node-llama-cpp's embedding
+// context), by cosine similarity: without pooling_type llama.cpp returns
+// the last position's final-norm hidden state (kiln's last pooling); with
+// one it pools so, and kiln is served the same pooling.
 func TestEmbeddingsOracle(t *testing.T) {
 	shared := testutil.SharedModels(t)
 	files, err := filepath.Glob(filepath.Join(testutil.RepoRoot(t), "testdata", "oracle-embed", "*.json"))
@@ -181,7 +182,8 @@ func TestEmbeddingsOracle(t *testing.T) {
 			if got := fileSHA(t, path); got != g.Synth.SHA256 {
 				t.Fatalf("regenerated synth model has sha256 %s, golden was made from %s: re-run scripts/oracle-embed-goldens.sh", got, g.Synth.SHA256)
 			}
-			ts := start(t, server.Config{Models: []server.Source{{Name: "synth", Path: path}}}, nil)
+			pooling := server.PoolingFromGGUF(g.Synth.Spec.PoolingType) // as kiln serve reads <arch>.pooling_type
+			ts := start(t, server.Config{Models: []server.Source{{Name: "synth", Path: path}}}, &loader{pool: pooling})
 			r := embed(t, ts.client(), openai.EmbeddingNewParams{Model: "synth", Input: openai.EmbeddingNewParamsInputUnion{OfArrayOfTokens: g.Oracle.Tokens}})
 			got := r.Data[0].Embedding
 			if len(got) != len(g.Oracle.Embedding) {
