@@ -63,7 +63,9 @@
 //
 // Prompt logits (Request.PromptLogits): the raw logit rows of the
 // prompt's last positions ride on the first token event; those positions
-// are computed even when cached (sched.Request.ComputeTail).
+// are computed even when cached (sched.Request.ComputeTail). With
+// Request.PromptHidden the rows are the final-norm hidden states instead
+// (the server's /v1/embeddings pools them).
 //
 // Time: Config.Now (default time.Now) is the clock of Timings and of the
 // step counters, so tests can make them exact. NewBackend runs the engine

@@ -230,6 +230,9 @@ func (e *Engine) Submit(ctx context.Context, req Request) (<-chan Event, error) 
 	if req.PromptLogits < 0 || req.PromptLogits > len(prompt) {
 		return nil, refuse("PromptLogits", "logit rows of the last %d positions of a %d-token prompt", req.PromptLogits, len(prompt))
 	}
+	if req.PromptHidden && req.PromptLogits == 0 {
+		return nil, refuse("PromptLogits", "hidden rows (PromptHidden) of no positions")
+	}
 	stop := slices.Concat(req.Params.StopTokens, e.eog)
 	if req.IgnoreEOS && req.Constraint == nil {
 		// A constrained request ends where its grammar does: past the
@@ -246,6 +249,7 @@ func (e *Engine) Submit(ctx context.Context, req Request) (<-chan Event, error) 
 		now:       now,
 		submitted: now(),
 		logits:    req.PromptLogits,
+		hidden:    req.PromptHidden,
 		noSpec:    req.NoSpec,
 	}
 	if req.BeamWidth > 0 {

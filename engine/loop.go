@@ -105,7 +105,11 @@ func (e *Engine) admit(g *group) {
 		}
 	}
 	if g.logits > 0 {
-		if err := e.runner.KeepPromptLogits(g.members[0].id, g.logits); err != nil {
+		keep := e.runner.KeepPromptLogits
+		if g.hidden {
+			keep = e.runner.KeepPromptHidden
+		}
+		if err := keep(g.members[0].id, g.logits); err != nil {
 			e.sched.Abort(g.req.ID)
 			for _, st := range g.members {
 				e.runner.Remove(st.id)

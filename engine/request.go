@@ -44,6 +44,11 @@ type Request struct {
 	// `kiln probs` prints the next-token distribution from them. They take
 	// PromptLogits x vocabulary x 4 bytes until delivered.
 	PromptLogits int
+	// PromptHidden makes the PromptLogits rows the final-norm hidden
+	// states ([PromptLogits][model dim]: the output norm applied, the LM
+	// head not) instead of logits, in the same Event.PromptLogits: what
+	// embeddings pool. It needs PromptLogits > 0 and a model backend.
+	PromptHidden bool
 	// BeamWidth > 0 runs a beam search instead of sampling (beam.go):
 	// BeamWidth beams (at most 10) are kept by their score, cumulative
 	// raw log-probability / length^LengthPenalty (length in tokens,

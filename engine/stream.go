@@ -22,6 +22,7 @@ type group struct {
 	members   []*stream       // by Event.Index
 	open      int             // completions without their final event yet
 	logits    int             // Request.PromptLogits
+	hidden    bool            // Request.PromptHidden
 	noSpec    bool            // Request.NoSpec
 	beam      *beamSearch     // Request.BeamWidth > 0: the search (its members are not streams)
 

@@ -152,3 +152,9 @@ func (m *Model) Forward(b *Batch, kv *KVStore) ([]float32, error) {
 	}
 	return s.logits, nil
 }
+
+// Hidden returns the final-norm hidden rows of the last Forward's
+// LogitRows, [len(LogitRows)][Dim]: the output norm applied, the LM head
+// not (what llama.cpp's embeddings pool). The slice is reused by the next
+// call.
+func (m *Model) Hidden() []float32 { return m.scratch.rows }

@@ -21,6 +21,15 @@ type Backend interface {
 	CopyBlock(src, dst int) error
 }
 
+// HiddenBackend is a Backend that also hands out the final-norm hidden
+// rows of its last Forward's LogitRows, [len(LogitRows)][Dim()]
+// (KeepPromptHidden: embeddings).
+type HiddenBackend interface {
+	Backend
+	Dim() int
+	Hidden() []float32
+}
+
 // ModelBackend is model m over its KV store kv (what New runs; the
 // engine's draft model runs on one too).
 func ModelBackend(m *model.Model, kv *model.KVStore) Backend { return modelBackend{m, kv} }
@@ -34,4 +43,6 @@ type modelBackend struct {
 func (b modelBackend) Vocab() int                                    { return b.m.Config.Vocab }
 func (b modelBackend) Context() int                                  { return b.m.Config.Context }
 func (b modelBackend) Forward(batch *model.Batch) ([]float32, error) { return b.m.Forward(batch, b.kv) }
+func (b modelBackend) Dim() int                                      { return b.m.Config.Dim }
+func (b modelBackend) Hidden() []float32                             { return b.m.Hidden() }
 func (b modelBackend) CopyBlock(src, dst int) error                  { return b.kv.CopyBlock(src, dst) }

@@ -14,6 +14,8 @@
 // A request that asked for its prompt's logit rows (KeepPromptLogits)
 // gets a row for each of those positions in its chunks too; they are
 // copied out after the forward and handed over once (TakePromptLogits).
+// KeepPromptHidden keeps the same positions' final-norm hidden rows
+// instead (a HiddenBackend's, for embeddings).
 // The model is behind the Backend interface: New wraps a model.Model and
 // its KV store, NewBackend takes a scripted double.
 //

@@ -32,6 +32,7 @@ type seq struct {
 	// ready once the prompt's last row is in.
 	prompt, tail int
 	logits       []float32
+	hidden       bool // the rows kept are final-norm hidden rows, [tail][Dim] (KeepPromptHidden)
 	ready, taken bool
 }
 
@@ -117,6 +118,12 @@ func (r *Runner) Context() int { return r.b.Context() }
 // positions (sched.Request.ComputeTail): rows served from the prefix cache
 // would be missing.
 func (r *Runner) KeepPromptLogits(id string, n int) error {
+	return r.keepPrompt(id, n, r.b.Vocab(), false)
+}
+
+// keepPrompt asks for rows of width values (a logit or a hidden row) of
+// the last n prompt positions of request id.
+func (r *Runner) keepPrompt(id string, n, width int, hidden bool) error {
 	s := r.seqs[id]
 	switch {
 	case s == nil:
@@ -124,9 +131,20 @@ func (r *Runner) KeepPromptLogits(id string, n int) error {
 	case n < 1 || n > len(s.history):
 		return fmt.Errorf("runner: request %q: %d prompt logit rows of a %d-token prompt", id, n, len(s.history))
 	}
-	s.prompt, s.tail = len(s.history), n
-	s.logits = make([]float32, n*r.b.Vocab())
+	s.prompt, s.tail, s.hidden = len(s.history), n, hidden
+	s.logits = make([]float32, n*width)
 	return nil
+}
+
+// KeepPromptHidden is KeepPromptLogits for the final-norm hidden rows,
+// [n][Dim], instead of the logits (embeddings); TakePromptLogits hands
+// them over. The backend must be a HiddenBackend.
+func (r *Runner) KeepPromptHidden(id string, n int) error {
+	hb, ok := r.b.(HiddenBackend)
+	if !ok {
+		return fmt.Errorf("runner: the backend does not return hidden states")
+	}
+	return r.keepPrompt(id, n, hb.Dim(), true)
 }
 
 // TakePromptLogits returns request id's kept prompt rows, [n][Vocab] raw
@@ -183,7 +201,12 @@ func (r *Runner) Run(plan *sched.Plan) (Output, error) {
 	for _, k := range r.keeps {
 		s := k.s
 		at := k.pos - (s.prompt - s.tail)
-		copy(s.logits[at*vocab:(at+k.n)*vocab], logits[k.row*vocab:(k.row+k.n)*vocab])
+		src, w := logits, vocab
+		if s.hidden {
+			hb := r.b.(HiddenBackend) // KeepPromptHidden checked
+			src, w = hb.Hidden(), hb.Dim()
+		}
+		copy(s.logits[at*w:(at+k.n)*w], src[k.row*w:(k.row+k.n)*w])
 		s.ready = s.ready || k.last
 	}
 	for i, q := range plan.Seqs {

@@ -62,7 +62,7 @@ func TestErrorStatuses(t *testing.T) {
 		{"regex feature not supported", "/v1/completions", `{"model":"tiny","prompt":"a","guided_regex":"(?=a)a"}`, auth, 400, "guided_regex"},
 		{"tokenize neither", "/tokenize", `{"model":"tiny"}`, auth, 400, "prompt"},
 		{"detokenize out of vocab", "/detokenize", `{"model":"tiny","tokens":[-1]}`, auth, 400, "tokens"},
-		{"no route", "/v1/embeddings", `{}`, auth, 404, ""},
+		{"no route", "/v1/audio/speech", `{}`, auth, 404, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -43,6 +43,7 @@ type loader struct {
 	mu     sync.Mutex
 	n      int
 	cfg    engine.Config
+	pool   string // server.Model.Pooling
 }
 
 func (l *loader) load(ctx context.Context, name, path string) (*server.Model, error) {
@@ -89,7 +90,7 @@ func (l *loader) load(ctx context.Context, name, path string) (*server.Model, er
 		maxLen = cfg.MaxModelLen
 	}
 	return &server.Model{Engine: e, Tokenizer: tok, Template: tmpl, MaxModelLen: maxLen, MaxSeqs: cfg.MaxSeqs,
-		BlockSize: 16, NumBlocks: cfg.NumBlocks, PrefixCache: !cfg.NoPrefixCache, Bytes: 1 << 20,
+		BlockSize: 16, NumBlocks: cfg.NumBlocks, PrefixCache: !cfg.NoPrefixCache, Bytes: 1 << 20, Pooling: l.pool,
 		Close: func() { m.Close(); f.Close() }}, nil
 }
 

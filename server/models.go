@@ -29,6 +29,7 @@ type Model struct {
 	NumBlocks   int            // KV pool, blocks
 	PrefixCache bool           // the engine caches prompt prefixes (vllm:cache_config_info)
 	SpecTokens  int            // drafted tokens per step when the engine speculates (0: it does not)
+	Pooling     string         // /v1/embeddings' pooling (PoolLast, PoolMean, PoolCLS); "" means PoolLast
 	Bytes       int64          // memory it holds (weights and KV pool), for Config.MemoryBudget
 	Close       func()         // releases the weights; the engine is closed first
 }

@@ -57,6 +57,7 @@ func TestMethodNotAllowed(t *testing.T) {
 	}{
 		{"GET", "/v1/chat/completions", "POST"},
 		{"GET", "/v1/completions", "POST"},
+		{"GET", "/v1/embeddings", "POST"},
 		{"DELETE", "/tokenize", "POST"},
 		{"POST", "/v1/models", "GET, HEAD"},
 		{"PUT", "/health", "GET, HEAD"},
@@ -71,7 +72,7 @@ func TestMethodNotAllowed(t *testing.T) {
 			t.Errorf("%s %s: envelope %s", c.method, c.path, body)
 		}
 	}
-	if resp, body := ts.do(t, "GET", "/v1/embeddings", ""); resp.StatusCode != 404 || resp.Header.Get("Allow") != "" {
-		t.Errorf("GET /v1/embeddings: %d, Allow %q: %s", resp.StatusCode, resp.Header.Get("Allow"), body)
+	if resp, body := ts.do(t, "GET", "/v1/audio/speech", ""); resp.StatusCode != 404 || resp.Header.Get("Allow") != "" {
+		t.Errorf("GET /v1/audio/speech: %d, Allow %q: %s", resp.StatusCode, resp.Header.Get("Allow"), body)
 	}
 }

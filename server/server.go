@@ -258,6 +258,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("POST /v1/chat/completions/render", s.handleChatRender)
 	mux.HandleFunc("POST /v1/messages", s.handleMessages) // Anthropic's Messages API (messages.go)
 	mux.HandleFunc("POST /v1/messages/count_tokens", s.handleCountTokens)
+	mux.HandleFunc("POST /v1/embeddings", s.handleEmbeddings) // embeddings.go
 	mux.HandleFunc("GET /v1/models", s.handleModels)
 	mux.HandleFunc("POST /tokenize", s.handleTokenize)
 	mux.HandleFunc("POST /detokenize", s.handleDetokenize)

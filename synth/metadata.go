@@ -46,6 +46,9 @@ func (s Spec) Metadata(ft convert.FileType) []gguf.KV {
 		u32("attention.key_length", s.HeadDim)
 		u32("attention.value_length", s.HeadDim)
 	}
+	if s.PoolingType > 0 {
+		u32("pooling_type", s.PoolingType)
+	}
 	add("general.file_type", gguf.Uint32Value(uint32(ft)))
 	if s.Arch == "llama" {
 		u32("vocab_size", s.VocabSize)

@@ -34,6 +34,10 @@ type Spec struct {
 	// agree with their targets because both learned the same text); 0
 	// means 1, the default distributions.
 	ResidualScale float64 `json:"residual_scale,omitempty"`
+	// PoolingType, when set, is written as {arch}.pooling_type (llama.cpp's
+	// enum: 1 mean, 2 cls, 3 last): how embeddings pool (llama.cpp reads it
+	// for qwen2 and qwen3). 0 writes no key.
+	PoolingType int `json:"pooling_type,omitempty"`
 
 	// Mixture of experts (qwen3moe, where Experts is required, and llama,
 	// as Mixtral): each block's FFN is a router (ffn_gate_inp) over
@@ -111,6 +115,9 @@ func (s Spec) Validate() error {
 		if f.v <= 0 || f.v > maxDim {
 			bad("%s is %d, want 1..%d", f.name, f.v, maxDim)
 		}
+	}
+	if s.PoolingType < 0 || s.PoolingType > 4 {
+		bad("pooling-type is %d, want 0 (none written) up to 4", s.PoolingType)
 	}
 	if s.ResidualScale < 0 || s.ResidualScale > 1e3 || math.IsNaN(s.ResidualScale) {
 		bad("residual-scale is %v, want 0 (default) up to 1000", s.ResidualScale)

@@ -77,6 +77,7 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	maxBatched := fs.Int("max-num-batched-tokens", 512, "tokens per engine step: decode tokens first, then prompt chunks")
 	maxModelLen := fs.Int("max-model-len", 0, "context per request in tokens, at most the model's (0: the model's)")
 	noPrefixCache := fs.Bool("no-prefix-cache", false, "turn the prefix cache off")
+	pooling := fs.String("pooling", "", "/v1/embeddings pooling: last, mean or cls (default: the GGUF's <arch>.pooling_type, else last, as vLLM pools decoder models)")
 	logFormat := fs.String("log-format", "text", "log lines as text or json (log/slog, on stderr)")
 	maxLogprobs := fs.Int("max-logprobs", 20, "most top logprobs per token a request may ask (top_logprobs, logprobs); 0: the sampled token's only")
 	allowedOrigins := fs.String("allowed-origins", "", `CORS: origins browsers may call from, a JSON list or comma list ("*": any; default none: no CORS headers)`)
@@ -91,7 +92,7 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	sf := addSpecFlags(fs)
 	fs.Usage = func() {
 		io.WriteString(fs.Output(), `usage: kiln serve [--model [NAME=]PATH ...] [--host 127.0.0.1] [--port 8080] [flags]
-  Serves OpenAI's API (/v1/completions, /v1/chat/completions, /v1/models), /tokenize,
+  Serves OpenAI's API (/v1/completions, /v1/chat/completions, /v1/embeddings, /v1/models), /tokenize,
   /detokenize, /health, /ready and Prometheus /metrics with vLLM's metric names.
   A request's "model" is a --model NAME or PATH, or a 'kiln list' reference (hf:...)
   already downloaded; nothing else is opened. --kv-cache-memory is per model.
@@ -135,6 +136,8 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 		return usageErrorf("--log-format %q: want text or json", *logFormat)
 	case *maxLogprobs < 0 || *maxLogprobs > sample.MaxTopLogprobs:
 		return usageErrorf("--max-logprobs %d: want 0 up to %d", *maxLogprobs, sample.MaxTopLogprobs)
+	case *pooling != "" && *pooling != server.PoolLast && *pooling != server.PoolMean && *pooling != server.PoolCLS:
+		return usageErrorf("--pooling %q: want last, mean or cls", *pooling)
 	}
 	cors := map[string][]string{}
 	for name, v := range map[string]string{"allowed-origins": *allowedOrigins, "allowed-methods": *allowedMethods, "allowed-headers": *allowedHeaders} {
@@ -227,7 +230,11 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 		if a.Draft != nil {
 			draftBytes = modelBytes(*sf.draft)
 		}
-		return &server.Model{Engine: e, Tokenizer: a.Tokenizer, Template: tmpl, MaxModelLen: ctxLen, MaxSeqs: *maxSeqs,
+		pool := *pooling
+		if t, ok := a.PoolingType(); ok && pool == "" {
+			pool = server.PoolingFromGGUF(t)
+		}
+		return &server.Model{Engine: e, Tokenizer: a.Tokenizer, Template: tmpl, MaxModelLen: ctxLen, MaxSeqs: *maxSeqs, Pooling: pool,
 			BlockSize: a.BlockSize, NumBlocks: a.NumBlocks, PrefixCache: !*noPrefixCache, SpecTokens: sf.resolved.Tokens,
 			Bytes: modelBytes(path) + draftBytes + a.KVBytes(), Close: func() { cleared(); a.Close() }}, nil
 	}

@@ -45,6 +45,7 @@ func runSynth(args []string, stdout, stderr io.Writer) error {
 	fs.Float64Var(&sp.NormEps, "norm-eps", 0, "RMSNorm epsilon (default 1e-5)")
 	fs.BoolVar(&sp.Tied, "tied", false, "tie the output projection to token_embd (no output.weight)")
 	fs.Float64Var(&sp.ResidualScale, "residual-scale", 0, "scale the spread of attn_output and ffn_down (default 1): below 1 the embedding-to-head path dominates, so a same-seed model with fewer --layers drafts well (a benchmark device for --spec draft)")
+	fs.IntVar(&sp.PoolingType, "pooling-type", 0, "write {arch}.pooling_type, llama.cpp's enum (1 mean, 2 cls, 3 last) for embeddings (default: no key)")
 	specFile := fs.String("spec", "", "read the spec from a JSON file (the \"spec\" of a --json record, or of testdata/oracle/*.json's \"synth\"); flags override it")
 	asJSON := fs.Bool("json", false, "print a JSON record of what was written (resolved spec, type, seed, vocab, sha256) instead of a summary line")
 	format := fs.String("format", "gguf", "output: gguf (OUT is a file) or hf (OUT is a new Hugging Face folder: config.json, model.safetensors, tokenizer.json; --type F32, F16 or BF16)")
@@ -236,6 +237,9 @@ func overrideSpec(base, sp synth.Spec, set map[string]bool) synth.Spec {
 	}
 	if set["residual-scale"] {
 		base.ResidualScale = sp.ResidualScale
+	}
+	if set["pooling-type"] {
+		base.PoolingType = sp.PoolingType
 	}
 	return base
 }
