@@ -372,13 +372,27 @@ func (c *chatWriter) stream(ctx context.Context, w http.ResponseWriter, items <-
 		sse.send(chunk)
 	}
 	var failed error
+	// A constrained tool choice's calls stream as they are generated
+	// (tools_stream.go); their text is never content.
+	var calls []callStream
+	if c.tools != nil && (c.tools.kind == "named" || c.tools.kind == "required") {
+		calls = make([]callStream, len(c.text))
+	}
 	for it := range items {
 		c.j.observe(it)
 		delta := c.add(it)
 		if err := engineError(it.ev); err != nil && failed == nil {
 			failed = err
 		}
-		if sse.err != nil || (delta.Delta.Content == nil && delta.Logprobs == nil && delta.FinishReason == nil) {
+		if calls != nil {
+			// What is new since the last delta; at the end this replaces
+			// the whole calls add() gives (their ids were sent already). A
+			// reply cut off by max_tokens has streamed its cut call's
+			// arguments so far, as vLLM's does; its finish_reason says so.
+			i := delta.Index
+			delta.Delta.ToolCalls = calls[i].deltas(partialCalls(c.tools, c.text[i].String()))
+		}
+		if sse.err != nil || (delta.Delta.Content == nil && delta.Logprobs == nil && delta.FinishReason == nil && len(delta.Delta.ToolCalls) == 0) {
 			continue
 		}
 		one[0] = delta

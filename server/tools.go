@@ -26,10 +26,11 @@ import (
 // by max_tokens (finish_reason "length") keeps the calls that were
 // complete (completeCalls) and has content null, never the raw JSON; with
 // none complete it has neither. parallel_tool_calls false keeps only the
-// first call an auto reply makes. Streaming sends a call as one
-// tool_calls delta when its completion ends (the arguments whole), and in
-// auto mode holds back a reply that starts like a <tool_call> until it
-// can tell.
+// first call an auto reply makes. Streaming on chat sends a constrained
+// (required, named) call's arguments as they are generated
+// (tools_stream.go); an auto call goes as one tool_calls delta when its
+// completion ends, a reply that starts like a <tool_call> held back until
+// it can tell.
 
 // maxToolCalls bounds the list a required tool choice may reply with
 // (parallel_tool_calls true, the default): a grammar with no upper bound
@@ -57,13 +58,13 @@ type toolMode struct {
 
 type toolCall struct {
 	Index    int          `json:"index"`
-	ID       string       `json:"id"`
-	Type     string       `json:"type"` // function
+	ID       string       `json:"id,omitempty"`
+	Type     string       `json:"type,omitempty"` // function; omitted in a stream's later deltas of a call
 	Function toolFunction `json:"function"`
 }
 
 type toolFunction struct {
-	Name      string `json:"name"`
+	Name      string `json:"name,omitempty"`
 	Arguments string `json:"arguments"` // JSON text
 }
 

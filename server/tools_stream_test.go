@@ -1,0 +1,54 @@
+package server
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// TestCallStreamPrefixes: fed every prefix of a constrained reply, the
+// deltas announce each call once (with its name) and then add to its
+// arguments only, so that their concatenation is, at every step, a prefix
+// of the arguments the whole reply parses to, and at the end equal to them.
+func TestCallStreamPrefixes(t *testing.T) {
+	for _, c := range []struct {
+		m     *toolMode
+		reply string
+	}{
+		{&toolMode{kind: "named", name: "get"}, ` {"city": "Paris, \"FR\"", "days": [1, 2, {"x": "}]"}], "n": -1.5e3, "ok": true}`},
+		{&toolMode{kind: "required", max: maxToolCalls}, `[{"name": "a", "parameters": {"q": "x,y}"}}, {"name": "b\"c", "parameters": {}}, {"name": "d", "parameters": {"v": [true, null, 12]}}]`},
+		{&toolMode{kind: "required", max: maxToolCalls}, "[\n{\"name\": \"a\", \"parameters\": {\"k\": 1}}\n]"},
+	} {
+		whole, _, ok := c.m.calls(c.reply)
+		if !ok {
+			t.Fatalf("%s: the whole reply does not parse", c.reply)
+		}
+		var cs callStream
+		names := map[int]string{}
+		args := map[int]string{}
+		for n := 0; n <= len(c.reply); n++ {
+			for _, d := range cs.deltas(partialCalls(c.m, c.reply[:n])) {
+				if d.ID != "" {
+					if _, seen := names[d.Index]; seen {
+						t.Fatalf("%s: call %d announced twice", c.reply, d.Index)
+					}
+					names[d.Index] = d.Function.Name
+				} else if d.Function.Name != "" {
+					t.Fatalf("%s: a later delta of call %d names it again", c.reply, d.Index)
+				}
+				args[d.Index] += d.Function.Arguments
+				if d.Index >= len(whole) || !strings.HasPrefix(whole[d.Index].Function.Arguments, args[d.Index]) {
+					t.Fatalf("%s[:%d]: call %d's arguments so far %q are not a prefix of the whole %+v", c.reply, n, d.Index, args[d.Index], whole)
+				}
+			}
+		}
+		if len(names) != len(whole) {
+			t.Fatalf("%s: %d calls streamed, %d whole", c.reply, len(names), len(whole))
+		}
+		for k, w := range whole {
+			if names[k] != w.Function.Name || args[k] != w.Function.Arguments || !json.Valid([]byte(args[k])) {
+				t.Errorf("%s: call %d streamed as %q(%s), whole %q(%s)", c.reply, k, names[k], args[k], w.Function.Name, w.Function.Arguments)
+			}
+		}
+	}
+}
