@@ -9,7 +9,7 @@ import (
 
 // Config is a model's shape and numerics, read from GGUF metadata.
 type Config struct {
-	Arch     string // general.architecture: "llama", "qwen2", "qwen3" or "qwen3moe"
+	Arch     string // general.architecture: "llama", "qwen2", "qwen3", "qwen3moe" or "qwen2moe"
 	Dim      int    // embedding_length: width of the residual stream
 	Layers   int    // block_count
 	Heads    int    // attention.head_count: query heads
@@ -37,6 +37,11 @@ type Config struct {
 	ExpertsUsed int  // expert_used_count: 1..Experts
 	ExpertFFN   int  // qwen3moe: expert_feed_forward_length, else FFN/ExpertsUsed; llama: FFN (as llama.cpp)
 	ExpertNorm  bool // renormalise the chosen experts' weights to sum 1 (llama.cpp's norm_w)
+	// qwen2moe: a shared expert beside the routed ones, a SwiGLU MLP of
+	// width SharedFFN (expert_shared_feed_forward_length, else FFN, as
+	// llama.cpp) that every token takes, scaled by a learned sigmoid gate.
+	// 0: none.
+	SharedFFN int
 }
 
 // MoE reports whether the FFN is a mixture of experts.
@@ -48,6 +53,10 @@ type archTraits struct {
 	qkvBias bool
 	qkNorm  bool
 	moe     int // 0: dense only; 1: expert_count may be set (llama: Mixtral); 2: expert_count required
+	// noNorm: build_moe_ffn's norm_w is false (the chosen experts keep
+	// their softmax probabilities): qwen2moe, olmoe.
+	noNorm bool
+	shared bool // a gated shared expert (qwen2moe)
 }
 
 var architectures = map[string]archTraits{
@@ -55,10 +64,13 @@ var architectures = map[string]archTraits{
 	"qwen2":    {neox: true, qkvBias: true},
 	"qwen3":    {neox: true, qkNorm: true},
 	"qwen3moe": {neox: true, qkNorm: true, moe: 2},
+	"qwen2moe": {neox: true, qkvBias: true, moe: 2, noNorm: true, shared: true},
 }
 
 // SupportedArchitectures lists the general.architecture values kiln runs.
-func SupportedArchitectures() []string { return []string{"llama", "qwen2", "qwen3", "qwen3moe"} }
+func SupportedArchitectures() []string {
+	return []string{"llama", "qwen2", "qwen3", "qwen3moe", "qwen2moe"}
+}
 
 // ConfigFromGGUF reads the model configuration from f's metadata.
 func ConfigFromGGUF(f *gguf.File) (Config, error) {
@@ -116,7 +128,7 @@ func ConfigFromGGUF(f *gguf.File) (Config, error) {
 	if v, ok := f.Uint(arch + ".attention.value_length"); ok && int(v) != c.HeadDim {
 		return c, fmt.Errorf("model: value_length %d differs from key_length %d: not supported", v, c.HeadDim)
 	}
-	if err := c.readExperts(f, tr.moe); err != nil {
+	if err := c.readExperts(f, tr); err != nil {
 		return c, err
 	}
 	c.Context = 4096
@@ -181,7 +193,8 @@ const maxExperts = 512
 // readExperts reads the mixture-of-experts keys: required when moe is 2,
 // allowed when 1, refused (a dense architecture kiln has no MoE graph for)
 // when 0. Every bad value names its key.
-func (c *Config) readExperts(f *gguf.File, moe int) error {
+func (c *Config) readExperts(f *gguf.File, tr archTraits) error {
+	moe := tr.moe
 	key := func(k string) string { return c.Arch + "." + k }
 	n, ok := f.Uint(key("expert_count"))
 	if _, present := f.Value(key("expert_count")); present && !ok {
@@ -193,7 +206,7 @@ func (c *Config) readExperts(f *gguf.File, moe int) error {
 	case n == 0:
 		return nil
 	case moe == 0:
-		return fmt.Errorf("model: metadata %s = %d: kiln runs %s only as a dense model (mixture of experts: qwen3moe, llama)", key("expert_count"), n, c.Arch)
+		return fmt.Errorf("model: metadata %s = %d: kiln runs %s only as a dense model (mixture of experts: qwen3moe, qwen2moe, llama)", key("expert_count"), n, c.Arch)
 	case n > maxExperts:
 		return fmt.Errorf("model: metadata %s = %d is more than %d", key("expert_count"), n, maxExperts)
 	}
@@ -205,7 +218,9 @@ func (c *Config) readExperts(f *gguf.File, moe int) error {
 		return fmt.Errorf("model: metadata %s = %d is out of range 1..%s (%d)", key("expert_used_count"), used, key("expert_count"), n)
 	}
 	c.Experts, c.ExpertsUsed = int(n), int(used)
-	c.ExpertNorm = true // both graphs renormalise (build_moe_ffn's norm_w = true)
+	// qwen3moe and llama renormalise (build_moe_ffn's norm_w = true);
+	// qwen2moe's graph passes false.
+	c.ExpertNorm = !tr.noNorm
 	if c.Arch == "llama" {
 		// llama.cpp's llama graph: experts as wide as feed_forward_length.
 		c.ExpertFFN = c.FFN
@@ -221,6 +236,21 @@ func (c *Config) readExperts(f *gguf.File, moe int) error {
 	}
 	if c.ExpertFFN == 0 {
 		return fmt.Errorf("model: metadata %s is missing and feed_forward_length/expert_used_count is 0", key("expert_feed_forward_length"))
+	}
+	if !tr.shared {
+		return nil
+	}
+	// llama.cpp: n_ff_shexp = expert_shared_feed_forward_length, or n_ff.
+	c.SharedFFN = c.FFN
+	if _, present := f.Value(key("expert_shared_feed_forward_length")); present {
+		v, ok := f.Uint(key("expert_shared_feed_forward_length"))
+		if !ok || v == 0 || v > 1<<24 {
+			return fmt.Errorf("model: metadata %s is not an integer in 1..%d", key("expert_shared_feed_forward_length"), 1<<24)
+		}
+		c.SharedFFN = int(v)
+	}
+	if c.SharedFFN == 0 {
+		return fmt.Errorf("model: metadata %s and feed_forward_length are missing: %s has a shared expert", key("expert_shared_feed_forward_length"), c.Arch)
 	}
 	return nil
 }

@@ -32,6 +32,8 @@ type moeScratch struct {
 	out     []float32 // [T][Dim] the group's expert outputs
 	slots   []float32 // [T][k][Dim] y_j of every row and slot
 	gateUp  [2]kernels.MatMulOp
+	shGate  []float32 // [T] the shared expert's gate (shexp.go)
+	shOut   []float32 // [T][Dim] the shared expert's output
 }
 
 func (s *moeScratch) ensure(c *Config, t int) {

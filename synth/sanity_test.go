@@ -22,7 +22,7 @@ func TestLogitsNotDegenerate(t *testing.T) {
 			if arch == "qwen3" || arch == "qwen3moe" {
 				s.HeadDim = 64
 			}
-			if arch == "qwen3moe" {
+			if arch == "qwen3moe" || arch == "qwen2moe" {
 				s.Experts, s.ExpertsUsed, s.ExpertFFN = 8, 2, 128
 			}
 			m, err := Plan(s, nil, f32, 11)
