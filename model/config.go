@@ -9,7 +9,7 @@ import (
 
 // Config is a model's shape and numerics, read from GGUF metadata.
 type Config struct {
-	Arch     string // general.architecture: "llama", "qwen2", "qwen3", "qwen3moe" or "qwen2moe"
+	Arch     string // general.architecture: "llama", "qwen2", "qwen3", "qwen3moe", "qwen2moe" or "olmoe"
 	Dim      int    // embedding_length: width of the residual stream
 	Layers   int    // block_count
 	Heads    int    // attention.head_count: query heads
@@ -27,7 +27,12 @@ type Config struct {
 	RopeNeox bool
 	QKVBias  bool // qwen2: attn_q/k/v carry biases
 	QKNorm   bool // qwen3: per-head RMSNorm of queries and keys before RoPE
-	Tied     bool // no output.weight: logits use token_embd.weight
+	// QKNormWhole (olmoe, with QKNorm): the RMSNorm runs over each token's
+	// whole query [QDim] and key [KVDim] projections, with weights that
+	// long, as llama.cpp's olmoe graph norms Qcur and Kcur before the
+	// per-head reshape.
+	QKNormWhole bool
+	Tied        bool // no output.weight: logits use token_embd.weight
 
 	// Mixture of experts (qwen3moe, and llama files with expert_count > 0
 	// as Mixtral): each layer's FFN is Experts SwiGLU MLPs of width
@@ -52,7 +57,11 @@ type archTraits struct {
 	neox    bool
 	qkvBias bool
 	qkNorm  bool
-	moe     int // 0: dense only; 1: expert_count may be set (llama: Mixtral); 2: expert_count required
+	qkWhole bool // q/k RMSNorm over the whole projection (olmoe)
+	// ffnExperts: the experts are feed_forward_length wide (llama.cpp's
+	// llama and olmoe tensors: n_ff), not expert_feed_forward_length.
+	ffnExperts bool
+	moe        int // 0: dense only; 1: expert_count may be set (llama: Mixtral); 2: expert_count required
 	// noNorm: build_moe_ffn's norm_w is false (the chosen experts keep
 	// their softmax probabilities): qwen2moe, olmoe.
 	noNorm bool
@@ -60,16 +69,17 @@ type archTraits struct {
 }
 
 var architectures = map[string]archTraits{
-	"llama":    {moe: 1},
+	"llama":    {moe: 1, ffnExperts: true},
 	"qwen2":    {neox: true, qkvBias: true},
 	"qwen3":    {neox: true, qkNorm: true},
 	"qwen3moe": {neox: true, qkNorm: true, moe: 2},
 	"qwen2moe": {neox: true, qkvBias: true, moe: 2, noNorm: true, shared: true},
+	"olmoe":    {neox: true, qkNorm: true, qkWhole: true, moe: 2, noNorm: true, ffnExperts: true},
 }
 
 // SupportedArchitectures lists the general.architecture values kiln runs.
 func SupportedArchitectures() []string {
-	return []string{"llama", "qwen2", "qwen3", "qwen3moe", "qwen2moe"}
+	return []string{"llama", "qwen2", "qwen3", "qwen3moe", "qwen2moe", "olmoe"}
 }
 
 // ConfigFromGGUF reads the model configuration from f's metadata.
@@ -84,7 +94,7 @@ func ConfigFromGGUF(f *gguf.File) (Config, error) {
 		return c, fmt.Errorf("model: architecture %q is not supported (kiln runs %v)", arch, SupportedArchitectures())
 	}
 	c.Arch = arch
-	c.RopeNeox, c.QKVBias, c.QKNorm = tr.neox, tr.qkvBias, tr.qkNorm
+	c.RopeNeox, c.QKVBias, c.QKNorm, c.QKNormWhole = tr.neox, tr.qkvBias, tr.qkNorm, tr.qkWhole
 
 	need := func(key string) (int, error) {
 		v, ok := f.Uint(arch + "." + key)
@@ -206,7 +216,7 @@ func (c *Config) readExperts(f *gguf.File, tr archTraits) error {
 	case n == 0:
 		return nil
 	case moe == 0:
-		return fmt.Errorf("model: metadata %s = %d: kiln runs %s only as a dense model (mixture of experts: qwen3moe, qwen2moe, llama)", key("expert_count"), n, c.Arch)
+		return fmt.Errorf("model: metadata %s = %d: kiln runs %s only as a dense model (mixture of experts: qwen3moe, qwen2moe, olmoe, llama)", key("expert_count"), n, c.Arch)
 	case n > maxExperts:
 		return fmt.Errorf("model: metadata %s = %d is more than %d", key("expert_count"), n, maxExperts)
 	}
@@ -219,10 +229,11 @@ func (c *Config) readExperts(f *gguf.File, tr archTraits) error {
 	}
 	c.Experts, c.ExpertsUsed = int(n), int(used)
 	// qwen3moe and llama renormalise (build_moe_ffn's norm_w = true);
-	// qwen2moe's graph passes false.
+	// qwen2moe's and olmoe's graphs pass false.
 	c.ExpertNorm = !tr.noNorm
-	if c.Arch == "llama" {
-		// llama.cpp's llama graph: experts as wide as feed_forward_length.
+	if tr.ffnExperts {
+		// llama.cpp's llama and olmoe tensors: experts as wide as
+		// feed_forward_length.
 		c.ExpertFFN = c.FFN
 		return nil
 	}

@@ -104,7 +104,11 @@ func (m *Model) Forward(b *Batch, kv *KVStore) ([]float32, error) {
 			kernels.AddBias(s.k, l.KBias, T)
 			kernels.AddBias(s.v, l.VBias, T)
 		}
-		if c.QKNorm {
+		if c.QKNormWhole {
+			// olmoe: each token's whole projection is one row.
+			kernels.RMSNormRows(p, s.q, s.q, l.QNorm, T, c.QDim(), c.NormEps)
+			kernels.RMSNormRows(p, s.k, s.k, l.KNorm, T, c.KVDim(), c.NormEps)
+		} else if c.QKNorm {
 			// Each head's vector is normalised on its own: rows of HeadDim.
 			kernels.RMSNormRows(p, s.q, s.q, l.QNorm, T*c.Heads, c.HeadDim, c.NormEps)
 			kernels.RMSNormRows(p, s.k, s.k, l.KNorm, T*c.KVHeads, c.HeadDim, c.NormEps)

@@ -31,6 +31,8 @@ var smallSpecs = []synth.Spec{
 	{Arch: "llama", Dim: 128, Layers: 2, Heads: 4, KVHeads: 2, FFN: 64, VocabSize: 400, Experts: 4, ExpertsUsed: 2},
 	{Arch: "qwen2moe", Dim: 128, Layers: 2, Heads: 4, KVHeads: 2, FFN: 256, VocabSize: 400, RopeTheta: 1e6, NormEps: 1e-6,
 		Experts: 8, ExpertsUsed: 2, ExpertFFN: 64, SharedFFN: 96},
+	{Arch: "olmoe", Dim: 128, Layers: 2, Heads: 4, KVHeads: 4, FFN: 64, VocabSize: 400, RopeTheta: 1e4, NormEps: 1e-5,
+		Experts: 8, ExpertsUsed: 4},
 }
 
 // TestArchitecturesMatchReference runs each architecture's fast path
@@ -90,7 +92,7 @@ func TestForwardDecodeAllocs(t *testing.T) {
 	for _, c := range []struct {
 		spec int
 		typ  string
-	}{{3, "Q8_0"}, {4, "Q8_0"}, {6, "Q8_0"}} {
+	}{{3, "Q8_0"}, {4, "Q8_0"}, {6, "Q8_0"}, {7, "Q8_0"}} {
 		t.Run(smallSpecs[c.spec].Arch+"-"+c.typ, func(t *testing.T) { decodeAllocs(t, smallSpecs[c.spec], c.typ) })
 	}
 }

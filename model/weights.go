@@ -18,7 +18,7 @@ type Layer struct {
 	K, V                kernels.Matrix // [KVDim][Dim]
 	O                   kernels.Matrix // [Dim][QDim]
 	QBias, KBias, VBias []float32      // [QDim], [KVDim], [KVDim]; qwen2 only
-	QNorm, KNorm        []float32      // [HeadDim]; qwen3 only
+	QNorm, KNorm        []float32      // [HeadDim]; qwen3 only ([QDim], [KVDim] for olmoe)
 	FFNNorm             []float32      // [Dim]
 	Gate, Up            kernels.Matrix // [FFN][Dim]; dense FFN only
 	Down                kernels.Matrix // [Dim][FFN]; dense FFN only
@@ -202,7 +202,10 @@ func loadWeights(f tensorSource, c *Config) (*Weights, error) {
 			ly.KBias = l.vector(p+"attn_k.bias", c.KVDim())
 			ly.VBias = l.vector(p+"attn_v.bias", c.KVDim())
 		}
-		if c.QKNorm {
+		if c.QKNormWhole {
+			ly.QNorm = l.vector(p+"attn_q_norm.weight", c.QDim())
+			ly.KNorm = l.vector(p+"attn_k_norm.weight", c.KVDim())
+		} else if c.QKNorm {
 			ly.QNorm = l.vector(p+"attn_q_norm.weight", c.HeadDim)
 			ly.KNorm = l.vector(p+"attn_k_norm.weight", c.HeadDim)
 		}

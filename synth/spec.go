@@ -11,7 +11,7 @@ import (
 // every problem at once. The JSON form is what testdata/oracle goldens
 // record (and `kiln synth --spec` reads).
 type Spec struct {
-	Arch      string  `json:"arch"`           // "llama", "qwen2" (QKV biases), "qwen3" (per-head q/k RMSNorm), "qwen3moe" (qwen3 with a mixture-of-experts FFN) or "qwen2moe" (qwen2 with experts and a shared expert)
+	Arch      string  `json:"arch"`           // "llama", "qwen2" (QKV biases), "qwen3" (per-head q/k RMSNorm), "qwen3moe" (qwen3 with a mixture-of-experts FFN) "qwen2moe" (qwen2 with experts and a shared expert) or "olmoe" (experts FFN wide, q/k RMSNorm over the whole projection)
 	Name      string  `json:"name,omitempty"` // general.name; "" gives "kiln-synth-<arch>"
 	Dim       int     `json:"dim"`            // embedding_length (hidden size)
 	Layers    int     `json:"layers"`         // block_count
@@ -62,7 +62,7 @@ type Llama3Rope struct {
 }
 
 // Architectures lists the values Spec.Arch accepts.
-var Architectures = []string{"llama", "qwen2", "qwen3", "qwen3moe", "qwen2moe"}
+var Architectures = []string{"llama", "qwen2", "qwen3", "qwen3moe", "qwen2moe", "olmoe"}
 
 // limits keep every derived size far from int overflow and from files no
 // test wants: a dimension above 1<<20 is a typo, not a model.
@@ -88,7 +88,7 @@ func (s Spec) withDefaults() Spec {
 	if s.NormEps == 0 {
 		s.NormEps = 1e-5
 	}
-	if s.Experts > 0 && (s.ExpertFFN == 0 || s.Arch == "llama") {
+	if s.Experts > 0 && (s.ExpertFFN == 0 || s.Arch == "llama" || s.Arch == "olmoe") {
 		s.ExpertFFN = s.FFN
 	}
 	if s.Arch == "qwen2moe" && s.SharedFFN == 0 {
@@ -104,7 +104,7 @@ func (s Spec) Validate() error {
 	var errs []error
 	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf("synth: "+format, a...)) }
 	switch d.Arch {
-	case "llama", "qwen2", "qwen3", "qwen3moe", "qwen2moe":
+	case "llama", "qwen2", "qwen3", "qwen3moe", "qwen2moe", "olmoe":
 	case "":
 		bad("no architecture (want one of %v)", Architectures)
 	default:
@@ -137,12 +137,15 @@ func (s Spec) Validate() error {
 		bad("heads*head-dim = %d, more than %d", d.Heads*d.HeadDim, maxDim)
 	}
 	switch {
-	case (d.Arch == "qwen3moe" || d.Arch == "qwen2moe") && d.Experts <= 0:
+	case (d.Arch == "qwen3moe" || d.Arch == "qwen2moe" || d.Arch == "olmoe") && d.Experts <= 0:
 		bad("%s needs experts (and experts-used)", d.Arch)
 	case d.Experts < 0 || d.Experts > 512:
 		bad("experts is %d, want 0..512 (llama.cpp's LLAMA_MAX_EXPERTS)", d.Experts)
-	case d.Experts > 0 && d.Arch != "qwen3moe" && d.Arch != "qwen2moe" && d.Arch != "llama":
-		bad("experts need arch qwen3moe, qwen2moe or llama (Mixtral); %s is dense", d.Arch)
+	case d.Experts > 0 && d.Arch != "qwen3moe" && d.Arch != "qwen2moe" && d.Arch != "olmoe" && d.Arch != "llama":
+		bad("experts need arch qwen3moe, qwen2moe, olmoe or llama (Mixtral); %s is dense", d.Arch)
+	case d.Arch == "olmoe" && (d.KVHeads != d.Heads || d.Heads*d.HeadDim != d.Dim):
+		// llama.cpp's olmoe tensors: attn_k_norm is [dim] long.
+		bad("olmoe needs kv-heads = heads and heads*head-dim = dim (its q/k norms are dim long)")
 	case d.Experts > 0 && (d.ExpertsUsed <= 0 || d.ExpertsUsed > d.Experts):
 		bad("experts-used is %d, want 1..experts (%d)", d.ExpertsUsed, d.Experts)
 	case d.Experts > 0 && (d.ExpertFFN <= 0 || d.ExpertFFN > maxDim):

@@ -38,8 +38,8 @@ func (t *Tensor) Rows() int {
 //	blk.N.attn_q.weight          [dim, heads*headDim]   (+ .bias [heads*headDim] for qwen2)
 //	blk.N.attn_k.weight          [dim, kvHeads*headDim] (+ .bias for qwen2)
 //	blk.N.attn_v.weight          [dim, kvHeads*headDim] (+ .bias for qwen2)
-//	blk.N.attn_q_norm.weight     [headDim]              qwen3, qwen3moe
-//	blk.N.attn_k_norm.weight     [headDim]              qwen3, qwen3moe
+//	blk.N.attn_q_norm.weight     [headDim]              qwen3, qwen3moe ([heads*headDim] olmoe)
+//	blk.N.attn_k_norm.weight     [headDim]              qwen3, qwen3moe ([kvHeads*headDim] olmoe)
 //	blk.N.attn_output.weight     [heads*headDim, dim]
 //	blk.N.ffn_norm.weight        [dim]
 //	blk.N.ffn_gate.weight        [dim, ffn]             dense
@@ -113,6 +113,9 @@ func (s Spec) Tensors() ([]Tensor, error) {
 		if s.Arch == "qwen3" || s.Arch == "qwen3moe" {
 			ts = append(ts, norm(p+"attn_q_norm.weight", hd), norm(p+"attn_k_norm.weight", hd))
 		}
+		if s.Arch == "olmoe" {
+			ts = append(ts, norm(p+"attn_q_norm.weight", qDim), norm(p+"attn_k_norm.weight", kvDim))
+		}
 		ts = append(ts, mat(p+"attn_output.weight", qDim, dim, residual*proj(qDim)))
 		ts = append(ts, norm(p+"ffn_norm.weight", dim))
 		if s.Experts > 0 {
@@ -125,7 +128,7 @@ func (s Spec) Tensors() ([]Tensor, error) {
 			// deep models drift to a few outputs whatever the input).
 			ne, effn := uint64(s.Experts), uint64(s.ExpertFFN)
 			downStd := residual * proj(effn) * math.Sqrt(float64(s.ExpertsUsed))
-			if s.Arch == "qwen2moe" {
+			if s.Arch == "qwen2moe" || s.Arch == "olmoe" {
 				// Not renormalised: the k chosen weights keep their softmax
 				// probabilities, whose sum is well below 1 (about 0.45 for
 				// 2 of 8 at these logits, 0.26 for 4 of 60); widen the

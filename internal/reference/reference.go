@@ -183,7 +183,9 @@ func (m *Model) Logits(tokens []int32) [][]float64 {
 			q := addBias(matvec(l.wq, xn), l.bq)
 			k := addBias(matvec(l.wk, xn), l.bk)
 			v := addBias(matvec(l.wv, xn), l.bv)
-			if c.QKNorm {
+			if c.QKNormWhole {
+				q, k = rmsnorm(q, l.qNorm, c.NormEps), rmsnorm(k, l.kNorm, c.NormEps)
+			} else if c.QKNorm {
 				for h := 0; h < c.Heads; h++ {
 					copy(q[h*hd:(h+1)*hd], rmsnorm(q[h*hd:(h+1)*hd], l.qNorm, c.NormEps))
 				}
