@@ -148,6 +148,9 @@ func runSynth(args []string, stdout, stderr io.Writer) error {
 	if s.Experts > 0 {
 		experts = fmt.Sprintf(" (%d experts, %d used, expert ffn %d)", s.Experts, s.ExpertsUsed, s.ExpertFFN)
 	}
+	if s.SharedFFN > 0 {
+		experts = strings.TrimSuffix(experts, ")") + fmt.Sprintf(", shared ffn %d)", s.SharedFFN)
+	}
 	fmt.Fprintf(stdout, "wrote %s: %s %q, dim %d, %d layers, %d heads (%d kv, head dim %d), ffn %d%s, vocab %d (%s), tied %v, %s, seed %d, %d tensors, %d bytes\n",
 		pos[0], s.Arch, s.Name, s.Dim, s.Layers, s.Heads, s.KVHeads, s.HeadDim, s.FFN, experts, s.VocabSize, m.Vocab.Source,
 		s.Tied, scheme, m.Seed, len(m.Tensors), size)
