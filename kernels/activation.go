@@ -99,3 +99,13 @@ func AddBias(x, bias []float32, rows int) {
 		}
 	}
 }
+
+// SiLUDivScalar is the sigmoid of x as llama.cpp's qwen2moe graph computes
+// its shared-expert gate, ggml_div(ggml_silu(x), x) on a one-element row:
+// ggml_vec_silu_f32's scalar tail x/(1+expf(-x)) with glibc's expf (not
+// the 8-wide vector exp), rounded, then divided by x. x = 0 gives NaN, as
+// there.
+func SiLUDivScalar(x float32) float32 {
+	s := x / (1 + expf(-x))
+	return s / x
+}

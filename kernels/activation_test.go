@@ -1,6 +1,9 @@
 package kernels
 
-import "testing"
+import (
+	"math"
+	"testing"
+)
 
 // TestSiLUMulRowsTail: whole groups of 8 match SiLUMul (exp32); the tail of
 // each row uses expf, as ggml_vec_swiglu_f32 does.
@@ -56,5 +59,21 @@ func TestSiLUMulRowsPool(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestSiLUDivScalar: silu(x)/x is the sigmoid to within a few float32
+// roundings, and NaN at 0, as ggml_div gives there. (Its bits against
+// llama.cpp's are checked end to end by the qwen2moe oracle goldens.)
+func TestSiLUDivScalar(t *testing.T) {
+	for _, x := range []float32{-20, -3.7, -1, -0.01, 0.01, 0.5, 1, 2.25, 9, 30} {
+		got := SiLUDivScalar(x)
+		want := 1 / (1 + math.Exp(-float64(x)))
+		if d := math.Abs(float64(got)-want) / want; d > 3e-7 {
+			t.Errorf("x %g: %g, sigmoid %g (relative %.2g)", x, got, want, d)
+		}
+	}
+	if g := SiLUDivScalar(0); !math.IsNaN(float64(g)) {
+		t.Errorf("x 0: %g, want NaN", g)
 	}
 }

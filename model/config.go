@@ -9,7 +9,7 @@ import (
 
 // Config is a model's shape and numerics, read from GGUF metadata.
 type Config struct {
-	Arch     string // general.architecture: "llama", "qwen2", "qwen3" or "qwen3moe"
+	Arch     string // general.architecture: "llama", "qwen2", "qwen3", "qwen3moe", "qwen2moe" or "olmoe"
 	Dim      int    // embedding_length: width of the residual stream
 	Layers   int    // block_count
 	Heads    int    // attention.head_count: query heads
@@ -27,7 +27,12 @@ type Config struct {
 	RopeNeox bool
 	QKVBias  bool // qwen2: attn_q/k/v carry biases
 	QKNorm   bool // qwen3: per-head RMSNorm of queries and keys before RoPE
-	Tied     bool // no output.weight: logits use token_embd.weight
+	// QKNormWhole (olmoe, with QKNorm): the RMSNorm runs over each token's
+	// whole query [QDim] and key [KVDim] projections, with weights that
+	// long, as llama.cpp's olmoe graph norms Qcur and Kcur before the
+	// per-head reshape.
+	QKNormWhole bool
+	Tied        bool // no output.weight: logits use token_embd.weight
 
 	// Mixture of experts (qwen3moe, and llama files with expert_count > 0
 	// as Mixtral): each layer's FFN is Experts SwiGLU MLPs of width
@@ -37,6 +42,11 @@ type Config struct {
 	ExpertsUsed int  // expert_used_count: 1..Experts
 	ExpertFFN   int  // qwen3moe: expert_feed_forward_length, else FFN/ExpertsUsed; llama: FFN (as llama.cpp)
 	ExpertNorm  bool // renormalise the chosen experts' weights to sum 1 (llama.cpp's norm_w)
+	// qwen2moe: a shared expert beside the routed ones, a SwiGLU MLP of
+	// width SharedFFN (expert_shared_feed_forward_length, else FFN, as
+	// llama.cpp) that every token takes, scaled by a learned sigmoid gate.
+	// 0: none.
+	SharedFFN int
 }
 
 // MoE reports whether the FFN is a mixture of experts.
@@ -47,18 +57,30 @@ type archTraits struct {
 	neox    bool
 	qkvBias bool
 	qkNorm  bool
-	moe     int // 0: dense only; 1: expert_count may be set (llama: Mixtral); 2: expert_count required
+	qkWhole bool // q/k RMSNorm over the whole projection (olmoe)
+	// ffnExperts: the experts are feed_forward_length wide (llama.cpp's
+	// llama and olmoe tensors: n_ff), not expert_feed_forward_length.
+	ffnExperts bool
+	moe        int // 0: dense only; 1: expert_count may be set (llama: Mixtral); 2: expert_count required
+	// noNorm: build_moe_ffn's norm_w is false (the chosen experts keep
+	// their softmax probabilities): qwen2moe, olmoe.
+	noNorm bool
+	shared bool // a gated shared expert (qwen2moe)
 }
 
 var architectures = map[string]archTraits{
-	"llama":    {moe: 1},
+	"llama":    {moe: 1, ffnExperts: true},
 	"qwen2":    {neox: true, qkvBias: true},
 	"qwen3":    {neox: true, qkNorm: true},
 	"qwen3moe": {neox: true, qkNorm: true, moe: 2},
+	"qwen2moe": {neox: true, qkvBias: true, moe: 2, noNorm: true, shared: true},
+	"olmoe":    {neox: true, qkNorm: true, qkWhole: true, moe: 2, noNorm: true, ffnExperts: true},
 }
 
 // SupportedArchitectures lists the general.architecture values kiln runs.
-func SupportedArchitectures() []string { return []string{"llama", "qwen2", "qwen3", "qwen3moe"} }
+func SupportedArchitectures() []string {
+	return []string{"llama", "qwen2", "qwen3", "qwen3moe", "qwen2moe", "olmoe"}
+}
 
 // ConfigFromGGUF reads the model configuration from f's metadata.
 func ConfigFromGGUF(f *gguf.File) (Config, error) {
@@ -72,7 +94,7 @@ func ConfigFromGGUF(f *gguf.File) (Config, error) {
 		return c, fmt.Errorf("model: architecture %q is not supported (kiln runs %v)", arch, SupportedArchitectures())
 	}
 	c.Arch = arch
-	c.RopeNeox, c.QKVBias, c.QKNorm = tr.neox, tr.qkvBias, tr.qkNorm
+	c.RopeNeox, c.QKVBias, c.QKNorm, c.QKNormWhole = tr.neox, tr.qkvBias, tr.qkNorm, tr.qkWhole
 
 	need := func(key string) (int, error) {
 		v, ok := f.Uint(arch + "." + key)
@@ -116,7 +138,7 @@ func ConfigFromGGUF(f *gguf.File) (Config, error) {
 	if v, ok := f.Uint(arch + ".attention.value_length"); ok && int(v) != c.HeadDim {
 		return c, fmt.Errorf("model: value_length %d differs from key_length %d: not supported", v, c.HeadDim)
 	}
-	if err := c.readExperts(f, tr.moe); err != nil {
+	if err := c.readExperts(f, tr); err != nil {
 		return c, err
 	}
 	c.Context = 4096
@@ -181,7 +203,8 @@ const maxExperts = 512
 // readExperts reads the mixture-of-experts keys: required when moe is 2,
 // allowed when 1, refused (a dense architecture kiln has no MoE graph for)
 // when 0. Every bad value names its key.
-func (c *Config) readExperts(f *gguf.File, moe int) error {
+func (c *Config) readExperts(f *gguf.File, tr archTraits) error {
+	moe := tr.moe
 	key := func(k string) string { return c.Arch + "." + k }
 	n, ok := f.Uint(key("expert_count"))
 	if _, present := f.Value(key("expert_count")); present && !ok {
@@ -193,7 +216,7 @@ func (c *Config) readExperts(f *gguf.File, moe int) error {
 	case n == 0:
 		return nil
 	case moe == 0:
-		return fmt.Errorf("model: metadata %s = %d: kiln runs %s only as a dense model (mixture of experts: qwen3moe, llama)", key("expert_count"), n, c.Arch)
+		return fmt.Errorf("model: metadata %s = %d: kiln runs %s only as a dense model (mixture of experts: qwen3moe, qwen2moe, olmoe, llama)", key("expert_count"), n, c.Arch)
 	case n > maxExperts:
 		return fmt.Errorf("model: metadata %s = %d is more than %d", key("expert_count"), n, maxExperts)
 	}
@@ -205,9 +228,12 @@ func (c *Config) readExperts(f *gguf.File, moe int) error {
 		return fmt.Errorf("model: metadata %s = %d is out of range 1..%s (%d)", key("expert_used_count"), used, key("expert_count"), n)
 	}
 	c.Experts, c.ExpertsUsed = int(n), int(used)
-	c.ExpertNorm = true // both graphs renormalise (build_moe_ffn's norm_w = true)
-	if c.Arch == "llama" {
-		// llama.cpp's llama graph: experts as wide as feed_forward_length.
+	// qwen3moe and llama renormalise (build_moe_ffn's norm_w = true);
+	// qwen2moe's and olmoe's graphs pass false.
+	c.ExpertNorm = !tr.noNorm
+	if tr.ffnExperts {
+		// llama.cpp's llama and olmoe tensors: experts as wide as
+		// feed_forward_length.
 		c.ExpertFFN = c.FFN
 		return nil
 	}
@@ -221,6 +247,21 @@ func (c *Config) readExperts(f *gguf.File, moe int) error {
 	}
 	if c.ExpertFFN == 0 {
 		return fmt.Errorf("model: metadata %s is missing and feed_forward_length/expert_used_count is 0", key("expert_feed_forward_length"))
+	}
+	if !tr.shared {
+		return nil
+	}
+	// llama.cpp: n_ff_shexp = expert_shared_feed_forward_length, or n_ff.
+	c.SharedFFN = c.FFN
+	if _, present := f.Value(key("expert_shared_feed_forward_length")); present {
+		v, ok := f.Uint(key("expert_shared_feed_forward_length"))
+		if !ok || v == 0 || v > 1<<24 {
+			return fmt.Errorf("model: metadata %s is not an integer in 1..%d", key("expert_shared_feed_forward_length"), 1<<24)
+		}
+		c.SharedFFN = int(v)
+	}
+	if c.SharedFFN == 0 {
+		return fmt.Errorf("model: metadata %s and feed_forward_length are missing: %s has a shared expert", key("expert_shared_feed_forward_length"), c.Arch)
 	}
 	return nil
 }

@@ -6,8 +6,9 @@
 //
 // Supported architectures: llama (Llama 2/3/3.1/3.2, TinyLlama, SmolLM,
 // Mistral), qwen2 (QKV biases) and qwen3 (per-head Q/K RMSNorm), and with a
-// mixture-of-experts FFN (moe.go) qwen3moe and llama with expert_count
-// (Mixtral). MHA, GQA and MQA all reduce to KVHeads dividing Heads.
+// mixture-of-experts FFN (moe.go) qwen3moe, qwen2moe (plus a gated shared
+// expert, shexp.go), olmoe (Q/K RMSNorm over the whole projection) and
+// llama with expert_count (Mixtral). MHA, GQA and MQA all reduce to KVHeads dividing Heads.
 //
 // A batch concatenates every sequence's new tokens; linear layers see it as
 // one [numTokens][dim] matrix so each weight is read once per step, while

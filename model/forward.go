@@ -43,16 +43,16 @@ func (s *scratch) ensure(c *Config, t, r int) {
 		s.v = grow(s.v, t*c.KVDim())
 		s.att = grow(s.att, t*c.QDim())
 		s.proj = grow(s.proj, t*c.Dim)
-		if !c.MoE() {
-			s.gate = grow(s.gate, t*c.FFN)
-			s.up = grow(s.up, t*c.FFN)
+		if w := c.denseFFN(); w > 0 {
+			s.gate = grow(s.gate, t*w)
+			s.up = grow(s.up, t*w)
 		}
 	}
 	s.x, s.xn = s.x[:t*c.Dim], s.xn[:t*c.Dim]
 	s.q, s.k, s.v, s.att = s.q[:t*c.QDim()], s.k[:t*c.KVDim()], s.v[:t*c.KVDim()], s.att[:t*c.QDim()]
 	s.proj = s.proj[:t*c.Dim]
-	if !c.MoE() {
-		s.gate, s.up = s.gate[:t*c.FFN], s.up[:t*c.FFN]
+	if w := c.denseFFN(); w > 0 {
+		s.gate, s.up = s.gate[:t*w], s.up[:t*w]
 	}
 	s.rows = grow(s.rows, r*c.Dim)
 	s.logits = grow(s.logits, r*c.Vocab)
@@ -104,7 +104,11 @@ func (m *Model) Forward(b *Batch, kv *KVStore) ([]float32, error) {
 			kernels.AddBias(s.k, l.KBias, T)
 			kernels.AddBias(s.v, l.VBias, T)
 		}
-		if c.QKNorm {
+		if c.QKNormWhole {
+			// olmoe: each token's whole projection is one row.
+			kernels.RMSNormRows(p, s.q, s.q, l.QNorm, T, c.QDim(), c.NormEps)
+			kernels.RMSNormRows(p, s.k, s.k, l.KNorm, T, c.KVDim(), c.NormEps)
+		} else if c.QKNorm {
 			// Each head's vector is normalised on its own: rows of HeadDim.
 			kernels.RMSNormRows(p, s.q, s.q, l.QNorm, T*c.Heads, c.HeadDim, c.NormEps)
 			kernels.RMSNormRows(p, s.k, s.k, l.KNorm, T*c.KVHeads, c.HeadDim, c.NormEps)
@@ -128,6 +132,9 @@ func (m *Model) Forward(b *Batch, kv *KVStore) ([]float32, error) {
 		kernels.RMSNormRows(p, s.xn, s.x, l.FFNNorm, T, c.Dim, c.NormEps)
 		if c.MoE() {
 			m.moeFFN(l, T)
+			if c.SharedFFN > 0 {
+				m.sharedExpert(l, T)
+			}
 			kernels.Add(s.x, s.x, s.proj)
 			continue
 		}

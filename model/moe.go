@@ -3,13 +3,13 @@ package model
 import "kiln/kernels"
 
 // Mixture-of-experts FFN, as llama.cpp's build_moe_ffn computes it for
-// qwen3moe and llama (Mixtral) with softmax gating:
+// qwen3moe, qwen2moe, olmoe and llama (Mixtral) with softmax gating:
 //
 //	logits  = Router · xn                      [T][Experts] (ffn_gate_inp: llama-quantize keeps it F32; mul_mat's order)
 //	probs   = softmax(logits)                  over all experts (kernels.Softmax: ggml_soft_max's bits)
 //	ids     = argsort(probs, descending)[:k]   k = ExpertsUsed; ties: the lower expert first
 //	w       = probs[ids]                       [T][k]
-//	w      /= max(sum(w), 2^-14)               if ExpertNorm (ggml_sum_rows in float64, clamp, div)
+//	w      /= max(sum(w), 2^-14)               if ExpertNorm (qwen3moe, llama; ggml_sum_rows in float64, clamp, div)
 //	y_j     = Down_ids[j] · (silu(Gate_ids[j] · xn) * (Up_ids[j] · xn))
 //	out     = ((y_0*w_0 + y_1*w_1) + y_2*w_2) + ...   ggml_mul, then the ggml_add chain in slot order
 //
@@ -32,6 +32,8 @@ type moeScratch struct {
 	out     []float32 // [T][Dim] the group's expert outputs
 	slots   []float32 // [T][k][Dim] y_j of every row and slot
 	gateUp  [2]kernels.MatMulOp
+	shGate  []float32 // [T] the shared expert's gate (shexp.go)
+	shOut   []float32 // [T][Dim] the shared expert's output
 }
 
 func (s *moeScratch) ensure(c *Config, t int) {

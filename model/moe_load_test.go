@@ -19,7 +19,7 @@ var moeSpec = synth.Spec{Arch: "qwen3moe", Dim: 64, Layers: 2, Heads: 4, KVHeads
 // chunk, in two, or token by token, though each grouping puts different
 // rows together in each expert's product (qwen3moe, and llama with experts
 // as Mixtral; F32 weights take mul_mat_id's vec_dot order, Q8_0 the GEMMs,
-// Q4_K the gemv's order).
+// Q4_K the gemv's order; qwen2moe adds its gated shared expert).
 func TestMoEBatchInvariance(t *testing.T) {
 	mixtral := synth.Spec{Arch: "llama", Dim: 64, Layers: 2, Heads: 4, KVHeads: 2, FFN: 64,
 		Experts: 4, ExpertsUsed: 2, VocabSize: 320}
@@ -31,7 +31,8 @@ func TestMoEBatchInvariance(t *testing.T) {
 		name  string
 		spec  synth.Spec
 		types []string
-	}{{"qwen3moe", moeSpec, []string{"F32", "Q8_0"}}, {"mixtral", mixtral, []string{"F32", "Q8_0"}}, {"qwen3moe-256", wide, []string{"Q4_K"}}} {
+	}{{"qwen3moe", moeSpec, []string{"F32", "Q8_0"}}, {"mixtral", mixtral, []string{"F32", "Q8_0"}}, {"qwen3moe-256", wide, []string{"Q4_K"}},
+		{"qwen2moe", qwen2moeSpec, []string{"F32", "Q8_0"}}} {
 		spec := c.spec
 		for _, typ := range c.types {
 			t.Run(c.name+"-"+typ, func(t *testing.T) {

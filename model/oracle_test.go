@@ -59,7 +59,9 @@ type golden struct {
 // and for mixture-of-experts models (qwen3moe-*, mixtral-*) the router's
 // softmax and top-k and the experts' mul_mat_id orders (vec_dot for float
 // weights, the repacked gemvs for Q4_0 and Q4_K). Their worst, all types:
-// qwen3moe 1.07e-7, mixtral 2.74e-7 (Q4_0), inside the dense bounds below
+// qwen3moe 1.07e-7, mixtral 2.74e-7 (Q4_0), qwen2moe 1.16e-7 (F32, Q8_0,
+// Q4_K; its shared expert's sigmoid gate as ggml_silu/x), olmoe 1.06e-7
+// (F32, Q8_0, Q4_K), inside the dense bounds below
 // (with Q4_K experts in the GEMM's order instead of the gemv's, qwen3moe
 // was 6.1e-3 off).
 // What remains is float noise in the log-softmax and the JSON's printed

@@ -29,6 +29,10 @@ var smallSpecs = []synth.Spec{
 	{Arch: "qwen3moe", Dim: 128, Layers: 2, Heads: 4, KVHeads: 2, HeadDim: 64, FFN: 256, VocabSize: 400, Tied: true, RopeTheta: 1e6, NormEps: 1e-6,
 		Experts: 8, ExpertsUsed: 2, ExpertFFN: 64},
 	{Arch: "llama", Dim: 128, Layers: 2, Heads: 4, KVHeads: 2, FFN: 64, VocabSize: 400, Experts: 4, ExpertsUsed: 2},
+	{Arch: "qwen2moe", Dim: 128, Layers: 2, Heads: 4, KVHeads: 2, FFN: 256, VocabSize: 400, RopeTheta: 1e6, NormEps: 1e-6,
+		Experts: 8, ExpertsUsed: 2, ExpertFFN: 64, SharedFFN: 96},
+	{Arch: "olmoe", Dim: 128, Layers: 2, Heads: 4, KVHeads: 4, FFN: 64, VocabSize: 400, RopeTheta: 1e4, NormEps: 1e-5,
+		Experts: 8, ExpertsUsed: 4},
 }
 
 // TestArchitecturesMatchReference runs each architecture's fast path
@@ -82,12 +86,13 @@ func TestArchitecturesMatchReference(t *testing.T) {
 
 // TestForwardDecodeAllocs: a decode step allocates nothing once scratch
 // has grown (BLUEPRINT habit 5), dense (qwen3) or mixture of experts
-// (qwen3moe: routing, grouping and the per-expert products reuse scratch).
+// (qwen3moe: routing, grouping and the per-expert products reuse scratch;
+// qwen2moe: and its shared expert).
 func TestForwardDecodeAllocs(t *testing.T) {
 	for _, c := range []struct {
 		spec int
 		typ  string
-	}{{3, "Q8_0"}, {4, "Q8_0"}} {
+	}{{3, "Q8_0"}, {4, "Q8_0"}, {6, "Q8_0"}, {7, "Q8_0"}} {
 		t.Run(smallSpecs[c.spec].Arch+"-"+c.typ, func(t *testing.T) { decodeAllocs(t, smallSpecs[c.spec], c.typ) })
 	}
 }

@@ -18,7 +18,7 @@ type Layer struct {
 	K, V                kernels.Matrix // [KVDim][Dim]
 	O                   kernels.Matrix // [Dim][QDim]
 	QBias, KBias, VBias []float32      // [QDim], [KVDim], [KVDim]; qwen2 only
-	QNorm, KNorm        []float32      // [HeadDim]; qwen3 only
+	QNorm, KNorm        []float32      // [HeadDim]; qwen3 only ([QDim], [KVDim] for olmoe)
 	FFNNorm             []float32      // [Dim]
 	Gate, Up            kernels.Matrix // [FFN][Dim]; dense FFN only
 	Down                kernels.Matrix // [Dim][FFN]; dense FFN only
@@ -28,6 +28,11 @@ type Layer struct {
 	// slice per expert).
 	Router  kernels.Matrix // ffn_gate_inp: [Experts][Dim]
 	Experts []Expert       // [Experts]
+
+	// Shared expert (Config.SharedFFN > 0, qwen2moe): a SwiGLU MLP every
+	// token takes, scaled by sigmoid(SharedGate · x).
+	SharedGate kernels.Matrix // ffn_gate_inp_shexp: [1][Dim] (GGUF: 1-D [Dim])
+	Shared     Expert         // ffn_{gate,up,down}_shexp: [SharedFFN][Dim], [Dim][SharedFFN]
 }
 
 // Expert is one expert's SwiGLU MLP: slices of blk.N.ffn_{gate,up,down}_exps.
@@ -197,7 +202,10 @@ func loadWeights(f tensorSource, c *Config) (*Weights, error) {
 			ly.KBias = l.vector(p+"attn_k.bias", c.KVDim())
 			ly.VBias = l.vector(p+"attn_v.bias", c.KVDim())
 		}
-		if c.QKNorm {
+		if c.QKNormWhole {
+			ly.QNorm = l.vector(p+"attn_q_norm.weight", c.QDim())
+			ly.KNorm = l.vector(p+"attn_k_norm.weight", c.KVDim())
+		} else if c.QKNorm {
 			ly.QNorm = l.vector(p+"attn_q_norm.weight", c.HeadDim)
 			ly.KNorm = l.vector(p+"attn_k_norm.weight", c.HeadDim)
 		}
@@ -236,4 +244,21 @@ func (l *loader) moeLayer(ly *Layer, p string, c *Config) {
 	for e := range ly.Experts {
 		ly.Experts[e] = Expert{Gate: gate[e], Up: up[e], Down: down[e]}
 	}
+	if c.SharedFFN == 0 {
+		return
+	}
+	// The shared expert's gate is one row, stored 1-D; llama.cpp multiplies
+	// it as a [1][Dim] matrix (mul_mat), so it is one here too.
+	name := p + "ffn_gate_inp_shexp.weight"
+	if t := l.tensor(name, c.Dim); t != nil {
+		ly.SharedGate = kernels.Matrix{Type: t.Type, Rows: 1, Cols: c.Dim, Data: l.f.Data(t)}
+		if !kernels.Supported(t.Type) {
+			l.err = fmt.Errorf("model: tensor %s has type %s, which kiln cannot multiply yet", name, t.Type)
+		} else if err := ly.SharedGate.Validate(); err != nil {
+			l.err = fmt.Errorf("model: tensor %s: %w", name, err)
+		}
+	}
+	ly.Shared.Gate = l.matrix(p+"ffn_gate_shexp.weight", c.SharedFFN, c.Dim)
+	ly.Shared.Up = l.matrix(p+"ffn_up_shexp.weight", c.SharedFFN, c.Dim)
+	ly.Shared.Down = l.matrix(p+"ffn_down_shexp.weight", c.Dim, c.SharedFFN)
 }

@@ -3,7 +3,7 @@
 # synthetic models (and on stories260K) as golden files for kiln's
 # forward-pass tests: testdata/oracle/*.json.
 #
-# For each architecture {llama, qwen2, qwen3, qwen3moe, mixtral} x type {F32 F16 BF16
+# For each architecture {llama, qwen2, qwen3, qwen3moe, mixtral, qwen2moe, olmoe} x type {F32 F16 BF16
 # Q8_0 Q4_0 Q4_K Q6_K} it makes a small random-weight model with `kiln synth` (dim 256,
 # 2 layers, 4 heads, 2 KV heads, ffn 512: every row a multiple of 256 so the
 # K types apply everywhere), runs the llama.cpp oracle's `probs` over 64
@@ -27,6 +27,12 @@
 # of width 256, 2 per token (Qwen3-30B-A3B has 128 of width 768, 8 per
 # token), routed by llama.cpp's build_moe_ffn. mixtral is llama with 8
 # experts of width --ffn, 2 per token (Mixtral-8x7B's routing), untied.
+# qwen2moe is qwen2 (QKV biases) with 8 experts of width 256, 2 per token,
+# not renormalised, plus a shared expert of width 512 behind a sigmoid gate
+# (Qwen1.5-MoE-A2.7B: 60 of width 1408, 4 per token, shared 5632), untied.
+# olmoe has 8 experts of width --ffn 256, 2 per token, not renormalised, q/k
+# RMSNorm over the whole projection, no GQA (OLMoE-1B-7B: 64 of 1024, 8 per
+# token), untied.
 # Also: llama3rope-F32 (Llama 3 rope_freqs), llama-Q4_K_M (an F32 synth model
 # put through `kiln quantize ... Q4_K_M`), and stories260K (a trained model):
 # greedy from "Once upon a time", probs on a prompt, and its F16 conversion.
@@ -105,7 +111,8 @@ synth() {
 }
 
 declare -A VOCAB=([llama]=tokenizers/tok512-spm.model [qwen2]=llamacpp-vocab/ggml-vocab-gpt-2.gguf [qwen3]=llamacpp-vocab/ggml-vocab-gpt-2.gguf
-  [qwen3moe]=llamacpp-vocab/ggml-vocab-gpt-2.gguf [mixtral]=tokenizers/tok512-spm.model)
+  [qwen3moe]=llamacpp-vocab/ggml-vocab-gpt-2.gguf [mixtral]=tokenizers/tok512-spm.model
+  [qwen2moe]=llamacpp-vocab/ggml-vocab-gpt-2.gguf [olmoe]=llamacpp-vocab/ggml-vocab-gpt-2.gguf)
 declare -A SYNTH_ARCH=([mixtral]=llama)
 declare -A EXTRA=(
   [llama]="--head-dim 64 --rope-theta 10000 --norm-eps 1e-5"
@@ -113,6 +120,8 @@ declare -A EXTRA=(
   [qwen3]="--head-dim 128 --rope-theta 1000000 --norm-eps 1e-6 --tied"
   [qwen3moe]="--head-dim 128 --rope-theta 1000000 --norm-eps 1e-6 --tied --experts 8 --experts-used 2 --expert-ffn 256"
   [mixtral]="--head-dim 64 --rope-theta 1000000 --norm-eps 1e-5 --experts 8 --experts-used 2"
+  [qwen2moe]="--head-dim 64 --rope-theta 1000000 --norm-eps 1e-6 --experts 8 --experts-used 2 --expert-ffn 256 --shared-ffn 512"
+  [olmoe]="--head-dim 64 --kv-heads 4 --ffn 256 --rope-theta 10000 --norm-eps 1e-5 --experts 8 --experts-used 2"
 )
 
 FULL=1

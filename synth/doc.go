@@ -1,5 +1,5 @@
 // Package synth writes random-weight GGUF models of real architectures
-// (llama, qwen2, qwen3, qwen3moe; llama with experts as Mixtral): kiln's equivalent of "--load-format dummy". A
+// (llama, qwen2, qwen3, qwen3moe, qwen2moe, olmoe; llama with experts as Mixtral): kiln's equivalent of "--load-format dummy". A
 // synthetic model has the tensor names, shapes and metadata keys that
 // llama.cpp's convert_hf_to_gguf.py writes for the real model, so both kiln
 // and llama.cpp load it, and their next-token distributions can be compared
@@ -9,7 +9,8 @@
 //
 //   - Spec: an architecture and its hyperparameters; Shape(name): named
 //     specs taken from the HF configs of real models (stories15m, smollm2-135m,
-//     qwen2.5-0.5b, llama-3.2-1b, tinyllama-1.1b, qwen3-0.6b, qwen3-30b-a3b).
+//     qwen2.5-0.5b, llama-3.2-1b, tinyllama-1.1b, qwen3-0.6b, qwen3-30b-a3b,
+//     qwen1.5-moe-a2.7b, olmoe-1b-7b).
 //   - Spec.Tensors: the tensor directory (names and ggml shapes) and
 //     Spec.Metadata: the {arch}.* and general.* keys.
 //   - the weights: deterministic normal deviates, one stream per

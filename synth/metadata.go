@@ -38,8 +38,11 @@ func (s Spec) Metadata(ft convert.FileType) []gguf.KV {
 	if s.Experts > 0 {
 		u32("expert_count", s.Experts)
 		u32("expert_used_count", s.ExpertsUsed)
-		if s.Arch == "qwen3moe" {
+		if s.Arch == "qwen3moe" || s.Arch == "qwen2moe" {
 			u32("expert_feed_forward_length", s.ExpertFFN)
+		}
+		if s.Arch == "qwen2moe" {
+			u32("expert_shared_feed_forward_length", s.SharedFFN)
 		}
 	}
 	if s.Arch == "qwen3" || s.Arch == "qwen3moe" || s.HeadDim*s.Heads != s.Dim {

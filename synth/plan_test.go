@@ -35,6 +35,8 @@ func TestShapeDirectories(t *testing.T) {
 		{"llama-3.2-1b", 1_235_814_400, 3 + 16*9},
 		{"tinyllama-1.1b", 1_100_048_384, 3 + 22*9},
 		{"qwen3-0.6b", 596_049_920, 2 + 28*11},
+		{"qwen1.5-moe-a2.7b", 14_315_784_192, 3 + 24*17},
+		{"olmoe-1b-7b", 6_919_161_856, 3 + 16*12},
 	}
 	for _, tt := range tests {
 		t.Run(tt.shape, func(t *testing.T) {
@@ -107,7 +109,7 @@ func TestShapeDirectories(t *testing.T) {
 			}
 			_, hasBias := byName["blk.0.attn_q.bias"]
 			_, hasQKNorm := byName["blk.0.attn_k_norm.weight"]
-			if hasBias != (arch == "qwen2") || hasQKNorm != (arch == "qwen3") {
+			if hasBias != (arch == "qwen2" || arch == "qwen2moe") || hasQKNorm != (arch == "qwen3" || arch == "olmoe") {
 				t.Errorf("bias %v, qk-norm %v for %s", hasBias, hasQKNorm, arch)
 			}
 			_, hasKeyLen := kv[arch+".attention.key_length"]

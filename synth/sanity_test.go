@@ -22,8 +22,11 @@ func TestLogitsNotDegenerate(t *testing.T) {
 			if arch == "qwen3" || arch == "qwen3moe" {
 				s.HeadDim = 64
 			}
-			if arch == "qwen3moe" {
+			if arch == "qwen3moe" || arch == "qwen2moe" || arch == "olmoe" {
 				s.Experts, s.ExpertsUsed, s.ExpertFFN = 8, 2, 128
+			}
+			if arch == "olmoe" {
+				s.KVHeads, s.FFN = s.Heads, 128 // no GQA; experts FFN wide
 			}
 			m, err := Plan(s, nil, f32, 11)
 			if err != nil {

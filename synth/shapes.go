@@ -28,6 +28,16 @@ var shapes = map[string]Spec{
 	"qwen3-30b-a3b": {Arch: "qwen3moe", Dim: 2048, Layers: 48, Heads: 32, KVHeads: 4, HeadDim: 128, FFN: 6144,
 		Experts: 128, ExpertsUsed: 8, ExpertFFN: 768,
 		VocabSize: 151936, Ctx: 40960, RopeTheta: 1e6, NormEps: 1e-6},
+	// Qwen/Qwen1.5-MoE-A2.7B: 60 experts of width 1408, 4 per token, and a
+	// shared expert of width 5632 (shared_expert_intermediate_size).
+	"qwen1.5-moe-a2.7b": {Arch: "qwen2moe", Dim: 2048, Layers: 24, Heads: 16, KVHeads: 16, FFN: 5632,
+		Experts: 60, ExpertsUsed: 4, ExpertFFN: 1408, SharedFFN: 5632,
+		VocabSize: 151936, Ctx: 8192, RopeTheta: 1e6, NormEps: 1e-6},
+	// allenai/OLMoE-1B-7B-0924: 64 experts of width 1024 (intermediate_size,
+	// which its GGUF writes as feed_forward_length), 8 per token, no GQA.
+	"olmoe-1b-7b": {Arch: "olmoe", Dim: 2048, Layers: 16, Heads: 16, KVHeads: 16, FFN: 1024,
+		Experts: 64, ExpertsUsed: 8,
+		VocabSize: 50304, Ctx: 4096, RopeTheta: 10000, NormEps: 1e-5},
 	// Qwen/Qwen3-0.6B: heads*head_dim (2048) differs from dim (1024).
 	"qwen3-0.6b": {Arch: "qwen3", Dim: 1024, Layers: 28, Heads: 16, KVHeads: 8, HeadDim: 128, FFN: 3072,
 		VocabSize: 151936, Ctx: 40960, RopeTheta: 1e6, NormEps: 1e-6, Tied: true},

@@ -11,7 +11,7 @@ import (
 // every problem at once. The JSON form is what testdata/oracle goldens
 // record (and `kiln synth --spec` reads).
 type Spec struct {
-	Arch      string  `json:"arch"`           // "llama", "qwen2" (QKV biases), "qwen3" (per-head q/k RMSNorm) or "qwen3moe" (qwen3 with a mixture-of-experts FFN)
+	Arch      string  `json:"arch"`           // "llama", "qwen2" (QKV biases), "qwen3" (per-head q/k RMSNorm), "qwen3moe" (qwen3 with a mixture-of-experts FFN) "qwen2moe" (qwen2 with experts and a shared expert) or "olmoe" (experts FFN wide, q/k RMSNorm over the whole projection)
 	Name      string  `json:"name,omitempty"` // general.name; "" gives "kiln-synth-<arch>"
 	Dim       int     `json:"dim"`            // embedding_length (hidden size)
 	Layers    int     `json:"layers"`         // block_count
@@ -48,6 +48,9 @@ type Spec struct {
 	Experts     int `json:"experts,omitempty"`
 	ExpertsUsed int `json:"experts_used,omitempty"`
 	ExpertFFN   int `json:"expert_ffn,omitempty"`
+	// SharedFFN is qwen2moe's shared expert's width
+	// (expert_shared_feed_forward_length; 0 means FFN).
+	SharedFFN int `json:"shared_ffn,omitempty"`
 
 	// RopeScaling, when set (llama only), is Llama 3's frequency scaling,
 	// written as the rope_freqs.weight tensor as convert_hf_to_gguf.py does.
@@ -63,7 +66,7 @@ type Llama3Rope struct {
 }
 
 // Architectures lists the values Spec.Arch accepts.
-var Architectures = []string{"llama", "qwen2", "qwen3", "qwen3moe"}
+var Architectures = []string{"llama", "qwen2", "qwen3", "qwen3moe", "qwen2moe", "olmoe"}
 
 // limits keep every derived size far from int overflow and from files no
 // test wants: a dimension above 1<<20 is a typo, not a model.
@@ -89,8 +92,11 @@ func (s Spec) withDefaults() Spec {
 	if s.NormEps == 0 {
 		s.NormEps = 1e-5
 	}
-	if s.Experts > 0 && (s.ExpertFFN == 0 || s.Arch == "llama") {
+	if s.Experts > 0 && (s.ExpertFFN == 0 || s.Arch == "llama" || s.Arch == "olmoe") {
 		s.ExpertFFN = s.FFN
+	}
+	if s.Arch == "qwen2moe" && s.SharedFFN == 0 {
+		s.SharedFFN = s.FFN
 	}
 	return s
 }
@@ -102,7 +108,7 @@ func (s Spec) Validate() error {
 	var errs []error
 	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf("synth: "+format, a...)) }
 	switch d.Arch {
-	case "llama", "qwen2", "qwen3", "qwen3moe":
+	case "llama", "qwen2", "qwen3", "qwen3moe", "qwen2moe", "olmoe":
 	case "":
 		bad("no architecture (want one of %v)", Architectures)
 	default:
@@ -138,18 +144,25 @@ func (s Spec) Validate() error {
 		bad("heads*head-dim = %d, more than %d", d.Heads*d.HeadDim, maxDim)
 	}
 	switch {
-	case d.Arch == "qwen3moe" && d.Experts <= 0:
-		bad("qwen3moe needs experts (and experts-used)")
+	case (d.Arch == "qwen3moe" || d.Arch == "qwen2moe" || d.Arch == "olmoe") && d.Experts <= 0:
+		bad("%s needs experts (and experts-used)", d.Arch)
 	case d.Experts < 0 || d.Experts > 512:
 		bad("experts is %d, want 0..512 (llama.cpp's LLAMA_MAX_EXPERTS)", d.Experts)
-	case d.Experts > 0 && d.Arch != "qwen3moe" && d.Arch != "llama":
-		bad("experts need arch qwen3moe or llama (Mixtral); %s is dense", d.Arch)
+	case d.Experts > 0 && d.Arch != "qwen3moe" && d.Arch != "qwen2moe" && d.Arch != "olmoe" && d.Arch != "llama":
+		bad("experts need arch qwen3moe, qwen2moe, olmoe or llama (Mixtral); %s is dense", d.Arch)
+	case d.Arch == "olmoe" && (d.KVHeads != d.Heads || d.Heads*d.HeadDim != d.Dim):
+		// llama.cpp's olmoe tensors: attn_k_norm is [dim] long.
+		bad("olmoe needs kv-heads = heads and heads*head-dim = dim (its q/k norms are dim long)")
 	case d.Experts > 0 && (d.ExpertsUsed <= 0 || d.ExpertsUsed > d.Experts):
 		bad("experts-used is %d, want 1..experts (%d)", d.ExpertsUsed, d.Experts)
 	case d.Experts > 0 && (d.ExpertFFN <= 0 || d.ExpertFFN > maxDim):
 		bad("expert-ffn is %d, want 1..%d", d.ExpertFFN, maxDim)
 	case d.Experts == 0 && (d.ExpertsUsed != 0 || s.ExpertFFN != 0):
 		bad("experts-used and expert-ffn need experts")
+	case d.SharedFFN != 0 && d.Arch != "qwen2moe":
+		bad("shared-ffn needs arch qwen2moe")
+	case d.SharedFFN < 0 || d.SharedFFN > maxDim:
+		bad("shared-ffn is %d, want 1..%d", d.SharedFFN, maxDim)
 	}
 	if d.VocabSize < 0 || d.VocabSize > 1<<24 {
 		bad("vocab size is %d, want 1..%d (or 0: the vocabulary's size)", d.VocabSize, 1<<24)

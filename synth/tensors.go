@@ -3,6 +3,8 @@ package synth
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
+	"slices"
 )
 
 // Tensor is one entry of a synthetic model's tensor directory and the rule
@@ -36,8 +38,8 @@ func (t *Tensor) Rows() int {
 //	blk.N.attn_q.weight          [dim, heads*headDim]   (+ .bias [heads*headDim] for qwen2)
 //	blk.N.attn_k.weight          [dim, kvHeads*headDim] (+ .bias for qwen2)
 //	blk.N.attn_v.weight          [dim, kvHeads*headDim] (+ .bias for qwen2)
-//	blk.N.attn_q_norm.weight     [headDim]              qwen3, qwen3moe
-//	blk.N.attn_k_norm.weight     [headDim]              qwen3, qwen3moe
+//	blk.N.attn_q_norm.weight     [headDim]              qwen3, qwen3moe ([heads*headDim] olmoe)
+//	blk.N.attn_k_norm.weight     [headDim]              qwen3, qwen3moe ([kvHeads*headDim] olmoe)
 //	blk.N.attn_output.weight     [heads*headDim, dim]
 //	blk.N.ffn_norm.weight        [dim]
 //	blk.N.ffn_gate.weight        [dim, ffn]             dense
@@ -47,6 +49,10 @@ func (t *Tensor) Rows() int {
 //	blk.N.ffn_gate_exps.weight   [dim, effn, experts]   experts (effn = ExpertFFN)
 //	blk.N.ffn_up_exps.weight     [dim, effn, experts]   experts
 //	blk.N.ffn_down_exps.weight   [effn, dim, experts]   experts
+//	blk.N.ffn_gate_inp_shexp.weight [dim]               qwen2moe: the shared expert's gate
+//	blk.N.ffn_gate_shexp.weight  [dim, sffn]            qwen2moe (sffn = SharedFFN)
+//	blk.N.ffn_up_shexp.weight    [dim, sffn]            qwen2moe
+//	blk.N.ffn_down_shexp.weight  [sffn, dim]            qwen2moe
 //	output_norm.weight           [dim]
 //	output.weight                [dim, vocab]           unless Tied
 func (s Spec) Tensors() ([]Tensor, error) {
@@ -93,19 +99,22 @@ func (s Spec) Tensors() ([]Tensor, error) {
 		p := fmt.Sprintf("blk.%d.", l)
 		ts = append(ts, norm(p+"attn_norm.weight", dim))
 		ts = append(ts, mat(p+"attn_q.weight", dim, qDim, proj(dim)))
-		if s.Arch == "qwen2" {
+		if s.Arch == "qwen2" || s.Arch == "qwen2moe" {
 			ts = append(ts, Tensor{Name: p + "attn_q.bias", Shape: []uint64{qDim}, Std: qkBiasStd})
 		}
 		ts = append(ts, mat(p+"attn_k.weight", dim, kvDim, proj(dim)))
-		if s.Arch == "qwen2" {
+		if s.Arch == "qwen2" || s.Arch == "qwen2moe" {
 			ts = append(ts, Tensor{Name: p + "attn_k.bias", Shape: []uint64{kvDim}, Std: qkBiasStd})
 		}
 		ts = append(ts, mat(p+"attn_v.weight", dim, kvDim, proj(dim)))
-		if s.Arch == "qwen2" {
+		if s.Arch == "qwen2" || s.Arch == "qwen2moe" {
 			ts = append(ts, Tensor{Name: p + "attn_v.bias", Shape: []uint64{kvDim}, Std: vBiasStd})
 		}
 		if s.Arch == "qwen3" || s.Arch == "qwen3moe" {
 			ts = append(ts, norm(p+"attn_q_norm.weight", hd), norm(p+"attn_k_norm.weight", hd))
+		}
+		if s.Arch == "olmoe" {
+			ts = append(ts, norm(p+"attn_q_norm.weight", qDim), norm(p+"attn_k_norm.weight", kvDim))
 		}
 		ts = append(ts, mat(p+"attn_output.weight", qDim, dim, residual*proj(qDim)))
 		ts = append(ts, norm(p+"ffn_norm.weight", dim))
@@ -119,10 +128,26 @@ func (s Spec) Tensors() ([]Tensor, error) {
 			// deep models drift to a few outputs whatever the input).
 			ne, effn := uint64(s.Experts), uint64(s.ExpertFFN)
 			downStd := residual * proj(effn) * math.Sqrt(float64(s.ExpertsUsed))
+			if s.Arch == "qwen2moe" || s.Arch == "olmoe" {
+				// Not renormalised: the k chosen weights keep their softmax
+				// probabilities, whose sum is well below 1 (about 0.45 for
+				// 2 of 8 at these logits, 0.26 for 4 of 60); widen the
+				// experts by the inverse so the branch is as large.
+				downStd /= topKMass(s.Experts, s.ExpertsUsed)
+			}
 			ts = append(ts, mat(p+"ffn_gate_inp.weight", dim, ne, proj(dim)))
 			ts = append(ts, Tensor{Name: p + "ffn_gate_exps.weight", Shape: []uint64{dim, effn, ne}, Std: proj(dim)})
 			ts = append(ts, Tensor{Name: p + "ffn_up_exps.weight", Shape: []uint64{dim, effn, ne}, Std: proj(dim)})
 			ts = append(ts, Tensor{Name: p + "ffn_down_exps.weight", Shape: []uint64{effn, dim, ne}, Std: downStd})
+			if s.Arch == "qwen2moe" {
+				// The shared expert's gate logit about N(0, 1): sigmoid
+				// weights spread over (0, 1), none saturated.
+				sffn := uint64(s.SharedFFN)
+				ts = append(ts, Tensor{Name: p + "ffn_gate_inp_shexp.weight", Shape: []uint64{dim}, Std: proj(dim)})
+				ts = append(ts, mat(p+"ffn_gate_shexp.weight", dim, sffn, proj(dim)))
+				ts = append(ts, mat(p+"ffn_up_shexp.weight", dim, sffn, proj(dim)))
+				ts = append(ts, mat(p+"ffn_down_shexp.weight", sffn, dim, residual*proj(sffn)))
+			}
 			continue
 		}
 		ts = append(ts, mat(p+"ffn_gate.weight", dim, ffn, proj(dim)))
@@ -134,4 +159,28 @@ func (s Spec) Tensors() ([]Tensor, error) {
 		ts = append(ts, mat("output.weight", dim, vocab, logitStd/math.Sqrt(float64(dim))))
 	}
 	return ts, nil
+}
+
+// topKMass estimates the expected sum of the k largest of the softmax of n
+// i.i.d. N(0, 1) logits (the router's, at the scales above): the mean over
+// 256 draws from a fixed seed, so every plan gets the same value.
+func topKMass(n, k int) float64 {
+	r := rand.New(rand.NewPCG(1, 2))
+	p := make([]float64, n)
+	var total float64
+	const draws = 256
+	for range draws {
+		var sum float64
+		for i := range p {
+			p[i] = math.Exp(r.NormFloat64())
+			sum += p[i]
+		}
+		slices.Sort(p)
+		var top float64
+		for _, v := range p[n-k:] {
+			top += v
+		}
+		total += top / sum
+	}
+	return total / draws
 }

@@ -18,8 +18,11 @@ func small(arch string) Spec {
 	if arch == "qwen3" || arch == "qwen3moe" {
 		s.HeadDim = 32 // heads*headDim != dim, as in Qwen3
 	}
-	if arch == "qwen3moe" {
+	if arch == "qwen3moe" || arch == "qwen2moe" || arch == "olmoe" {
 		s.Experts, s.ExpertsUsed, s.ExpertFFN = 4, 2, 256
+	}
+	if arch == "olmoe" {
+		s.KVHeads = s.Heads // its k norm is dim long: no GQA
 	}
 	if arch == "llama" {
 		s.RopeScaling = &Llama3Rope{Factor: 8, LowFreqFactor: 1, HighFreqFactor: 4, OriginalContext: 64}
@@ -75,6 +78,8 @@ func TestRoundTrip(t *testing.T) {
 		"qwen2":    {"F32", "F16", "Q8_0", "Q4_K"},
 		"qwen3":    {"F32", "BF16", "Q4_0", "Q6_K"},
 		"qwen3moe": {"F32", "Q8_0", "Q4_K"},
+		"qwen2moe": {"F32", "Q4_K"},
+		"olmoe":    {"F32", "Q8_0"},
 	}
 	for _, arch := range Architectures {
 		for _, typ := range types[arch] {

@@ -70,6 +70,9 @@ func runInspect(args []string, stdout, stderr io.Writer) error {
 			fmt.Fprintf(w, "experts:       %d, %d used per token, expert FFN %d, weights renormalised %v\n",
 				cfg.Experts, cfg.ExpertsUsed, cfg.ExpertFFN, cfg.ExpertNorm)
 		}
+		if cfg.SharedFFN > 0 {
+			fmt.Fprintf(w, "shared expert: FFN %d, sigmoid-gated\n", cfg.SharedFFN)
+		}
 		fmt.Fprintf(w, "numerics:      rms eps %g, rope base %g, rope freq scale %g, rope %s\n",
 			cfg.NormEps, cfg.RopeBase, cfg.RopeFreqScale, map[bool]string{true: "neox", false: "normal"}[cfg.RopeNeox])
 		_, hasOut := f.Tensor("output.weight")

@@ -38,7 +38,8 @@ func runSynth(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&sp.FFN, "ffn", 0, "feed-forward length")
 	fs.IntVar(&sp.Experts, "experts", 0, "mixture of experts (qwen3moe; llama as Mixtral): experts per block")
 	fs.IntVar(&sp.ExpertsUsed, "experts-used", 0, "experts each token is routed to (1..experts)")
-	fs.IntVar(&sp.ExpertFFN, "expert-ffn", 0, "one expert's feed-forward length (qwen3moe; default: ffn)")
+	fs.IntVar(&sp.ExpertFFN, "expert-ffn", 0, "one expert's feed-forward length (qwen3moe, qwen2moe; default: ffn)")
+	fs.IntVar(&sp.SharedFFN, "shared-ffn", 0, "the shared expert's feed-forward length (qwen2moe; default: ffn)")
 	fs.IntVar(&sp.VocabSize, "vocab-size", 0, "tokens (default: the vocabulary's size; larger pads it with [PAD] tokens)")
 	fs.IntVar(&sp.Ctx, "ctx", 0, "context length (default 2048)")
 	fs.Float64Var(&sp.RopeTheta, "rope-theta", 0, "RoPE base (default 10000)")
@@ -147,6 +148,9 @@ func runSynth(args []string, stdout, stderr io.Writer) error {
 	experts := ""
 	if s.Experts > 0 {
 		experts = fmt.Sprintf(" (%d experts, %d used, expert ffn %d)", s.Experts, s.ExpertsUsed, s.ExpertFFN)
+	}
+	if s.SharedFFN > 0 {
+		experts = strings.TrimSuffix(experts, ")") + fmt.Sprintf(", shared ffn %d)", s.SharedFFN)
 	}
 	fmt.Fprintf(stdout, "wrote %s: %s %q, dim %d, %d layers, %d heads (%d kv, head dim %d), ffn %d%s, vocab %d (%s), tied %v, %s, seed %d, %d tensors, %d bytes\n",
 		pos[0], s.Arch, s.Name, s.Dim, s.Layers, s.Heads, s.KVHeads, s.HeadDim, s.FFN, experts, s.VocabSize, m.Vocab.Source,

@@ -27,6 +27,8 @@ type layer struct {
 	wGate, wUp, wDown [][]float64
 	router            [][]float64 // [Experts][Dim]; nil for a dense FFN
 	experts           []expert
+	shGate            []float64 // [Dim] qwen2moe's shared-expert gate; nil: none
+	shared            expert    // qwen2moe's shared expert
 }
 
 // expert is one expert's SwiGLU of a mixture-of-experts layer.
@@ -70,6 +72,10 @@ func Load(f *gguf.File) (*Model, error) {
 			down := r.experts(p + "ffn_down_exps.weight")
 			for e := range down {
 				l.experts = append(l.experts, expert{gate[e], up[e], down[e]})
+			}
+			if cfg.SharedFFN > 0 {
+				l.shGate = r.vector(p + "ffn_gate_inp_shexp.weight")
+				l.shared = expert{r.matrix(p + "ffn_gate_shexp.weight"), r.matrix(p + "ffn_up_shexp.weight"), r.matrix(p + "ffn_down_shexp.weight")}
 			}
 		} else {
 			l.wGate, l.wUp, l.wDown = r.matrix(p+"ffn_gate.weight"), r.matrix(p+"ffn_up.weight"), r.matrix(p+"ffn_down.weight")
@@ -177,7 +183,9 @@ func (m *Model) Logits(tokens []int32) [][]float64 {
 			q := addBias(matvec(l.wq, xn), l.bq)
 			k := addBias(matvec(l.wk, xn), l.bk)
 			v := addBias(matvec(l.wv, xn), l.bv)
-			if c.QKNorm {
+			if c.QKNormWhole {
+				q, k = rmsnorm(q, l.qNorm, c.NormEps), rmsnorm(k, l.kNorm, c.NormEps)
+			} else if c.QKNorm {
 				for h := 0; h < c.Heads; h++ {
 					copy(q[h*hd:(h+1)*hd], rmsnorm(q[h*hd:(h+1)*hd], l.qNorm, c.NormEps))
 				}
@@ -232,6 +240,14 @@ func (m *Model) Logits(tokens []int32) [][]float64 {
 				d := swiglu(l.experts[e].wGate, l.experts[e].wUp, l.experts[e].wDown, xn)
 				for i := range x {
 					x[i] += w[j] * d[i]
+				}
+			}
+			if l.shGate != nil {
+				// qwen2moe: the shared expert, scaled by sigmoid(shGate · xn).
+				g := 1 / (1 + math.Exp(-dot(l.shGate, xn)))
+				d := swiglu(l.shared.wGate, l.shared.wUp, l.shared.wDown, xn)
+				for i := range x {
+					x[i] += g * d[i]
 				}
 			}
 		}
