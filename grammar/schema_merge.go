@@ -190,7 +190,19 @@ func (c *schemaCompiler) merge(a, b *jsonValue, path string, depth int) (*jsonVa
 			set(k, r)
 		case "oneOf":
 			return nil, unsupported(path, k, "oneOf in more than one allOf branch")
-		case "$defs", "definitions", "uniqueItems", "minProperties", "maxProperties":
+		case "minProperties":
+			if x, err := pickNumber(va, vb, path, k, true); err != nil {
+				return nil, err
+			} else {
+				set(k, x)
+			}
+		case "maxProperties":
+			if x, err := pickNumber(va, vb, path, k, false); err != nil {
+				return nil, err
+			} else {
+				set(k, x)
+			}
+		case "$defs", "definitions", "uniqueItems":
 			// Containers (references resolve against the document) and
 			// values checkKeywords allows only in their no-op form.
 		default:

@@ -232,6 +232,49 @@ func TestSchemaMaps(t *testing.T) {
 	}
 }
 
+// TestSchemaPropertyCounts: minProperties 1 forbids the empty object, a
+// maxProperties no object can exceed is no bound; other counts are refused.
+func TestSchemaPropertyCounts(t *testing.T) {
+	for _, c := range []struct {
+		schema  string
+		yes, no []string
+	}{
+		{`{"type":"object","properties":{"a":{"type":"integer"},"b":{"type":"integer"}},"minProperties":1}`, []string{`{"a":1}`, `{"b":2}`, `{"a":1,"b":2}`}, []string{`{}`}},
+		{`{"type":"object","minProperties":1}`, []string{`{"x":null}`}, []string{`{}`}},
+		{`{"type":"object","properties":{"a":{}},"additionalProperties":false,"maxProperties":1}`, []string{`{}`, `{"a":1}`}, []string{`{"b":1}`}},
+		{`{"allOf":[{"type":"object","minProperties":0},{"minProperties":1}]}`, []string{`{"q":1}`}, []string{`{}`}},
+	} {
+		g, err := CompileJSONSchema([]byte(c.schema), nil)
+		if err != nil {
+			t.Errorf("%s: %v", c.schema, err)
+			continue
+		}
+		p, err := Compile(g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, text := range c.yes {
+			if !programAccepts(p, text) {
+				t.Errorf("%s rejects %s", c.schema, text)
+			}
+		}
+		for _, text := range c.no {
+			if programAccepts(p, text) {
+				t.Errorf("%s accepts %s", c.schema, text)
+			}
+		}
+	}
+	for _, s := range []string{
+		`{"type":"object","minProperties":2}`,
+		`{"type":"object","maxProperties":1}`,
+		`{"type":"object","properties":{"a":{},"b":{}},"additionalProperties":false,"maxProperties":1}`,
+	} {
+		if _, err := CompileJSONSchema([]byte(s), nil); err == nil {
+			t.Errorf("%s compiled; want it refused", s)
+		}
+	}
+}
+
 // programAccepts reports whether p derives text exactly.
 func programAccepts(p *Program, text string) bool {
 	m, err := NewMatcher(p)

@@ -486,11 +486,24 @@ func (c *schemaCompiler) objectExpr(s *jsonValue, path string) (*Expr, error) {
 			break
 		}
 	}
+	minP, _, err := c.countKeyword(s, "minProperties", path)
+	if err != nil {
+		return nil, err
+	}
+	if maxP, has, err := c.countKeyword(s, "maxProperties", path); err != nil {
+		return nil, err
+	} else if has && (addlKV != nil || maxP < len(props)) {
+		// Counting members is not built; a bound no object of the schema
+		// can pass (every property declared, no others) is no bound.
+		return nil, unsupported(path, "maxProperties", "below the members the object may have")
+	}
 	if allOptional {
 		if addlKV != nil {
 			firsts = append(firsts, Seq(addlKV, Star(Seq(c.sep(), addlKV))))
 		}
-		firsts = append(firsts, Lit(""))
+		if minP == 0 { // minProperties 1: not the empty object
+			firsts = append(firsts, Lit(""))
+		}
 	}
 	if err := c.checkRules(path); err != nil {
 		return nil, err
