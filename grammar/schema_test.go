@@ -154,34 +154,14 @@ func TestSchemaPatternWithLength(t *testing.T) {
 		{`{"type":"string","maxLength":1048576}`, &SchemaOptions{MaxOutputBytes: 4096}, []string{`"abc"`, `""`}, []string{`1`}},
 		{`{"type":"array","items":{"type":"integer"},"maxItems":1048576}`, &SchemaOptions{MaxOutputBytes: 4096}, []string{`[1,2,3]`, `[]`}, []string{`["a"]`}},
 	} {
-		g, err := CompileJSONSchema([]byte(c.schema), c.opts)
-		if err != nil {
-			t.Errorf("%s: %v", c.schema, err)
-			continue
-		}
-		p, err := Compile(g)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, text := range c.yes {
-			if !programAccepts(p, text) {
-				t.Errorf("%s rejects %s", c.schema, text)
-			}
-		}
-		for _, text := range c.no {
-			if programAccepts(p, text) {
-				t.Errorf("%s accepts %s", c.schema, text)
-			}
-		}
+		checkSchemaTexts(t, c.schema, c.opts, c.yes, c.no)
 	}
 	for _, s := range []string{
 		`{"type":"string","pattern":".*\\S.*","minLength":1,"maxLength":128}`, // contains a non-space: not a repeated class
 		`{"type":"string","pattern":"^(ab)+$","maxLength":9}`,
 		`{"type":"string","maxLength":1048576}`, // no MaxOutputBytes: too large
 	} {
-		if _, err := CompileJSONSchema([]byte(s), nil); err == nil {
-			t.Errorf("%s compiled; want it refused", s)
-		}
+		checkSchemaRefused(t, s)
 	}
 }
 
@@ -200,25 +180,7 @@ func TestSchemaMaps(t *testing.T) {
 			[]string{`{}`, `{"x-a":true,"x-bc":false}`}, []string{`{"y-a":true}`, `{"x-a":1}`, `{"x-":true}`}},
 		{`{"type":"object","propertyNames":false}`, []string{`{}`}, []string{`{"a":1}`}},
 	} {
-		g, err := CompileJSONSchema([]byte(c.schema), nil)
-		if err != nil {
-			t.Errorf("%s: %v", c.schema, err)
-			continue
-		}
-		p, err := Compile(g)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, text := range c.yes {
-			if !programAccepts(p, text) {
-				t.Errorf("%s rejects %s", c.schema, text)
-			}
-		}
-		for _, text := range c.no {
-			if programAccepts(p, text) {
-				t.Errorf("%s accepts %s", c.schema, text)
-			}
-		}
+		checkSchemaTexts(t, c.schema, nil, c.yes, c.no)
 	}
 	for _, s := range []string{
 		`{"properties":{"a":{}},"propertyNames":{"pattern":"^a"}}`,             // declared properties
@@ -226,9 +188,7 @@ func TestSchemaMaps(t *testing.T) {
 		`{"patternProperties":{"^a":{"type":"integer"}}}`,                      // other keys: the complement
 		`{"propertyNames":{"enum":["a","b"]}}`,                                 // not a string keyword
 	} {
-		if _, err := CompileJSONSchema([]byte(s), nil); err == nil {
-			t.Errorf("%s compiled; want it refused", s)
-		}
+		checkSchemaRefused(t, s)
 	}
 }
 
@@ -244,34 +204,47 @@ func TestSchemaPropertyCounts(t *testing.T) {
 		{`{"type":"object","properties":{"a":{}},"additionalProperties":false,"maxProperties":1}`, []string{`{}`, `{"a":1}`}, []string{`{"b":1}`}},
 		{`{"allOf":[{"type":"object","minProperties":0},{"minProperties":1}]}`, []string{`{"q":1}`}, []string{`{}`}},
 	} {
-		g, err := CompileJSONSchema([]byte(c.schema), nil)
-		if err != nil {
-			t.Errorf("%s: %v", c.schema, err)
-			continue
-		}
-		p, err := Compile(g)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, text := range c.yes {
-			if !programAccepts(p, text) {
-				t.Errorf("%s rejects %s", c.schema, text)
-			}
-		}
-		for _, text := range c.no {
-			if programAccepts(p, text) {
-				t.Errorf("%s accepts %s", c.schema, text)
-			}
-		}
+		checkSchemaTexts(t, c.schema, nil, c.yes, c.no)
 	}
 	for _, s := range []string{
 		`{"type":"object","minProperties":2}`,
 		`{"type":"object","maxProperties":1}`,
 		`{"type":"object","properties":{"a":{},"b":{}},"additionalProperties":false,"maxProperties":1}`,
 	} {
-		if _, err := CompileJSONSchema([]byte(s), nil); err == nil {
-			t.Errorf("%s compiled; want it refused", s)
+		checkSchemaRefused(t, s)
+	}
+}
+
+// checkSchemaTexts compiles schema with opts and checks that its program
+// derives every text of yes and none of no.
+func checkSchemaTexts(t *testing.T, schema string, opts *SchemaOptions, yes, no []string) {
+	t.Helper()
+	g, err := CompileJSONSchema([]byte(schema), opts)
+	if err != nil {
+		t.Errorf("%s: %v", schema, err)
+		return
+	}
+	p, err := Compile(g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, text := range yes {
+		if !programAccepts(p, text) {
+			t.Errorf("%s rejects %s", schema, text)
 		}
+	}
+	for _, text := range no {
+		if programAccepts(p, text) {
+			t.Errorf("%s accepts %s", schema, text)
+		}
+	}
+}
+
+// checkSchemaRefused checks that schema does not compile.
+func checkSchemaRefused(t *testing.T, schema string) {
+	t.Helper()
+	if _, err := CompileJSONSchema([]byte(schema), nil); err == nil {
+		t.Errorf("%s compiled; want it refused", schema)
 	}
 }
 

@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 	"time"
 
@@ -197,7 +196,7 @@ func compileIndex(sl *slot, spec *constraintSpec, limits grammar.Limits) (*gramm
 	}
 	prog, err := grammar.CompileWithin(g, limits)
 	if err != nil {
-		ae := badRequest(spec.param, "%s: %s", spec.param, strings.TrimPrefix(err.Error(), "grammar: "))
+		ae := spec.refused(err)
 		if errors.Is(err, grammar.ErrTooLarge) {
 			ae.Code = "grammar_too_large"
 		}
@@ -205,11 +204,11 @@ func compileIndex(sl *slot, spec *constraintSpec, limits grammar.Limits) (*gramm
 	}
 	idx, err := grammar.NewTokenIndex(prog, vocab)
 	if err != nil {
-		return nil, badRequest(spec.param, "%s: %s", spec.param, strings.TrimPrefix(err.Error(), "grammar: "))
+		return nil, spec.refused(err)
 	}
 	tm, err := idx.NewTokenMatcher()
 	if err != nil {
-		return nil, badRequest(spec.param, "%s: %s", spec.param, strings.TrimPrefix(err.Error(), "grammar: "))
+		return nil, spec.refused(err)
 	}
 	tm.FillMask(make([]uint64, grammar.MaskWords(vocab.Size())))
 	return idx, nil

@@ -215,11 +215,16 @@ func (c *constraintSpec) compile() (*grammar.Grammar, error) {
 		if errors.As(err, &ue) {
 			code = "unsupported_schema_keyword"
 		}
-		ae := badRequest(c.param, "%s: %s", c.param, strings.TrimPrefix(err.Error(), "grammar: "))
+		ae := c.refused(err)
 		ae.Code = code
 		return nil, ae
 	}
 	return g, nil
+}
+
+// refused is the client's 400 for a grammar error of spec's field.
+func (c *constraintSpec) refused(err error) *apiError {
+	return badRequest(c.param, "%s: %s", c.param, strings.TrimPrefix(err.Error(), "grammar: "))
 }
 
 // constraint returns the factory of per-completion matchers for spec on
