@@ -1,0 +1,219 @@
+package model_test
+
+import (
+	"bytes"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"kiln/convert"
+	"kiln/gguf"
+	"kiln/internal/testutil/tinymodel"
+	"kiln/model"
+	"kiln/synth"
+)
+
+// moeSpecs are smallSpecs' mixtures of experts: qwen3moe (8 experts, so
+// llama-quantize's n_expert == 8 rules apply), Mixtral (llama, 4
+// experts), qwen2moe with its shared expert, olmoe.
+func moeSpecs() []synth.Spec {
+	var out []synth.Spec
+	for _, s := range smallSpecs {
+		if s.Experts > 0 {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func moeName(s synth.Spec) string {
+	if s.Arch == "llama" {
+		return "mixtral"
+	}
+	return s.Arch
+}
+
+// synthFolder writes spec (seed 7, type typ) as synth's HF folder.
+func synthFolder(t *testing.T, spec synth.Spec, typ string) string {
+	t.Helper()
+	scheme, err := convert.ParseScheme(typ)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sm, err := synth.Plan(spec, nil, scheme, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "hf")
+	if err := sm.WriteHF(dir); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// sameTensors fails unless got holds exactly want's tensors, each with the
+// same type, shape and bytes; except that a shared-expert gate may be
+// [dim, 1] in got where want has [dim] (convert_hf_to_gguf.py writes HF's
+// [1][dim] Linear as [dim, 1]; synth writes the 1-D form; ggml reads both
+// as {dim}).
+func sameTensors(t *testing.T, what string, got, want *gguf.File) {
+	t.Helper()
+	if len(got.Tensors) != len(want.Tensors) {
+		var g, w []string
+		for _, x := range got.Tensors {
+			g = append(g, x.Name)
+		}
+		for _, x := range want.Tensors {
+			w = append(w, x.Name)
+		}
+		t.Fatalf("%s: %d tensors, want %d\n got %v\nwant %v", what, len(g), len(w), g, w)
+	}
+	for i := range want.Tensors {
+		wt := &want.Tensors[i]
+		gt, ok := got.Tensor(wt.Name)
+		if !ok {
+			t.Fatalf("%s: tensor %s is missing", what, wt.Name)
+		}
+		shape := gt.Shape
+		if strings.HasSuffix(wt.Name, "ffn_gate_inp_shexp.weight") {
+			if len(shape) != 2 || shape[1] != 1 {
+				t.Errorf("%s: %s has shape %v, want [dim, 1] as convert_hf_to_gguf.py writes it", what, wt.Name, shape)
+			}
+			shape = shape[:1]
+		}
+		if gt.Type != wt.Type || !slices.Equal(shape, wt.Shape) {
+			t.Fatalf("%s: %s is %s %v, want %s %v", what, wt.Name, gt.Type, gt.Shape, wt.Type, wt.Shape)
+		}
+		if !bytes.Equal(got.Data(gt), want.Data(wt)) {
+			t.Fatalf("%s: %s: the bytes differ", what, wt.Name)
+		}
+	}
+}
+
+// TestConvertMoEFolderReproducesGGUF: kiln convert of synth's HF folder of
+// each mixture of experts gives the tensors of synth's GGUF of the same
+// weights, byte for byte, in F32, F16 and BF16 (stored types kept); from
+// the F32 folder with --type Q4_K_M, the tensors kiln quantize makes of
+// the F32 GGUF (the same mix rules: qwen3moe's 8 experts take the
+// n_expert == 8 ones). The expert metadata is synth's (what
+// convert_hf_to_gguf.py writes).
+func TestConvertMoEFolderReproducesGGUF(t *testing.T) {
+	for _, spec := range moeSpecs() {
+		for _, typ := range []string{"F32", "F16", "BF16", "Q4_K_M"} {
+			t.Run(moeName(spec)+"-"+typ, func(t *testing.T) {
+				src := typ
+				if typ == "Q4_K_M" {
+					src = "F32"
+				}
+				dir := synthFolder(t, spec, src)
+				wantPath := filepath.Join(t.TempDir(), "synth.gguf")
+				if err := tinymodel.Write(wantPath, spec, src, 7); err != nil {
+					t.Fatal(err)
+				}
+				want, err := gguf.Open(wantPath)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer want.Close()
+				opts, auto := convert.Options{}, true
+				if typ == "Q4_K_M" {
+					ft, err := convert.ParseFileType(typ)
+					if err != nil {
+						t.Fatal(err)
+					}
+					opts, auto = convert.Options{Scheme: convert.Scheme{FileType: ft}}, false
+					q := filepath.Join(t.TempDir(), "q.gguf")
+					if _, err := convert.Convert(wantPath, q, opts); err != nil {
+						t.Fatal(err)
+					}
+					if want, err = gguf.Open(q); err != nil {
+						t.Fatal(err)
+					}
+					defer want.Close()
+				}
+				out := filepath.Join(t.TempDir(), "converted.gguf")
+				if _, err := convert.FromHF(dir, out, opts, auto); err != nil {
+					t.Fatal(err)
+				}
+				got, err := gguf.Open(out)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer got.Close()
+				sameTensors(t, "converted", got, want)
+				if typ == "Q4_K_M" && spec.Experts == 8 {
+					if v, _ := got.Tensor("blk.0.attn_v.weight"); v.Type != gguf.TypeQ8_0 {
+						t.Errorf("blk.0.attn_v.weight is %s, want Q8_0 (8 experts)", v.Type)
+					}
+				}
+				for _, k := range []string{"expert_count", "expert_used_count", "expert_feed_forward_length", "expert_shared_feed_forward_length", "feed_forward_length"} {
+					key := spec.Arch + "." + k
+					w, wok := want.Uint(key)
+					g, gok := got.Uint(key)
+					if w != g || wok != gok {
+						t.Errorf("%s = %d (%v), want %d (%v)", key, g, gok, w, wok)
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestLoadHFMoEErrors: bad mixture-of-experts folders fail with errors
+// naming the config key or the tensor, never a panic.
+func TestLoadHFMoEErrors(t *testing.T) {
+	set := func(k string, v any) func(map[string]any) { return func(c map[string]any) { c[k] = v } }
+	del := func(k string) func(map[string]any) { return func(c map[string]any) { delete(c, k) } }
+	specs := map[string]synth.Spec{}
+	for _, s := range moeSpecs() {
+		specs[moeName(s)] = s
+	}
+	for _, tc := range []struct {
+		name, arch string
+		edit       func(map[string]any)
+		rmTensor   string // an HF tensor to leave out of the folder
+		want       []string
+	}{
+		{"experts per token 0", "qwen3moe", set("num_experts_per_tok", 0), "", []string{"config.json", "num_experts_per_tok = 0 is out of range 1..num_experts (8)"}},
+		{"experts per token above experts", "mixtral", set("num_experts_per_tok", 5), "", []string{"config.json", "num_experts_per_tok = 5 is out of range 1..num_local_experts (4)"}},
+		{"no experts per token", "olmoe", del("num_experts_per_tok"), "", []string{"config.json", "num_experts_per_tok is missing"}},
+		{"no expert count", "qwen2moe", del("num_experts"), "", []string{"config.json", "num_local_experts / num_experts is missing"}},
+		{"too many experts", "qwen3moe", set("num_experts", 600), "", []string{"config.json", "num_experts = 600 is out of range 1..512"}},
+		{"no moe_intermediate_size", "qwen3moe", del("moe_intermediate_size"), "", []string{"config.json", "moe_intermediate_size is missing"}},
+		{"no shared width", "qwen2moe", del("shared_expert_intermediate_size"), "", []string{"config.json", "shared_expert_intermediate_size is missing"}},
+		{"norm_topk_prob false", "qwen3moe", set("norm_topk_prob", false), "", []string{"config.json", "norm_topk_prob = false is not supported"}},
+		{"norm_topk_prob true", "olmoe", set("norm_topk_prob", true), "", []string{"config.json", "norm_topk_prob = true is not supported"}},
+		{"dense layers", "qwen2moe", set("mlp_only_layers", []int{1}), "", []string{"config.json", "mlp_only_layers = [1] is not supported"}},
+		{"sparse step", "qwen3moe", set("decoder_sparse_step", 2), "", []string{"config.json", "decoder_sparse_step = 2"}},
+		{"olmoe clip_qkv", "olmoe", set("clip_qkv", 8), "", []string{"config.json", "clip_qkv = 8 is not supported"}},
+		{"olmoe epsilon", "olmoe", set("rms_norm_eps", 1e-6), "", []string{"config.json", "rms_norm_eps = 1e-06 is not supported"}},
+		{"wrong expert width", "qwen3moe", set("moe_intermediate_size", 32), "", []string{"model.layers.0.mlp.experts.0.down_proj.weight has shape [128 64], want [128 32]"}},
+		{"wrong expert count", "mixtral", set("num_local_experts", 5), "", []string{"model.layers.0.block_sparse_moe.gate.weight has shape [4 128], want [5 128]"}},
+		{"missing expert", "qwen2moe", nil, "model.layers.1.mlp.experts.5.up_proj.weight", []string{"tensor model.layers.1.mlp.experts.5.up_proj.weight is missing"}},
+		{"missing mixtral expert", "mixtral", nil, "model.layers.0.block_sparse_moe.experts.3.w2.weight", []string{"tensor model.layers.0.block_sparse_moe.experts.3.w2.weight is missing"}},
+		{"missing router", "olmoe", nil, "model.layers.0.mlp.gate.weight", []string{"tensor model.layers.0.mlp.gate.weight is missing"}},
+		{"missing shared gate", "qwen2moe", nil, "model.layers.0.mlp.shared_expert_gate.weight", []string{"tensor model.layers.0.mlp.shared_expert_gate.weight is missing"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			spec := specs[tc.arch]
+			f := tinymodel.File(t, spec, "F32", 7)
+			dir := ggufToHFWithout(t, f, spec, tc.edit, tc.rmTensor)
+			m, err := model.LoadHF(dir, model.Options{Threads: 1})
+			if err == nil {
+				m.Close()
+				t.Fatalf("LoadHF succeeded, want an error mentioning %q", tc.want)
+			}
+			t.Log(err)
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) || !strings.HasPrefix(err.Error(), "model: ") {
+					t.Fatalf("LoadHF error = %v, want one mentioning %q", err, w)
+				}
+			}
+			// kiln convert refuses the folder with the same error.
+			if _, err := convert.FromHF(dir, filepath.Join(t.TempDir(), "x.gguf"), convert.Options{}, true); err == nil || !strings.Contains(err.Error(), tc.want[len(tc.want)-1]) {
+				t.Fatalf("FromHF error = %v, want one mentioning %q", err, tc.want[len(tc.want)-1])
+			}
+		})
+	}
+}
