@@ -31,6 +31,8 @@ import (
 // permutation at load (permuteHeads: copies of Q and K on the heap), so an
 // HF folder and its GGUF conversion compute bit-identical logits. Qwen2
 // and Qwen3 use the NeoX rotation in both worlds: no permutation.
+//
+// Mixtures of experts (Mixtral, Qwen2-MoE, Qwen3-MoE, OLMoE): hfmoe.go.
 
 // HFArchitectures maps the config.json architectures kiln loads to kiln's
 // architecture names.

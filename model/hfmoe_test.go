@@ -2,6 +2,10 @@ package model_test
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -11,6 +15,7 @@ import (
 	"kiln/gguf"
 	"kiln/internal/testutil/tinymodel"
 	"kiln/model"
+	"kiln/safetensors"
 	"kiln/synth"
 )
 
@@ -213,6 +218,212 @@ func TestLoadHFMoEErrors(t *testing.T) {
 			// kiln convert refuses the folder with the same error.
 			if _, err := convert.FromHF(dir, filepath.Join(t.TempDir(), "x.gguf"), convert.Options{}, true); err == nil || !strings.Contains(err.Error(), tc.want[len(tc.want)-1]) {
 				t.Fatalf("FromHF error = %v, want one mentioning %q", err, tc.want[len(tc.want)-1])
+			}
+		})
+	}
+}
+
+// TestMoEBF16Routers: in an all-BF16 folder (as real checkpoints are,
+// routers and norms included) LoadHF widens the routers to F32 as
+// convert_hf_to_gguf.py writes them, so the folder computes the logits of
+// its kiln convert GGUF bit for bit, and that GGUF's routers are F32.
+// (The same folders through llama.cpp's own converter gave byte-identical
+// tensors: see the report of the commit that added this test.)
+func TestMoEBF16Routers(t *testing.T) {
+	prompt := []int32{1, 17, 230, 5, 99, 311, 42, 8, 150, 260, 3, 77}
+	for _, spec := range moeSpecs() {
+		t.Run(moeName(spec), func(t *testing.T) {
+			dir := synthFolder(t, spec, "BF16")
+			allBF16(t, dir)
+			got := loadHF(t, dir)
+			out := filepath.Join(t.TempDir(), "converted.gguf")
+			if _, err := convert.FromHF(dir, out, convert.Options{}, true); err != nil {
+				t.Fatal(err)
+			}
+			f, err := gguf.Open(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			for _, ti := range f.Tensors {
+				if strings.Contains(ti.Name, "ffn_gate_inp") && ti.Type != gguf.TypeF32 {
+					t.Errorf("%s is %s, want F32", ti.Name, ti.Type)
+				}
+			}
+			want, err := model.Load(f, model.Options{Threads: 2})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer want.Close()
+			sameLogits(t, "all-BF16 folder", newRunner(t, got, len(prompt), true).feed(prompt...),
+				newRunner(t, want, len(prompt), true).feed(prompt...))
+		})
+	}
+}
+
+// allBF16 rewrites the single-file folder dir with every F32 tensor
+// truncated to BF16.
+func allBF16(t *testing.T, dir string) {
+	t.Helper()
+	path := filepath.Join(dir, "model.safetensors")
+	sf, err := safetensors.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ts []safetensors.WriteTensor
+	for i := range sf.Tensors {
+		st := &sf.Tensors[i]
+		data := append([]byte(nil), sf.Data(st)...)
+		dt := st.DType
+		if dt == "F32" {
+			bf := make([]byte, len(data)/2)
+			for j := 0; j < len(data); j += 4 {
+				copy(bf[j/2:], data[j+2:j+4]) // the high half, little-endian
+			}
+			data, dt = bf, "BF16"
+		}
+		ts = append(ts, safetensors.WriteTensor{Name: st.Name, DType: dt, Shape: st.Shape, Data: data})
+	}
+	sf.Close()
+	if err := safetensors.WriteFile(path, map[string]string{"format": "pt"}, ts); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// llamaCppConverted is testdata/convert/moe-llamacpp.json: what llama.cpp's
+// convert_hf_to_gguf.py wrote for synth's MoE folders
+// (scripts/moe-convert-goldens.sh). A sha256 is its first 16 hex digits.
+type llamaCppConverted struct {
+	Commit string `json:"llama_cpp_commit"`
+	Models []struct {
+		Name    string     `json:"name"`
+		Spec    synth.Spec `json:"spec"`
+		Type    string     `json:"type"`
+		Seed    uint64     `json:"seed"`
+		AllBF16 bool       `json:"all_bf16"`
+		HF      map[string]struct {
+			DType  string   `json:"dtype"`
+			Shape  []uint64 `json:"shape"`
+			SHA256 string   `json:"sha256"`
+		} `json:"hf_tensors"`
+		Tensors map[string]struct {
+			Type   string   `json:"type"`
+			Shape  []uint64 `json:"shape"`
+			SHA256 string   `json:"sha256"`
+		} `json:"tensors"`
+		Metadata map[string]any `json:"metadata"`
+	} `json:"models"`
+}
+
+// TestConvertMoEMatchesLlamaCpp: synth writes each recorded folder
+// (Qwen3-MoE, Mixtral, Qwen2-MoE, OLMoE; F32, BF16, and all-BF16 with the
+// routers and norms BF16 too) as it was when llama.cpp's own converter ran
+// on it, and kiln convert of it writes exactly the tensors that converter
+// wrote (names, types, shapes, bytes) and the same model metadata
+// (tokenizer keys and the folder-derived general.name, basename, finetune
+// and size_label aside).
+func TestConvertMoEMatchesLlamaCpp(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "testdata", "convert", "moe-llamacpp.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var g llamaCppConverted
+	if err := json.Unmarshal(b, &g); err != nil {
+		t.Fatal(err)
+	}
+	if len(g.Models) != 12 {
+		t.Fatalf("%d recorded models, want 4 architectures x 3 folders", len(g.Models))
+	}
+	for _, rec := range g.Models {
+		t.Run(rec.Name, func(t *testing.T) {
+			scheme, err := convert.ParseScheme(rec.Type)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sm, err := synth.Plan(rec.Spec, nil, scheme, rec.Seed)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dir := filepath.Join(t.TempDir(), rec.Name)
+			if err := sm.WriteHF(dir); err != nil {
+				t.Fatal(err)
+			}
+			if rec.AllBF16 {
+				allBF16(t, dir)
+			}
+			// The folder is the one llama.cpp converted: HF names, one
+			// tensor per expert, llama's q/k rows in rotate_half order.
+			sf, err := safetensors.Open(filepath.Join(dir, "model.safetensors"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer sf.Close()
+			if len(sf.Tensors) != len(rec.HF) {
+				t.Errorf("the folder holds %d tensors, llama.cpp's held %d", len(sf.Tensors), len(rec.HF))
+			}
+			for name, want := range rec.HF {
+				st, ok := sf.Tensor(name)
+				if !ok {
+					t.Errorf("the folder lacks %s", name)
+					continue
+				}
+				sum := sha256.Sum256(sf.Data(st))
+				if string(st.DType) != want.DType || !slices.Equal(st.Shape, want.Shape) || hex.EncodeToString(sum[:8]) != want.SHA256 {
+					t.Errorf("folder tensor %s: %s %v sha256 %x, llama.cpp converted %s %v %s", name, st.DType, st.Shape, sum[:6], want.DType, want.Shape, want.SHA256)
+				}
+			}
+			out := filepath.Join(t.TempDir(), "kiln.gguf")
+			if _, err := convert.FromHF(dir, out, convert.Options{}, true); err != nil {
+				t.Fatal(err)
+			}
+			f, err := gguf.Open(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			if len(f.Tensors) != len(rec.Tensors) {
+				t.Errorf("%d tensors, llama.cpp wrote %d", len(f.Tensors), len(rec.Tensors))
+			}
+			for name, want := range rec.Tensors {
+				ti, ok := f.Tensor(name)
+				if !ok {
+					t.Errorf("tensor %s is missing", name)
+					continue
+				}
+				sum := sha256.Sum256(f.Data(ti))
+				if ti.Type.String() != want.Type || !slices.Equal(ti.Shape, want.Shape) || hex.EncodeToString(sum[:8]) != want.SHA256 {
+					t.Errorf("%s: %s %v sha256 %x, llama.cpp wrote %s %v %s", name, ti.Type, ti.Shape, sum[:6], want.Type, want.Shape, want.SHA256)
+				}
+			}
+			keys := 0
+			for _, kv := range f.KV {
+				if !strings.HasPrefix(kv.Key, "tokenizer.") && kv.Key != "general.name" {
+					keys++
+				}
+			}
+			if keys != len(rec.Metadata) {
+				t.Errorf("%d model metadata keys, llama.cpp wrote %d", keys, len(rec.Metadata))
+			}
+			for key, want := range rec.Metadata {
+				v, ok := f.Value(key)
+				if !ok {
+					t.Errorf("metadata %s is missing (llama.cpp: %v)", key, want)
+					continue
+				}
+				switch w := want.(type) {
+				case float64:
+					if u, ok := v.Uint(); ok && float64(u) == w {
+						continue
+					}
+					if x, ok := v.Float(); ok && float32(x) == float32(w) {
+						continue
+					}
+				case string:
+					if s, ok := v.String(); ok && s == w {
+						continue
+					}
+				}
+				t.Errorf("metadata %s = %v, llama.cpp wrote %v", key, v, want)
 			}
 		})
 	}
