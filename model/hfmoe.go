@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"strings"
 	"unsafe"
 
 	"kiln/gguf"
@@ -157,6 +158,9 @@ func hfStack(set *safetensors.Set, n hfName) (*hfTensor, error) {
 	for e, name := range n.parts {
 		typ, data, path, err := hfLookup(set, name, n.shape[1:], false)
 		if err != nil {
+			if fused := hfFusedExperts(set, name); e == 0 && fused != "" {
+				return nil, fmt.Errorf("%w; the folder holds the experts fused as %s (transformers' newer layout), which kiln does not read yet", err, fused)
+			}
 			return nil, err
 		}
 		if e == 0 {
@@ -171,16 +175,28 @@ func hfStack(set *safetensors.Set, n hfName) (*hfTensor, error) {
 	return t, nil
 }
 
+// hfFusedExperts names the fused 3-D expert tensor (mlp.experts.gate_up_proj
+// or mlp.experts.down_proj, as newer transformers versions save them)
+// beside the per-expert name, if the folder has one.
+func hfFusedExperts(set *safetensors.Set, name string) string {
+	i := strings.Index(name, ".experts.")
+	if i < 0 {
+		return ""
+	}
+	base := name[:i+len(".experts.")]
+	for _, f := range []string{"gate_up_proj", "gate_up_proj.weight", "down_proj", "down_proj.weight"} {
+		if _, _, ok := set.Tensor(base + f); ok {
+			return base + f
+		}
+	}
+	return ""
+}
+
 // hfWidened reports whether convert_hf_to_gguf.py writes the GGUF tensor
 // in F32 whatever its dtype, among those LoadHF reads as matrices: the
 // routers (its FFN_GATE_INP and FFN_GATE_INP_SHEXP).
 func hfWidened(ggufName string) bool {
-	for _, s := range []string{"ffn_gate_inp.weight", "ffn_gate_inp_shexp.weight"} {
-		if len(ggufName) >= len(s) && ggufName[len(ggufName)-len(s):] == s {
-			return true
-		}
-	}
-	return false
+	return strings.HasSuffix(ggufName, "ffn_gate_inp.weight") || strings.HasSuffix(ggufName, "ffn_gate_inp_shexp.weight")
 }
 
 // widenF32 decodes F16 or BF16 data to F32 bytes (exact: both widen

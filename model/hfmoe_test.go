@@ -265,6 +265,44 @@ func TestMoEBF16Routers(t *testing.T) {
 // truncated to BF16.
 func allBF16(t *testing.T, dir string) {
 	t.Helper()
+	rewriteHF(t, dir, func(ts []safetensors.WriteTensor) []safetensors.WriteTensor {
+		for i := range ts {
+			if ts[i].DType == "F32" {
+				bf := make([]byte, len(ts[i].Data)/2)
+				for j := 0; j < len(ts[i].Data); j += 4 {
+					copy(bf[j/2:], ts[i].Data[j+2:j+4]) // the high half, little-endian
+				}
+				ts[i].Data, ts[i].DType = bf, "BF16"
+			}
+		}
+		return ts
+	})
+}
+
+// TestLoadHFFusedExperts: a folder whose experts are stored fused
+// (mlp.experts.gate_up_proj, newer transformers) is refused with an error
+// that says so.
+func TestLoadHFFusedExperts(t *testing.T) {
+	dir := synthFolder(t, moeSpecs()[0], "F32") // qwen3moe
+	rewriteHF(t, dir, func(ts []safetensors.WriteTensor) []safetensors.WriteTensor {
+		var out []safetensors.WriteTensor
+		for _, x := range ts {
+			if !strings.Contains(x.Name, ".mlp.experts.") {
+				out = append(out, x)
+			}
+		}
+		return append(out, safetensors.WriteTensor{Name: "model.layers.0.mlp.experts.gate_up_proj", DType: "F32", Shape: []uint64{1}, Data: make([]byte, 4)})
+	})
+	_, err := model.LoadHF(dir, model.Options{Threads: 1})
+	if err == nil || !strings.Contains(err.Error(), "mlp.experts.0.down_proj.weight is missing") ||
+		!strings.Contains(err.Error(), "fused as model.layers.0.mlp.experts.gate_up_proj") {
+		t.Fatalf("LoadHF error = %v", err)
+	}
+}
+
+// rewriteHF rewrites the single-file folder dir's tensors through edit.
+func rewriteHF(t *testing.T, dir string, edit func([]safetensors.WriteTensor) []safetensors.WriteTensor) {
+	t.Helper()
 	path := filepath.Join(dir, "model.safetensors")
 	sf, err := safetensors.Open(path)
 	if err != nil {
@@ -273,19 +311,10 @@ func allBF16(t *testing.T, dir string) {
 	var ts []safetensors.WriteTensor
 	for i := range sf.Tensors {
 		st := &sf.Tensors[i]
-		data := append([]byte(nil), sf.Data(st)...)
-		dt := st.DType
-		if dt == "F32" {
-			bf := make([]byte, len(data)/2)
-			for j := 0; j < len(data); j += 4 {
-				copy(bf[j/2:], data[j+2:j+4]) // the high half, little-endian
-			}
-			data, dt = bf, "BF16"
-		}
-		ts = append(ts, safetensors.WriteTensor{Name: st.Name, DType: dt, Shape: st.Shape, Data: data})
+		ts = append(ts, safetensors.WriteTensor{Name: st.Name, DType: st.DType, Shape: st.Shape, Data: append([]byte(nil), sf.Data(st)...)})
 	}
 	sf.Close()
-	if err := safetensors.WriteFile(path, map[string]string{"format": "pt"}, ts); err != nil {
+	if err := safetensors.WriteFile(path, map[string]string{"format": "pt"}, edit(ts)); err != nil {
 		t.Fatal(err)
 	}
 }
