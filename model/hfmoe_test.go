@@ -301,6 +301,25 @@ func TestLoadHFFusedExperts(t *testing.T) {
 	}
 }
 
+// TestLoadHFMixedExpertDTypes: experts of one 3-D tensor in different
+// dtypes are refused, naming the tensor.
+func TestLoadHFMixedExpertDTypes(t *testing.T) {
+	dir := synthFolder(t, moeSpecs()[2], "F32") // qwen2moe
+	const name = "model.layers.1.mlp.experts.3.gate_proj.weight"
+	rewriteHF(t, dir, func(ts []safetensors.WriteTensor) []safetensors.WriteTensor {
+		for i := range ts {
+			if ts[i].Name == name {
+				ts[i].DType, ts[i].Data = "F16", ts[i].Data[:len(ts[i].Data)/2]
+			}
+		}
+		return ts
+	})
+	_, err := model.LoadHF(dir, model.Options{Threads: 1})
+	if err == nil || !strings.Contains(err.Error(), "tensor "+name+" is F16, expert 0's is F32: the experts of blk.1.ffn_gate_exps.weight must share a dtype") {
+		t.Fatalf("LoadHF error = %v", err)
+	}
+}
+
 // rewriteHF rewrites the single-file folder dir's tensors through edit.
 func rewriteHF(t *testing.T, dir string, edit func([]safetensors.WriteTensor) []safetensors.WriteTensor) {
 	t.Helper()
