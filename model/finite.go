@@ -61,7 +61,7 @@ func checkFinite(w *Weights, tied bool) error {
 		return nil
 	}
 	var buf []float32
-	// stacked samples the matrices parts as one tensor (the experts of a
+	// stacked samples the matrices in parts as one tensor (the experts of a
 	// 3-D tensor, each its own slice: one mapping's consecutive runs in a
 	// GGUF, separate HF tensors in a folder): samplesPerMatrix stretches
 	// over all of them, none crossing from one part to the next.
