@@ -129,7 +129,7 @@ func (e *Engine) end(st *stream, reason FinishReason, err error) {
 	e.sched.Abort(st.id)
 	e.runner.Remove(st.id)
 	if e.drafter != nil {
-		e.drafter.forget(st.id)
+		e.drafter.Forget(st.id)
 	}
 	if e.policy != nil {
 		e.policy.Forget(st.id)
@@ -160,20 +160,9 @@ func (e *Engine) endGroup(g *group, reason FinishReason, err error) {
 // step runs one scheduler plan: the whole loop body.
 func (e *Engine) step() {
 	start := e.cfg.Now()
-	e.specStep = e.speculating()
-	if d := e.drafter; d != nil {
-		clear(d.copied)
-		d.pending = d.pending[:0]
-	}
 	plan := e.sched.Schedule()
 	if len(plan.Seqs) == 0 {
 		e.stalled = true // nothing fits now (not expected): sleep until something changes
-		return
-	}
-	if d := e.drafter; d != nil && d.err != nil {
-		err := d.err
-		d.err = nil
-		e.fail(plan.Seqs, err)
 		return
 	}
 	e.ctr.Steps++
@@ -194,6 +183,12 @@ func (e *Engine) step() {
 		}
 	}
 
+	if d := e.drafter; d != nil {
+		if err := d.Begin(&plan); err != nil {
+			e.fail(plan.Seqs, err)
+			return
+		}
+	}
 	out, err := e.runner.Run(&plan)
 	if err != nil {
 		e.fail(plan.Seqs, err)
@@ -202,11 +197,11 @@ func (e *Engine) step() {
 	e.ctr.ForwardTime += out.Forward
 	e.ctr.SampleTime += out.Sample
 	if d := e.drafter; d != nil {
-		decode := func(q *sched.Seq) bool {
+		skip := func(q *sched.Seq) bool {
 			st := e.live[q.ID]
 			return st == nil || len(q.Tokens) == 1 && q.Sample && q.Start >= len(st.g.req.Prompt)
 		}
-		if err := d.prefill(&plan, decode); err != nil {
+		if err := d.Prefill(&plan, skip); err != nil {
 			e.fail(plan.Seqs, err)
 			return
 		}
@@ -221,9 +216,7 @@ func (e *Engine) step() {
 		return
 	}
 	if d := e.drafter; d != nil {
-		d.update(&plan, out.Accepted, func(id string) bool { return e.live[id] != nil })
-		e.ctr.DraftTime += d.time
-		d.time = 0
+		d.Update(&plan, out.Accepted, func(id string) bool { return e.live[id] != nil })
 	}
 
 	// One event per sample: ev.Sample indexes out (sequences, then forks).
@@ -278,6 +271,11 @@ func (e *Engine) step() {
 	}
 	clear(searches)
 	e.searches = searches[:0]
+	e.propose() // drafts for the next step
+	if d := e.drafter; d != nil {
+		e.ctr.DraftTime += d.Time
+		d.Time = 0
+	}
 	e.ctr.StepTime += e.cfg.Now().Sub(start)
 	e.publish()
 }

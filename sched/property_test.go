@@ -17,8 +17,8 @@ import (
 // on full blocks of matching tokens), and, through a shadow KV store that
 // applies the plan's copies and writes, that every running request reads
 // back exactly its own tokens. At the end every request must finish and
-// every block come back. With speculation (data[3] >= 128) a proposer
-// drafts random tokens and each step accepts a random number of them: the
+// every block come back. With speculation (data[3] >= 128) random
+// drafts are stored after each step (SetDrafts) and each step accepts a random number of them: the
 // rejected ones' KV must be rolled back (tables of exactly the committed
 // tokens' blocks after each step).
 func drive(t testing.TB, data []byte) {
@@ -55,22 +55,24 @@ func drive(t testing.TB, data []byte) {
 		data = data[1:]
 		return int(b)
 	}
-	if speculate {
-		s.SetProposer(func(asks []DraftAsk) {
-			for i := range asks {
-				a := &asks[i]
-				if a.Max <= 0 {
-					fail("%s: asked for a draft of at most %d tokens", a.ID, a.Max)
-				}
-				if need := (len(a.Tokens) + s.pool.BlockSize() - 1) / s.pool.BlockSize(); len(a.Table) < need {
-					fail("%s: ask's table of %d blocks does not cover its %d tokens", a.ID, len(a.Table), len(a.Tokens))
-				}
-				a.Draft = make([]int32, next()%6) // may exceed Max: the scheduler cuts it
-				for j := range a.Draft {
-					a.Draft[j] = int32(next() % 4)
-				}
+	// propose plays the engine's drafting stage after a step's Update:
+	// random drafts, sometimes longer than Max (the scheduler cuts them).
+	propose := func() {
+		asks := s.DraftAsks(nil)
+		for i := range asks {
+			a := &asks[i]
+			if a.Max <= 0 {
+				fail("%s: asked for a draft of at most %d tokens", a.ID, a.Max)
 			}
-		})
+			if need := (len(a.Tokens) - 1 + s.pool.BlockSize() - 1) / s.pool.BlockSize(); len(a.Table) < need {
+				fail("%s: ask's table of %d blocks does not cover its %d committed tokens", a.ID, len(a.Table), len(a.Tokens)-1)
+			}
+			a.Draft = make([]int32, next()%6)
+			for j := range a.Draft {
+				a.Draft[j] = int32(next() % 4)
+			}
+		}
+		s.SetDrafts(asks)
 	}
 	stems := [][]int32{{1, 2, 1, 2, 1, 2, 1, 2, 1, 2}, {3, 1, 3, 1, 3, 1, 3}}
 	ids := 0
@@ -189,6 +191,9 @@ func drive(t testing.TB, data []byte) {
 			}
 		}
 		rounds()
+		if speculate {
+			propose()
+		}
 		if err := pool.Check(); err != nil {
 			fail("%v", err)
 		}

@@ -50,6 +50,7 @@ type request struct {
 	running  bool
 	held     bool    // a beam member whose last row was sampled: waits for Continue, Branch or Abort
 	search   *search // a beam member's search (nil otherwise)
+	spec     []int32 // the draft for the next step (SetDrafts; vLLM's spec_token_ids), spent by Schedule
 	chunk    []int32 // a speculative step's tokens: the last known one, then the draft
 }
 
