@@ -12,6 +12,16 @@
 //	  <-chan Event  <──────────── emit:    token, text delta; final event frees the request
 //	                              propose: drafts for the next step -> sched.SetDrafts
 //
+// Requests. The scheduler is the registry of live requests: a request is
+// ended by one call, sched.Scheduler.Abort (or by Update, on a stop token
+// or its length limit), and what else keeps state per request (the
+// runner's samplers, the draft model's KV record, the speculation
+// policy) drops the ids the scheduler reports retired (retire, after
+// intake and after each step). Admission adds the request to the
+// scheduler first, so a failure later in admission is undone by aborting
+// it there. The engine's own tables (live completions and beam members)
+// map ids to their event streams.
+//
 // Streams. Each request's events go to a buffered channel (Config.StreamBuffer
 // token events, plus one slot held back for the final event). The loop never
 // blocks on a reader: if a reader falls so far behind that the buffer is

@@ -93,6 +93,7 @@ type Engine struct {
 	live       map[string]*stream
 	beams      map[string]*beamSearch     // beam search member id -> its search
 	searches   []*beamSearch              // step's scratch: searches whose round is due
+	retired    []string                   // retire's scratch
 	spare      []*group                   // the inbox's other buffer
 	stalled    bool                       // the last plan was empty: wait for a wake-up
 	asks       []sched.DraftAsk           // propose's scratch

@@ -77,6 +77,7 @@ func drive(t testing.TB, data []byte) {
 	stems := [][]int32{{1, 2, 1, 2, 1, 2, 1, 2, 1, 2}, {3, 1, 3, 1, 3, 1, 3}}
 	ids := 0
 	searches := map[string][]string{} // beam search root -> its live members
+	known := map[string]bool{}        // every id the scheduler took: requests, their forks, branches
 
 	// rounds plays the engine's part in beam search: once every member of
 	// a search is held, each continues with 0 to 2 tokens (the extras as
@@ -106,6 +107,7 @@ func drive(t testing.TB, data []byte) {
 					ids++
 					if err := s.Branch(id, child, int32(next()%4)); err == nil {
 						next2 = append(next2, child)
+						known[child] = true
 					}
 				}
 				if k == 0 {
@@ -232,6 +234,12 @@ func drive(t testing.TB, data []byte) {
 			if err == nil && req.Beam {
 				searches[req.ID] = []string{req.ID}
 			}
+			if err == nil {
+				known[req.ID] = true
+				for _, f := range req.Forks {
+					known[f] = true
+				}
+			}
 			if err == nil && (len(prompt) >= cfg.MaxModelLen || len(prompt) >= numBlocks*blockSize) {
 				fail("accepted a prompt of %d tokens that cannot fit", len(prompt))
 			}
@@ -270,6 +278,17 @@ func drive(t testing.TB, data []byte) {
 	}
 	if st := pool.Stats(); st.Free != st.Blocks || st.Sequences != 0 {
 		fail("all requests done but %d of %d blocks free, %d sequences", st.Free, st.Blocks, st.Sequences)
+	}
+	// Every id the scheduler took left it exactly once (Retired: what the
+	// engine's other per-request state follows).
+	for _, id := range s.Retired(nil) {
+		if !known[id] {
+			fail("retired %s: never taken, or retired twice", id)
+		}
+		delete(known, id)
+	}
+	if len(known) != 0 {
+		fail("all requests done but never retired: %v", slices.Sorted(maps.Keys(known)))
 	}
 }
 

@@ -25,6 +25,7 @@ type Scheduler struct {
 	running []*request // admission order
 	byID    map[string]*request
 	forkOf  map[string]*request // a completion not yet forked -> its parent
+	retired []string            // ids that left since the last Retired
 	arrived int64
 	step    int
 	marks   int // seatsHeld's counting passes
@@ -104,6 +105,7 @@ func (s *Scheduler) Abort(id string) bool {
 	if p := s.forkOf[id]; p != nil {
 		p.Forks = slices.DeleteFunc(p.Forks, func(f string) bool { return f == id })
 		delete(s.forkOf, id)
+		s.retired = append(s.retired, id)
 		return true
 	}
 	r := s.byID[id]
@@ -130,10 +132,25 @@ func (s *Scheduler) drop(r *request) {
 		r.search.members--
 	}
 	delete(s.byID, r.ID)
+	s.retired = append(s.retired, r.ID)
 	for _, f := range r.Forks {
 		delete(s.forkOf, f)
 	}
+	s.retired = append(s.retired, r.Forks...)
 	r.Forks = nil
+}
+
+// Retired appends to dst, and returns, the ids of the requests that left
+// the scheduler since the last call: finished by Update (a stop token,
+// the length limit), aborted (Abort), and the completions of either not
+// yet forked. The scheduler is the registry of live requests: what else
+// keeps state per request (the engine's runner, its draft model, its
+// speculation policy) drops these ids.
+func (s *Scheduler) Retired(dst []string) []string {
+	dst = append(dst, s.retired...)
+	clear(s.retired)
+	s.retired = s.retired[:0]
+	return dst
 }
 
 // DraftAsk is a running request that decodes in the next step, a
