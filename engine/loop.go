@@ -200,12 +200,6 @@ func (e *Engine) step() {
 		}
 	}
 
-	if d := e.drafter; d != nil {
-		if err := d.Begin(&plan); err != nil {
-			e.fail(plan.Seqs, err)
-			return
-		}
-	}
 	out, err := e.runner.Run(&plan)
 	if err != nil {
 		e.fail(plan.Seqs, err)
@@ -218,7 +212,7 @@ func (e *Engine) step() {
 			st := e.live[q.ID]
 			return st == nil || len(q.Tokens) == 1 && q.Sample && q.Start >= len(st.g.req.Prompt)
 		}
-		if err := d.Prefill(&plan, skip); err != nil {
+		if err := d.Run(&plan, skip); err != nil {
 			e.fail(plan.Seqs, err)
 			return
 		}

@@ -23,7 +23,7 @@
 // same way: after a step it drafts for the requests that decode next
 // (Propose, one batched forward per drafted position), and in the next
 // step keeps the draft's KV in step with the target's under the same
-// block ids (Begin, Prefill, Update).
+// block ids (Run, Update).
 //
 // Invariants:
 //   - Each request has one sample.Sampler for its whole life, created by

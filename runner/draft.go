@@ -15,8 +15,8 @@ import (
 // decode next, all of them batched in one forward per drafted position.
 // Drafting is a stage after a step's forward and Update: Propose drafts
 // for the next step (the engine stores the drafts on the requests,
-// sched.Scheduler.SetDrafts); the next step's Begin, Prefill and Update
-// keep the draft's KV in step with the target's.
+// sched.Scheduler.SetDrafts); the next step's Run and Update keep the
+// draft's KV in step with the target's.
 //
 // KV. The draft has its own KV store with the target's block size and
 // block ids, plus scratch blocks (ids >= the target's NumBlocks): block id
@@ -28,7 +28,7 @@ import (
 // Keeping the draft's KV in step. kv[id] is how many leading positions of
 // request id hold the draft's KV of its committed tokens:
 //   - every step's prompt and recompute chunks (not 1-token decodes, not
-//     drafted chunks) also run through the draft (Prefill: same tokens,
+//     drafted chunks) also run through the draft (Run: same tokens,
 //     positions and tables, no logits), so prompt blocks, those later
 //     served from the prefix cache included, carry draft KV; kv = the
 //     chunk's end;
@@ -41,7 +41,7 @@ import (
 //     token's block on are written to scratch blocks, that block's
 //     committed positions copied there first; the committed positions
 //     before it go to the real blocks (the same KV every sharer has
-//     there). The next step's Begin, once the scheduler has allocated it
+//     there). The next step's Run, once the scheduler has allocated it
 //     and its block copies are applied, copies the scratch blocks into
 //     the request's real ones; after verification (Update) kv = the
 //     committed positions whose draft KV holds the token accepted there;
@@ -87,7 +87,7 @@ type drafted struct {
 	base    int  // the first block index in scratch: positions from base*bs on were written there
 	used    int  // scratch blocks written
 	cover   int  // positions the real table covered after the next step's allocation: draft KV past it is lost
-	live    bool // the next step decodes it: its scratch blocks were copied into its table (Begin)
+	live    bool // the next step decodes it: its scratch blocks were copied into its table (Run)
 	scratch int  // first scratch id of its ask slot
 }
 
@@ -238,11 +238,17 @@ func (d *Drafter) reset() *model.Batch {
 	return b
 }
 
-// Begin applies plan's block copies to the draft's store, then copies the
-// last proposal's scratch blocks into the real blocks of the requests
-// that plan decodes (their tables as plan allocated them). Call it once
-// per plan, before Prefill; a proposal not decoded by plan is dropped.
-func (d *Drafter) Begin(plan *sched.Plan) error {
+// Run is the draft model's part of running plan (after the target's
+// forward: the plan's tables are the same). It applies plan's block
+// copies to the draft's store, copies the last proposal's scratch blocks
+// into the real blocks of the requests plan decodes (their tables as
+// plan allocated them; a proposal plan does not decode is dropped), then
+// runs plan's prompt and recompute chunks through the draft. skip says
+// which undrafted sequences are decodes (a request's output token) or
+// otherwise not to run (beam members: they never speculate); every other
+// chunk runs, even of one token, so that a request's chunks are
+// contiguous in the draft's KV as in the target's.
+func (d *Drafter) Run(plan *sched.Plan, skip func(q *sched.Seq) bool) error {
 	for _, c := range plan.Copies {
 		if err := d.b.CopyBlock(int(c.Src), int(c.Dst)); err != nil {
 			return fmt.Errorf("runner: draft model: %w", err)
@@ -261,33 +267,6 @@ func (d *Drafter) Begin(plan *sched.Plan) error {
 			}
 		}
 	}
-	return nil
-}
-
-// decodeOf is plan's entry that decodes request id's n-th token (position
-// n-1, with or without a draft), nil if none; a request preempted in plan
-// has none.
-func decodeOf(plan *sched.Plan, id string, n int) *sched.Seq {
-	for _, v := range plan.Preempted {
-		if v == id {
-			return nil
-		}
-	}
-	for i := range plan.Seqs {
-		if q := &plan.Seqs[i]; q.ID == id && q.Sample && q.Start == n-1 && len(q.Tokens)-q.Draft == 1 {
-			return q
-		}
-	}
-	return nil
-}
-
-// Prefill runs plan's prompt and recompute chunks through the draft
-// (after Begin, and after the target's forward: the plan's tables are the
-// same). skip says which undrafted sequences are decodes (a request's
-// output token) or otherwise not to run (beam members: they never
-// speculate); every other chunk runs, even of one token, so that a
-// request's chunks are contiguous in the draft's KV as in the target's.
-func (d *Drafter) Prefill(plan *sched.Plan, skip func(q *sched.Seq) bool) error {
 	b := d.reset()
 	for i := range plan.Seqs {
 		q := &plan.Seqs[i]
@@ -318,6 +297,23 @@ func (d *Drafter) Prefill(plan *sched.Plan, skip func(q *sched.Seq) bool) error 
 	d.Time += d.now().Sub(t0)
 	if err != nil {
 		return fmt.Errorf("runner: draft model: %w", err)
+	}
+	return nil
+}
+
+// decodeOf is plan's entry that decodes request id's n-th token (position
+// n-1, with or without a draft), nil if none; a request preempted in plan
+// has none.
+func decodeOf(plan *sched.Plan, id string, n int) *sched.Seq {
+	for _, v := range plan.Preempted {
+		if v == id {
+			return nil
+		}
+	}
+	for i := range plan.Seqs {
+		if q := &plan.Seqs[i]; q.ID == id && q.Sample && q.Start == n-1 && len(q.Tokens)-q.Draft == 1 {
+			return q
+		}
 	}
 	return nil
 }
