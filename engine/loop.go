@@ -265,11 +265,7 @@ func (e *Engine) step() {
 		case st.stopped():
 			e.end(st, Stop, nil) // a stop string, whatever the scheduler decided
 		case ev.Done:
-			reason := Length
-			if ev.Reason == sched.Stop {
-				reason = Stop
-			}
-			e.end(st, reason, nil)
+			e.end(st, ev.Reason, nil)
 		}
 	}
 	for _, bs := range searches {

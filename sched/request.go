@@ -32,12 +32,16 @@ type Request struct {
 	Width int
 }
 
-// FinishReason says why a request ended.
+// FinishReason says why a request ended: the scheduler's events carry
+// Stop or Length; Abort is the caller's (Scheduler.Abort, and the
+// engine's cancellations and errors). The engine's Event.Reason is this
+// type.
 type FinishReason string
 
 const (
 	Stop   FinishReason = "stop"   // sampled a stop token
 	Length FinishReason = "length" // MaxTokens, the context length, or the pool's capacity
+	Abort  FinishReason = "abort"  // ended from outside; never in an Event
 )
 
 // request is a Request's live state.
