@@ -142,8 +142,8 @@ func (d *Drafter) Propose(asks []sched.DraftAsk, wants func(a *sched.DraftAsk) b
 		}
 		n := len(a.Tokens)
 		m := min(a.Max, d.k, d.ctx-n+1) // the last pass writes position n+m-2 < ctx
-		if m < 1 {
-			continue
+		if m < 1 || len(a.Table)*d.bs < n-1 {
+			continue // (a table short of the committed tokens is not a decode's)
 		}
 		j := len(d.pending)
 		p := drafted{id: a.ID, ask: i, from: min(d.kv[a.ID], n-1), n: n, m: m, base: (n - 1) / d.bs, scratch: d.numBlocks + j*d.perAsk}

@@ -7,6 +7,11 @@
 //	          └──────── preempt: blocks freed, recompute ──┤
 //	                                                       └─ Update: stop/length ─> done (blocks freed)
 //	Abort: from either queue, blocks freed at once.
+//	Retired: the ids that left (done or aborted) since the last call.
+//
+// The scheduler is the registry of live requests: the caller keeps other
+// per-request state (samplers, a draft model's KV record) only for ids
+// the scheduler holds, and drops what Retired reports.
 //
 // One step, with the engine loop around it:
 //
