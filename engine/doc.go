@@ -8,8 +8,10 @@
 //	ctx cancelled ───cancels──┤   intake:  admit submissions, abort cancellations
 //	Close ────────────closed──┘   plan := sched.Schedule()      // reads the drafts stored last step
 //	                              out  := runner.Run(&plan)    // copies, forward, sample / verify
+//	                              drafter.Run(&plan)           // a draft model's KV kept in step
 //	                              evs  := sched.UpdateDrafts(plan, out.Tokens, out.Accepted)
 //	  <-chan Event  <──────────── emit:    token, text delta; final event frees the request
+//	                              retire:  the runner, drafter, policy drop sched.Retired()
 //	                              propose: drafts for the next step -> sched.SetDrafts
 //
 // Requests. The scheduler is the registry of live requests: a request is
