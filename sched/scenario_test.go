@@ -117,12 +117,12 @@ func runScript(t *testing.T, script string) string {
 		case "draft":
 			asks := s.DraftAsks(nil)
 			asked := false
-			for i := range asks {
-				if asks[i].ID == fields[1] {
-					asks[i].Draft, asked = tokens(t, fields[2]), true
+			for _, a := range asks {
+				if a.ID == fields[1] {
+					a.Draft, asked = tokens(t, fields[2]), true
+					s.SetDrafts([]DraftAsk{a})
 				}
 			}
-			s.SetDrafts(asks)
 			fmt.Fprintf(&out, "  asked: %v\n", asked)
 		case "continue":
 			if err := s.Continue(fields[1], int32(atoi(t, fields[2]))); err != nil {
