@@ -37,7 +37,6 @@ type Scheduler struct {
 	runs   []*request       // the running queue as the step began
 	entry  map[*request]int // index in seqs of a running request's entry
 	events []Event
-	resv   []reserved // the decodes that may draft this step
 }
 
 // New returns a scheduler that places requests' KV in pool.
@@ -194,7 +193,8 @@ func (s *Scheduler) DraftAsks(dst []DraftAsk) []DraftAsk {
 // UpdateDrafts takes how many drafted tokens the runner accepted. A
 // draft is cut before its first stop token and to the request's length
 // limit and what is left of the step's token budget after every running
-// request's token and the admissions, taken greedily in running order;
+// request's token and the admissions, the drafts taking it in running
+// order;
 // a request whose draft does not fit the free blocks goes without: a
 // draft never preempts nor delays a request. Asks of requests that no
 // longer decode next are ignored; a draft lasts one Schedule.
@@ -367,33 +367,23 @@ func (s *Scheduler) Schedule() Plan {
 
 // drafts adds the drafts stored by SetDrafts to this step's decodes
 // (seqs: the step's entries so far) within budget tokens, allocates those
-// that fit and returns the budget left. Each decode that may draft first
-// reserves, in running order, what its length limit allows of the budget
-// left (with or without a stored draft); then each draft is cut to its
-// reservation and takes its own length from the budget. Every stored
-// draft is spent: a draft is for one step.
+// that fit and returns the budget left. In running order, each draft is
+// cut to what its request's length limit and the budget left allow and
+// takes its length from the budget. Every stored draft is spent: a draft
+// is for one step.
 func (s *Scheduler) drafts(seqs []Seq, budget int) int {
-	resv := s.resv[:0]
 	for _, r := range s.running {
+		spec := r.spec
+		r.spec = r.spec[:0]
 		i, ok := s.entry[r]
-		if !ok || r.Beam || r.output() == 0 {
-			continue // beams; a prompt's last token (its row may feed forks)
+		if len(spec) == 0 || !ok || r.Beam || r.output() == 0 {
+			continue // no draft; beams; a prompt's last token (its row may feed forks)
 		}
 		if q := &seqs[i]; len(q.Tokens) != 1 || !q.Sample {
 			continue // not a decode
 		}
 		// The accepted draft and the sample after it must fit r's length limit.
-		m := min(r.maxLen-len(r.tokens)-1, budget)
-		if m <= 0 {
-			continue
-		}
-		budget -= m
-		resv = append(resv, reserved{r, m})
-	}
-	for _, v := range resv {
-		r, m := v.r, v.m
-		budget += m
-		draft := cut(r, r.spec, m)
+		draft := cut(r, spec, min(r.maxLen-len(r.tokens)-1, budget))
 		if len(draft) == 0 {
 			continue
 		}
@@ -403,23 +393,12 @@ func (s *Scheduler) drafts(seqs []Seq, budget int) int {
 		// The decode's Allocate made the partial block private already:
 		// growing the table copies nothing.
 		s.pool.Allocate(r.ID, r.tokens, 1+len(draft))
-		q := &seqs[s.entry[r]]
+		q := &seqs[i]
 		r.chunk = append(append(r.chunk[:0], q.Tokens...), draft...)
 		q.Tokens, q.Draft, q.Table = r.chunk, len(draft), s.pool.TableView(r.ID)
 		budget -= len(draft)
 	}
-	for _, r := range s.running {
-		r.spec = r.spec[:0]
-	}
-	clear(resv)
-	s.resv = resv[:0]
 	return budget
-}
-
-// reserved is a decode's share of a step's budget for its draft.
-type reserved struct {
-	r *request
-	m int
 }
 
 // victim is the running request to preempt among those ok accepts (all
