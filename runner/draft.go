@@ -41,7 +41,7 @@ import (
 //     token's block on are written to scratch blocks, that block's
 //     committed positions copied there first; the committed positions
 //     before it go to the real blocks (the same KV every sharer has
-//     there). The next step's Run, once the scheduler has allocated it
+//     there; kv then covers them). The next step's Run, once the scheduler has allocated it
 //     and its block copies are applied, copies the scratch blocks into
 //     the request's real ones; after verification (Update) kv = the
 //     committed positions whose draft KV holds the token accepted there;
