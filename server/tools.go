@@ -26,11 +26,12 @@ import (
 // by max_tokens (finish_reason "length") keeps the calls that were
 // complete (completeCalls) and has content null, never the raw JSON; with
 // none complete it has neither. parallel_tool_calls false keeps only the
-// first call an auto reply makes. Streaming on chat sends a constrained
-// (required, named) call's arguments as they are generated
-// (tools_stream.go); an auto call goes as one tool_calls delta when its
-// completion ends, a reply that starts like a <tool_call> held back until
-// it can tell.
+// first call an auto reply makes. Streams (chat, Responses, Messages)
+// send every call's arguments as they are generated (tools_stream.go): a
+// constrained reply's from its first byte, an auto reply's while it reads
+// as a call in the template's format (a reply that starts like one is held
+// back until it can tell); calls an auto reply makes after text go when
+// its completion ends.
 
 // maxToolCalls bounds the list a required tool choice may reply with
 // (parallel_tool_calls true, the default): a grammar with no upper bound

@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// TestCallStreamPrefixes: fed every prefix of a constrained reply, the
+// TestCallStreamPrefixes: fed every prefix of a tool-using reply, the
 // deltas announce each call once (with its name) and then add to its
 // arguments only, so that their concatenation is, at every step, a prefix
 // of the arguments the whole reply parses to, and at the end equal to them.
@@ -18,6 +18,13 @@ func TestCallStreamPrefixes(t *testing.T) {
 		{&toolMode{kind: "named", name: "get"}, ` {"city": "Paris, \"FR\"", "days": [1, 2, {"x": "}]"}], "n": -1.5e3, "ok": true}`},
 		{&toolMode{kind: "required", max: maxToolCalls}, `[{"name": "a", "parameters": {"q": "x,y}"}}, {"name": "b\"c", "parameters": {}}, {"name": "d", "parameters": {"v": [true, null, 12]}}]`},
 		{&toolMode{kind: "required", max: maxToolCalls}, "[\n{\"name\": \"a\", \"parameters\": {\"k\": 1}}\n]"},
+		// auto, in each format the template may teach
+		{&toolMode{kind: "auto", format: "hermes", max: maxToolCalls}, "<tool_call>\n{\"name\": \"a\", \"arguments\": {\"q\": \"a}, <b>\"}}\n</tool_call>\n<tool_call>{\"arguments\": {\"n\": 12}, \"name\": \"b\"}</tool_call>"},
+		{&toolMode{kind: "auto", format: "hermes", max: maxToolCalls}, ` <tool_call>{"name": "a"}</tool_call>`}, // no arguments: {}
+		{&toolMode{kind: "auto", format: "hermes", max: 1}, `<tool_call>{"name": "a", "arguments": {"x": [1, {"y": "}"}]}}</tool_call><tool_call>{"name": "b", "arguments": {}}</tool_call>`},
+		{&toolMode{kind: "auto", format: "mistral", max: maxToolCalls}, `[TOOL_CALLS] [{"name": "a", "arguments": {"k": "v"}}, {"name": "b", "arguments": {"n": -3}}]`},
+		{&toolMode{kind: "auto", format: "llama3", max: maxToolCalls}, `<|python_tag|>{"name": "a", "parameters": {"k": "v"}}; {"name": "b", "parameters": {"n": 1.5}}`},
+		{&toolMode{kind: "auto", format: "llama3", max: maxToolCalls}, `{"name": "a", "parameters": {"k": true}}`},
 	} {
 		whole, _, ok := c.m.calls(c.reply)
 		if !ok {
@@ -26,8 +33,19 @@ func TestCallStreamPrefixes(t *testing.T) {
 		var cs callStream
 		names := map[int]string{}
 		args := map[int]string{}
-		for n := 0; n <= len(c.reply); n++ {
-			for _, d := range cs.deltas(partialCalls(c.m, c.reply[:n])) {
+		for n := 0; n <= len(c.reply)+1; n++ {
+			var deltas []toolCall
+			if n <= len(c.reply) {
+				deltas = cs.deltas(partialCalls(c.m, c.reply[:n]))
+			} else { // the reply has ended: the rest of the parsed calls
+				deltas, _ = cs.finish(c.m, whole, c.reply)
+			}
+			for _, d := range deltas {
+				if n > len(c.reply) && (d.ID != "" || (d.Function.Arguments != "" && d.Function.Arguments != "{}")) {
+					// Every call was announced and its arguments sent as the
+					// reply came; only a call with none gets its {} at the end.
+					t.Errorf("%s: call %d only streamed when the reply ended: %+v", c.reply, d.Index, d)
+				}
 				if d.ID != "" {
 					if _, seen := names[d.Index]; seen {
 						t.Fatalf("%s: call %d announced twice", c.reply, d.Index)
