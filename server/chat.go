@@ -236,7 +236,8 @@ type chatWriter struct {
 	usage    usageSum
 	tools    *toolMode // nil: no tool calls
 	calls    []calledChoice
-	holding  []bool       // per choice: text held back while it may be a tool call (streaming)
+	holding  []bool       // per choice: the text after shown is held back while it may be a tool call
+	shown    []int        // per choice, with tools: bytes of its text released as content (release)
 	cs       []callStream // per choice, streams only: the calls sent as deltas (nil: a whole response)
 }
 
@@ -266,20 +267,20 @@ func (c *chatWriter) add(it item) chatChoice {
 	i := c.j.choice(it)
 	ev := it.ev
 	delta := chatChoice{Index: i, Delta: &chatOut{}}
+	if c.tools != nil && c.shown == nil {
+		c.shown = make([]int, len(c.text))
+	}
 	if ev.Text != "" {
 		c.text[i].WriteString(ev.Text)
 		text := ev.Text
-		if c.holding[i] {
-			if c.tools.kind == "auto" && !mayBeCall(c.text[i].String(), c.tools.format) {
-				c.holding[i] = false // plain text after all: release what was held
-				text = c.text[i].String()
-				delta.Delta.Content = &text
-			}
-		} else {
+		if c.tools != nil {
+			text = c.release(i)
+		}
+		if text != "" {
 			delta.Delta.Content = &text
 		}
 		if c.cs != nil && c.holding[i] && !ev.Done {
-			delta.Delta.ToolCalls = c.cs[i].deltas(partialCalls(c.tools, c.text[i].String()))
+			delta.Delta.ToolCalls = c.cs[i].deltas(partialCalls(c.tools, c.text[i].String()[c.shown[i]:]))
 		}
 	}
 	if c.logprobs && ev.Token >= 0 {
@@ -291,16 +292,52 @@ func (c *chatWriter) add(it item) chatChoice {
 		reason := finishReason(ev.Reason)
 		if c.tools != nil {
 			reason = c.finishCalls(i, ev.Reason, &delta, reason)
-		}
-		if c.holding[i] { // held text that was no call after all
-			text := c.text[i].String()
-			delta.Delta.Content = &text
+			if all := c.text[i].String(); c.shown[i] < len(all) { // held text that was no call after all
+				text := all[c.shown[i]:]
+				if delta.Delta.Content != nil {
+					text = *delta.Delta.Content + text
+				}
+				delta.Delta.Content = &text
+				c.shown[i] = len(all)
+			}
 		}
 		delta.FinishReason = &reason
 		c.reasons[i] = &reason
 		c.usage.add(ev)
 	}
 	return delta
+}
+
+// release returns the text of choice i that can go out as content now. A
+// constrained reply's never can. An auto reply's is held back while it may
+// be a tool call (mayBeCall); once it cannot, it goes out up to where a
+// call starts later in it (its format's marker, callMarker; text that may
+// be the marker's start waits for the next token), and from there the
+// reply is held as calls again.
+func (c *chatWriter) release(i int) string {
+	m := c.tools
+	if m.kind != "auto" {
+		return ""
+	}
+	all := c.text[i].String()
+	from := c.shown[i]
+	if c.holding[i] {
+		if mayBeCall(all[from:], m.format) {
+			return ""
+		}
+		c.holding[i] = false // plain text after all: release what was held
+	}
+	to := len(all)
+	if marker := callMarker(m.format); marker != "" {
+		if p := strings.Index(all[from:], marker); p >= 0 {
+			to = from + p
+			c.holding[i] = true
+		} else {
+			to -= markerStart(all[from:], marker)
+		}
+	}
+	c.shown[i] = to
+	return all[from:to]
 }
 
 // finishCalls reads choice i's calls once its reply has ended, records
@@ -311,7 +348,9 @@ func (c *chatWriter) add(it item) chatChoice {
 // reply cut off by max_tokens keeps the calls that were complete, and
 // never its raw JSON as content; a stream keeps the calls it sent, the cut
 // one included. An auto stream that announced calls keeps them even when
-// the whole reply does not parse (tools_stream.go).
+// the whole reply does not parse (tools_stream.go). Text the model wrote
+// after a call is the whole response's content; a stream that sent text
+// before the call does not send it.
 func (c *chatWriter) finishCalls(i int, why engine.FinishReason, delta *chatChoice, reason string) string {
 	text := c.text[i].String()
 	var final []toolCall
@@ -325,11 +364,11 @@ func (c *chatWriter) finishCalls(i int, why engine.FinishReason, delta *chatChoi
 		switch {
 		case parsed:
 			c.calls = append(c.calls, calledChoice{i, final, content})
-			c.holding[i] = false
+			c.shown[i] = len(text)
 			return "tool_calls"
 		case cut:
 			c.calls = append(c.calls, calledChoice{i, c.tools.completeCalls(text), nil})
-			c.holding[i] = false
+			c.shown[i] = len(text)
 		}
 		return reason
 	}
@@ -339,13 +378,14 @@ func (c *chatWriter) finishCalls(i int, why engine.FinishReason, delta *chatChoi
 	if !parsed {
 		final, content = nil, nil
 	}
-	deltas, sent := c.cs[i].finish(c.tools, final, text)
+	deltas, sent := c.cs[i].finish(c.tools, final, text[c.shown[i]:])
 	c.calls = append(c.calls, calledChoice{i, sent, content})
 	delta.Delta.ToolCalls = deltas
-	if c.holding[i] {
+	if c.shown[i] == 0 && content != nil { // no text went before the calls: the text after them
 		delta.Delta.Content = content
 	}
 	c.holding[i] = false
+	c.shown[i] = len(text)
 	if parsed {
 		return "tool_calls"
 	}

@@ -24,8 +24,8 @@ import (
 //	response.completed | response.incomplete     the whole response object
 //
 // Text a tool-using reply may turn into a call is held back as on chat
-// (chatWriter.add); the message holds the text streamed, which in auto mode
-// may include a call's raw text when the model wrote text first.
+// (chatWriter.release); the message holds the text streamed, up to where
+// the reply's first call started.
 
 // streamEvent is every event's body: type, sequence_number, and the fields
 // of its kind (the rest left out).

@@ -13,8 +13,8 @@ import (
 // the reply, so their concatenation is the arguments a whole
 // (non-streamed) response gives. Every tool mode streams so: a
 // constrained reply (required, named) from its first byte; an auto reply
-// while it is held back as a possible call (chatWriter.add), in the format
-// its template teaches (hermes <tool_call> blocks, mistral's [TOOL_CALLS]
+// from where a call starts (chatWriter.release), in the format its
+// template teaches (hermes <tool_call> blocks, mistral's [TOOL_CALLS]
 // list, llama3's JSON objects). Chat, Responses and Messages streams all
 // send these deltas (chatWriter.add computes them), each in its own events.
 //

@@ -70,3 +70,40 @@ func TestCallStreamPrefixes(t *testing.T) {
 		}
 	}
 }
+
+// TestReleaseText: an auto reply's text, fed in pieces, goes out as
+// content up to where a call starts and never holds any of the call's
+// marker; text that only looked like the marker's start goes out once it
+// cannot be; a reply that starts as a call sends nothing.
+func TestReleaseText(t *testing.T) {
+	for _, c := range []struct {
+		format, reply string
+		content       string // released before the end
+		calls         bool   // held as calls at the end
+	}{
+		{"hermes", "ok. <tool_call>\n{\"name\": \"a\"}</tool_call>", "ok. ", true},
+		{"hermes", "  <tool_call>{\"name\": \"a\"}</tool_call>", "", true},
+		{"hermes", "a <tool b <tool_c <", "a <tool b <tool_c ", false}, // the last "<" may still start one
+		{"hermes", "plain text", "plain text", false},
+		{"mistral", "sure [TOOL_CALLS] [{\"name\": \"a\"}]", "sure ", true},
+		{"mistral", "[TOOL] x", "[TOOL] x", false},
+		{"llama3", "{\"name\": \"a\", \"parameters\": {}}", "", true},
+		{"llama3", "no <tool_call> here", "no <tool_call> here", false},
+	} {
+		for _, step := range []int{1, 3, 64} {
+			w := &chatWriter{tools: &toolMode{kind: "auto", format: c.format}, text: make([]strings.Builder, 1), holding: []bool{true}, shown: []int{0}}
+			var out strings.Builder
+			for k := 0; k < len(c.reply); k += step {
+				w.text[0].WriteString(c.reply[k:min(k+step, len(c.reply))])
+				got := w.release(0)
+				if m := callMarker(c.format); m != "" && strings.Contains(got, m) {
+					t.Errorf("%s %q step %d: released %q, which holds the marker", c.format, c.reply, step, got)
+				}
+				out.WriteString(got)
+			}
+			if out.String() != c.content || w.holding[0] != c.calls {
+				t.Errorf("%s %q step %d: released %q, holding %v; want %q, %v", c.format, c.reply, step, out.String(), w.holding[0], c.content, c.calls)
+			}
+		}
+	}
+}
