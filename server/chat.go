@@ -236,7 +236,9 @@ type chatWriter struct {
 	usage    usageSum
 	tools    *toolMode // nil: no tool calls
 	calls    []calledChoice
-	holding  []bool // per choice: text held back while it may be a tool call (streaming)
+	holding  []bool       // per choice: the text after shown is held back while it may be a tool call
+	shown    []int        // per choice, with tools: bytes of its text released as content (release)
+	cs       []callStream // per choice, streams only: the calls sent as deltas (nil: a whole response)
 }
 
 // tokenLogprob is one token's entry in the chat logprobs shape.
@@ -258,22 +260,27 @@ func byteList(s string) []int {
 	return out
 }
 
-// add folds one event into its choice and returns the stream delta.
+// add folds one event into its choice and returns the stream delta. With
+// c.cs set (a stream), a tool-using reply's calls go as deltas while they
+// are generated (tools_stream.go).
 func (c *chatWriter) add(it item) chatChoice {
 	i := c.j.choice(it)
 	ev := it.ev
 	delta := chatChoice{Index: i, Delta: &chatOut{}}
+	if c.tools != nil && c.shown == nil {
+		c.shown = make([]int, len(c.text))
+	}
 	if ev.Text != "" {
 		c.text[i].WriteString(ev.Text)
 		text := ev.Text
-		if c.holding[i] {
-			if c.tools.kind == "auto" && !mayBeCall(c.text[i].String(), c.tools.format) {
-				c.holding[i] = false // plain text after all: release what was held
-				text = c.text[i].String()
-				delta.Delta.Content = &text
-			}
-		} else {
+		if c.tools != nil {
+			text = c.release(i)
+		}
+		if text != "" {
 			delta.Delta.Content = &text
+		}
+		if c.cs != nil && c.holding[i] && !ev.Done {
+			delta.Delta.ToolCalls = c.cs[i].deltas(partialCalls(c.tools, c.text[i].String()[c.shown[i]:]))
 		}
 	}
 	if c.logprobs && ev.Token >= 0 {
@@ -283,35 +290,106 @@ func (c *chatWriter) add(it item) chatChoice {
 	}
 	if ev.Done {
 		reason := finishReason(ev.Reason)
-		if c.tools != nil && ev.Reason == engine.Stop {
-			if calls, content, ok := c.tools.calls(c.text[i].String()); ok {
-				reason = "tool_calls"
-				c.calls = append(c.calls, calledChoice{i, calls, content})
-				if c.holding[i] {
-					delta.Delta.ToolCalls, delta.Delta.Content = calls, content
+		if c.tools != nil {
+			reason = c.finishCalls(i, ev.Reason, &delta, reason)
+			if all := c.text[i].String(); c.shown[i] < len(all) { // held text that was no call after all
+				text := all[c.shown[i]:]
+				if delta.Delta.Content != nil {
+					text = *delta.Delta.Content + text
 				}
-				c.holding[i] = false
+				delta.Delta.Content = &text
+				c.shown[i] = len(all)
 			}
-		}
-		if c.tools != nil && c.tools.kind != "auto" && ev.Reason == engine.Length {
-			// A constrained reply cut off: its complete calls, if any, and
-			// never its raw JSON as content.
-			calls := c.tools.completeCalls(c.text[i].String())
-			c.calls = append(c.calls, calledChoice{i, calls, nil})
-			if len(calls) > 0 {
-				delta.Delta.ToolCalls = calls
-			}
-			c.holding[i] = false
-		}
-		if c.holding[i] { // held text that was no call after all
-			text := c.text[i].String()
-			delta.Delta.Content = &text
 		}
 		delta.FinishReason = &reason
 		c.reasons[i] = &reason
 		c.usage.add(ev)
 	}
 	return delta
+}
+
+// release returns the text of choice i that can go out as content now. A
+// constrained reply's never can. An auto reply's is held back while it may
+// be a tool call (mayBeCall); once it cannot, it goes out up to where a
+// call starts later in it (its format's marker, callMarker; text that may
+// be the marker's start waits for the next token), and from there the
+// reply is held as calls again.
+func (c *chatWriter) release(i int) string {
+	m := c.tools
+	if m.kind != "auto" {
+		return ""
+	}
+	all := c.text[i].String()
+	from := c.shown[i]
+	if c.holding[i] {
+		if mayBeCall(all[from:], m.format) {
+			return ""
+		}
+		c.holding[i] = false // plain text after all: release what was held
+	}
+	to := len(all)
+	if marker := callMarker(m.format); marker != "" {
+		if p := strings.Index(all[from:], marker); p >= 0 {
+			to = from + p
+			c.holding[i] = true
+		} else {
+			to -= markerStart(all[from:], marker)
+		}
+	}
+	c.shown[i] = to
+	return all[from:to]
+}
+
+// finishCalls reads choice i's calls once its reply has ended, records
+// them (c.calls) and puts what the stream still owes into delta; it
+// returns the finish reason.
+//
+// A reply that parses as calls finishes with "tool_calls". A constrained
+// reply cut off by max_tokens keeps the calls that were complete, and
+// never its raw JSON as content; a stream keeps the calls it sent, the cut
+// one included. An auto stream that announced calls keeps them even when
+// the whole reply does not parse (tools_stream.go). Text the model wrote
+// after a call is the whole response's content; a stream that sent text
+// before the call does not send it.
+func (c *chatWriter) finishCalls(i int, why engine.FinishReason, delta *chatChoice, reason string) string {
+	text := c.text[i].String()
+	var final []toolCall
+	var content *string
+	parsed := false
+	if why == engine.Stop {
+		final, content, parsed = c.tools.calls(text)
+	}
+	cut := c.tools.kind != "auto" && why == engine.Length
+	if c.cs == nil { // a whole response
+		switch {
+		case parsed:
+			c.calls = append(c.calls, calledChoice{i, final, content})
+			c.shown[i] = len(text)
+			return "tool_calls"
+		case cut:
+			c.calls = append(c.calls, calledChoice{i, c.tools.completeCalls(text), nil})
+			c.shown[i] = len(text)
+		}
+		return reason
+	}
+	if !parsed && !cut && len(c.cs[i].sent) == 0 {
+		return reason // plain text
+	}
+	if !parsed {
+		final, content = nil, nil
+	}
+	deltas, sent := c.cs[i].finish(c.tools, final, text[c.shown[i]:])
+	c.calls = append(c.calls, calledChoice{i, sent, content})
+	delta.Delta.ToolCalls = deltas
+	if c.shown[i] == 0 && content != nil { // no text went before the calls: the text after them
+		delta.Delta.Content = content
+	}
+	c.holding[i] = false
+	c.shown[i] = len(text)
+	if parsed {
+		return "tool_calls"
+	}
+	return reason
 }
 
 // calledChoice is a choice whose reply parsed as tool calls.
@@ -361,6 +439,14 @@ func (c *chatWriter) whole(ctx context.Context, w http.ResponseWriter, items <-c
 	writeJSON(w, http.StatusOK, resp)
 }
 
+// streamCalls makes add send a tool-using reply's calls as deltas while
+// they are generated (tools_stream.go).
+func (c *chatWriter) streamCalls() {
+	if c.tools != nil {
+		c.cs = make([]callStream, len(c.text))
+	}
+}
+
 func (c *chatWriter) stream(ctx context.Context, w http.ResponseWriter, items <-chan item, includeUsage bool) {
 	sse := newSSE(w, c.s.cfg.WriteTimeout)
 	chunk := chatResponse{ID: c.id, Object: "chat.completion.chunk", Created: c.created, Model: c.model}
@@ -372,25 +458,12 @@ func (c *chatWriter) stream(ctx context.Context, w http.ResponseWriter, items <-
 		sse.send(chunk)
 	}
 	var failed error
-	// A constrained tool choice's calls stream as they are generated
-	// (tools_stream.go); their text is never content.
-	var calls []callStream
-	if c.tools != nil && (c.tools.kind == "named" || c.tools.kind == "required") {
-		calls = make([]callStream, len(c.text))
-	}
+	c.streamCalls()
 	for it := range items {
 		c.j.observe(it)
 		delta := c.add(it)
 		if err := engineError(it.ev); err != nil && failed == nil {
 			failed = err
-		}
-		if calls != nil {
-			// What is new since the last delta; at the end this replaces
-			// the whole calls add() gives (their ids were sent already). A
-			// reply cut off by max_tokens has streamed its cut call's
-			// arguments so far, as vLLM's does; its finish_reason says so.
-			i := delta.Index
-			delta.Delta.ToolCalls = calls[i].deltas(partialCalls(c.tools, c.text[i].String()))
 		}
 		if sse.err != nil || (delta.Delta.Content == nil && delta.Logprobs == nil && delta.FinishReason == nil && len(delta.Delta.ToolCalls) == 0) {
 			continue

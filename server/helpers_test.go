@@ -44,6 +44,7 @@ type loader struct {
 	n      int
 	cfg    engine.Config
 	pool   string // server.Model.Pooling
+	tmpl   string // a chat template in place of the model's own ("": its own)
 }
 
 func (l *loader) load(ctx context.Context, name, path string) (*server.Model, error) {
@@ -65,7 +66,11 @@ func (l *loader) load(ctx context.Context, name, path string) (*server.Model, er
 		f.Close()
 		return nil, err
 	}
-	tmpl, err := chat.Compile(tok.Vocab().ChatTemplate)
+	src := tok.Vocab().ChatTemplate
+	if l.tmpl != "" {
+		src = l.tmpl
+	}
+	tmpl, err := chat.Compile(src)
 	if err != nil {
 		m.Close()
 		f.Close()

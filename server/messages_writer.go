@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"strings"
 
 	"kiln/engine"
 )
@@ -20,9 +21,10 @@ import (
 //	message_stop
 //
 // Text streams as it is generated (held back while it may still be an
-// auto tool call, as chat streams it); each tool_use block is sent when
-// the reply ends, its input whole in one input_json_delta. An engine
-// failure mid-stream is an "error" event in Anthropic's envelope.
+// auto tool call, as chat streams it); a tool_use block starts once its
+// call's name is whole and its input streams as input_json_delta events as
+// it is generated (tools_stream.go): their concatenation is the input. An
+// engine failure mid-stream is an "error" event in Anthropic's envelope.
 type messagesWriter struct {
 	c           *chatWriter // one choice; its state machine holds text and parses calls
 	id          string      // msg_...
@@ -159,8 +161,12 @@ func toolUse(tc toolCall) messagesOut {
 	} else {
 		input = json.RawMessage("{}") // a call whose arguments are no object: none to give
 	}
-	return messagesOut{Type: "tool_use", ID: newID("toolu_"), Name: tc.Function.Name, Input: input}
+	return messagesOut{Type: "tool_use", ID: toolUseID(tc.ID), Name: tc.Function.Name, Input: input}
 }
+
+// toolUseID is a tool_use block's id: toolu_ and its call's id's digits,
+// so that a stream's block and the call it streams stay paired.
+func toolUseID(callID string) string { return "toolu_" + strings.TrimPrefix(callID, "call_") }
 
 func (mw *messagesWriter) whole(ctx context.Context, w http.ResponseWriter, items <-chan item) {
 	var failed error
@@ -205,15 +211,62 @@ func (mw *messagesWriter) whole(ctx context.Context, w http.ResponseWriter, item
 }
 
 func (mw *messagesWriter) stream(ctx context.Context, w http.ResponseWriter, items <-chan item) {
+	mw.c.streamCalls()
 	sse := newSSE(w, mw.c.s.cfg.WriteTimeout)
 	sse.event("message_start", messagesStart{Type: "message_start", Message: messagesResponse{ID: mw.id, Type: "message", Role: "assistant",
 		Model: mw.model, Content: []messagesOut{}, Usage: messagesUsage{InputTokens: mw.inputTokens}}})
 	sse.event("ping", messagesType{Type: "ping"})
-	blocks := 0       // content blocks started
-	textOpen := false // block blocks-1 is a text block still open
 	send := func(name string, v any) {
 		if sse.err == nil && sse.event(name, v) != nil {
 			mw.c.j.cancel()
+		}
+	}
+	blocks := 0         // content blocks started; blocks-1 may be open
+	open := ""          // the open block's type: text, tool_use or ""
+	var callBlock []int // per call, its block
+	var raw []int8      // per call: 1 its arguments are an object, streamed as they come; -1 not; 0 none yet
+	closeBlock := func() {
+		if open != "" {
+			send("content_block_stop", messagesBlockStop{Type: "content_block_stop", Index: blocks - 1})
+			open = ""
+		}
+	}
+	sendText := func(t *string) {
+		if open != "text" {
+			closeBlock()
+			empty := ""
+			send("content_block_start", messagesBlockStart{Type: "content_block_start", Index: blocks, ContentBlock: messagesOut{Type: "text", Text: &empty}})
+			blocks++
+			open = "text"
+		}
+		send("content_block_delta", messagesBlockDelta{Type: "content_block_delta", Index: blocks - 1, Delta: messagesDeltaValue{Type: "text_delta", Text: t}})
+	}
+	sendCalls := func(deltas []toolCall) {
+		for _, d := range deltas {
+			if d.ID != "" {
+				closeBlock()
+				callBlock = append(callBlock, blocks)
+				raw = append(raw, 0)
+				b := messagesOut{Type: "tool_use", ID: toolUseID(d.ID), Name: d.Function.Name, Input: json.RawMessage("{}")}
+				send("content_block_start", messagesBlockStart{Type: "content_block_start", Index: blocks, ContentBlock: b})
+				blocks++
+				open = "tool_use"
+			}
+			args := d.Function.Arguments
+			if args == "" {
+				continue
+			}
+			k := d.Index
+			if raw[k] == 0 { // the first bytes: an object streams, anything else leaves the input {}
+				raw[k] = -1
+				if args[0] == '{' {
+					raw[k] = 1
+				}
+			}
+			if raw[k] < 0 || callBlock[k] != blocks-1 || open != "tool_use" {
+				continue // a call's bytes only come while it is the last one
+			}
+			send("content_block_delta", messagesBlockDelta{Type: "content_block_delta", Index: callBlock[k], Delta: messagesDeltaValue{Type: "input_json_delta", PartialJSON: &args}})
 		}
 	}
 	var failed error
@@ -223,14 +276,9 @@ func (mw *messagesWriter) stream(ctx context.Context, w http.ResponseWriter, ite
 		if err := engineError(it.ev); err != nil && failed == nil {
 			failed = err
 		}
+		sendCalls(delta.Delta.ToolCalls)
 		if t := delta.Delta.Content; t != nil && *t != "" {
-			if !textOpen {
-				empty := ""
-				send("content_block_start", messagesBlockStart{Type: "content_block_start", Index: blocks, ContentBlock: messagesOut{Type: "text", Text: &empty}})
-				blocks++
-				textOpen = true
-			}
-			send("content_block_delta", messagesBlockDelta{Type: "content_block_delta", Index: blocks - 1, Delta: messagesDeltaValue{Type: "text_delta", Text: t}})
+			sendText(t)
 		}
 	}
 	if sse.err != nil || (ctx.Err() != nil && !cutByShutdown(ctx)) {
@@ -244,20 +292,7 @@ func (mw *messagesWriter) stream(ctx context.Context, w http.ResponseWriter, ite
 		send("error", env)
 		return
 	}
-	if textOpen {
-		send("content_block_stop", messagesBlockStop{Type: "content_block_stop", Index: blocks - 1})
-	}
-	if cc := mw.calls(); cc != nil {
-		for _, tc := range cc.calls {
-			b := toolUse(tc)
-			input := string(b.Input)
-			b.Input = json.RawMessage("{}")
-			send("content_block_start", messagesBlockStart{Type: "content_block_start", Index: blocks, ContentBlock: b})
-			send("content_block_delta", messagesBlockDelta{Type: "content_block_delta", Index: blocks, Delta: messagesDeltaValue{Type: "input_json_delta", PartialJSON: &input}})
-			send("content_block_stop", messagesBlockStop{Type: "content_block_stop", Index: blocks})
-			blocks++
-		}
-	}
+	closeBlock()
 	end := messagesEnd{Type: "message_delta", Usage: mw.usage()}
 	reason, seq := mw.stop()
 	end.Delta.StopReason, end.Delta.StopSequence = &reason, seq

@@ -17,14 +17,15 @@ import (
 //	response.content_part.added                  its output_text part, empty
 //	response.output_text.delta ...               the text as it is generated
 //	response.output_text.done, content_part.done, output_item.done
-//	per function call: output_item.added, function_call_arguments.delta
-//	(the arguments whole: a call is parsed when the reply ends),
+//	per function call: output_item.added once its name is whole,
+//	function_call_arguments.delta as its arguments are generated
+//	(tools_stream.go), and when the reply ends
 //	function_call_arguments.done, output_item.done
 //	response.completed | response.incomplete     the whole response object
 //
 // Text a tool-using reply may turn into a call is held back as on chat
-// (chatWriter.add); the message holds the text streamed, which in auto mode
-// may include a call's raw text when the model wrote text first.
+// (chatWriter.release); the message holds the text streamed, up to where
+// the reply's first call started.
 
 // streamEvent is every event's body: type, sequence_number, and the fields
 // of its kind (the rest left out).
@@ -68,25 +69,56 @@ func intp(i int) *int                { return &i }
 func strp(s string) *string          { return &s }
 func partp(p outputText) *outputText { return &p }
 
-// stream sends the reply as the Responses API's events.
+// stream sends the reply as the Responses API's events. Output items are
+// numbered in the order they start: a function call's as its name is
+// whole, the message's as its first text comes (or at the end, for text
+// beside calls), and the final response lists them in that order.
 func (rw *responsesWriter) stream(ctx context.Context, w http.ResponseWriter, items <-chan item) {
 	c := rw.c
+	c.streamCalls()
 	sse := newSSE(w, c.s.cfg.WriteTimeout)
-	zero := intp(0)
 	started := rw.object("in_progress", nil)
 	rw.emit(sse, streamEvent{Type: "response.created", Response: &started})
 	rw.emit(sse, streamEvent{Type: "response.in_progress", Response: &started})
+	var output []any    // the items started, in order; a call's as sent so far
 	var streamed []byte // the message's text so far
-	open := false       // the message item and its part are announced
+	msg := -1           // the message's output index (-1: not started)
+	var callAt []int    // per call, its output index
 	openMessage := func() {
-		if open {
+		if msg >= 0 {
 			return
 		}
-		open = true
+		msg = len(output)
 		m := rw.message("", "in_progress")
 		m.Content = []outputText{}
-		rw.emit(sse, streamEvent{Type: "response.output_item.added", OutputIndex: zero, Item: m})
-		rw.emit(sse, streamEvent{Type: "response.content_part.added", ItemID: rw.msgID, OutputIndex: zero, ContentIndex: zero, Part: partp(newOutputText(""))})
+		output = append(output, m)
+		rw.emit(sse, streamEvent{Type: "response.output_item.added", OutputIndex: intp(msg), Item: m})
+		rw.emit(sse, streamEvent{Type: "response.content_part.added", ItemID: rw.msgID, OutputIndex: intp(msg), ContentIndex: intp(0), Part: partp(newOutputText(""))})
+	}
+	sendText := func(t *string) {
+		openMessage()
+		streamed = append(streamed, *t...)
+		rw.emit(sse, streamEvent{Type: "response.output_text.delta", ItemID: rw.msgID, OutputIndex: intp(msg), ContentIndex: intp(0),
+			Delta: t, Logprobs: noLogprobs})
+	}
+	sendCalls := func(deltas []toolCall) {
+		for _, d := range deltas {
+			if d.ID != "" { // a new call: its item
+				callAt = append(callAt, len(output))
+				fc := callItems([]toolCall{d})[0]
+				fc.Status, fc.Arguments = "in_progress", ""
+				output = append(output, fc)
+				rw.emit(sse, streamEvent{Type: "response.output_item.added", OutputIndex: intp(callAt[d.Index]), Item: fc})
+			}
+			if d.Function.Arguments == "" {
+				continue
+			}
+			k := callAt[d.Index]
+			fc := output[k].(functionCallItem)
+			fc.Arguments += d.Function.Arguments
+			output[k] = fc
+			rw.emit(sse, streamEvent{Type: "response.function_call_arguments.delta", ItemID: fc.ID, OutputIndex: intp(k), Delta: strp(d.Function.Arguments)})
+		}
 	}
 	var failed error
 	for it := range items {
@@ -99,16 +131,14 @@ func (rw *responsesWriter) stream(ctx context.Context, w http.ResponseWriter, it
 			c.j.cancel() // the client stopped reading: stop generating for it
 			continue
 		}
+		sendCalls(delta.Delta.ToolCalls)
 		if delta.Delta.Content == nil || *delta.Delta.Content == "" {
 			continue
 		}
 		if len(c.calls) > 0 && delta.FinishReason != nil {
 			continue // content beside calls: sent with the message below
 		}
-		openMessage()
-		streamed = append(streamed, *delta.Delta.Content...)
-		rw.emit(sse, streamEvent{Type: "response.output_text.delta", ItemID: rw.msgID, OutputIndex: zero, ContentIndex: zero,
-			Delta: delta.Delta.Content, Logprobs: noLogprobs})
+		sendText(delta.Delta.Content)
 	}
 	if sse.err != nil || (ctx.Err() != nil && !cutByShutdown(ctx)) {
 		return // the client left: nobody to tell
@@ -122,32 +152,27 @@ func (rw *responsesWriter) stream(ctx context.Context, w http.ResponseWriter, it
 		return
 	}
 	status := rw.status()
-	text, hasText, calls := rw.reply()
-	if open {
+	for _, k := range callAt {
+		fc := output[k].(functionCallItem)
+		fc.Status = "completed"
+		output[k] = fc
+		rw.emit(sse, streamEvent{Type: "response.function_call_arguments.done", ItemID: fc.ID, OutputIndex: intp(k), Arguments: strp(fc.Arguments), Name: fc.Name})
+		rw.emit(sse, streamEvent{Type: "response.output_item.done", OutputIndex: intp(k), Item: fc})
+	}
+	text, hasText, _ := rw.reply()
+	if msg >= 0 {
 		text, hasText = string(streamed), true // what the client was sent
 	}
-	var output []any
-	if hasText || len(calls) == 0 {
-		if !open && text != "" { // held back until the end: sent whole
-			openMessage()
-			rw.emit(sse, streamEvent{Type: "response.output_text.delta", ItemID: rw.msgID, OutputIndex: zero, ContentIndex: zero, Delta: &text, Logprobs: noLogprobs})
+	if hasText || len(callAt) == 0 {
+		if msg < 0 && text != "" { // held back until the end: sent whole
+			sendText(&text)
 		}
 		openMessage()
 		m := rw.message(text, status)
-		rw.emit(sse, streamEvent{Type: "response.output_text.done", ItemID: rw.msgID, OutputIndex: zero, ContentIndex: zero, Text: &text, Logprobs: noLogprobs})
-		rw.emit(sse, streamEvent{Type: "response.content_part.done", ItemID: rw.msgID, OutputIndex: zero, ContentIndex: zero, Part: &m.Content[0]})
-		rw.emit(sse, streamEvent{Type: "response.output_item.done", OutputIndex: zero, Item: m})
-		output = append(output, m)
-	}
-	for _, fc := range callItems(calls) {
-		k := intp(len(output))
-		added := fc
-		added.Status, added.Arguments = "in_progress", ""
-		rw.emit(sse, streamEvent{Type: "response.output_item.added", OutputIndex: k, Item: added})
-		rw.emit(sse, streamEvent{Type: "response.function_call_arguments.delta", ItemID: fc.ID, OutputIndex: k, Delta: strp(fc.Arguments)})
-		rw.emit(sse, streamEvent{Type: "response.function_call_arguments.done", ItemID: fc.ID, OutputIndex: k, Arguments: strp(fc.Arguments), Name: fc.Name})
-		rw.emit(sse, streamEvent{Type: "response.output_item.done", OutputIndex: k, Item: fc})
-		output = append(output, fc)
+		output[msg] = m
+		rw.emit(sse, streamEvent{Type: "response.output_text.done", ItemID: rw.msgID, OutputIndex: intp(msg), ContentIndex: intp(0), Text: &text, Logprobs: noLogprobs})
+		rw.emit(sse, streamEvent{Type: "response.content_part.done", ItemID: rw.msgID, OutputIndex: intp(msg), ContentIndex: intp(0), Part: &m.Content[0]})
+		rw.emit(sse, streamEvent{Type: "response.output_item.done", OutputIndex: intp(msg), Item: m})
 	}
 	final := rw.object(status, output)
 	rw.emit(sse, streamEvent{Type: "response." + status, Response: &final})

@@ -26,11 +26,12 @@ import (
 // by max_tokens (finish_reason "length") keeps the calls that were
 // complete (completeCalls) and has content null, never the raw JSON; with
 // none complete it has neither. parallel_tool_calls false keeps only the
-// first call an auto reply makes. Streaming on chat sends a constrained
-// (required, named) call's arguments as they are generated
-// (tools_stream.go); an auto call goes as one tool_calls delta when its
-// completion ends, a reply that starts like a <tool_call> held back until
-// it can tell.
+// first call an auto reply makes. Streams (chat, Responses, Messages)
+// send every call's arguments as they are generated (tools_stream.go): a
+// constrained reply's from its first byte, an auto reply's from where it
+// reads as a call in the template's format. An auto reply's text streams
+// as content up to where a call starts (chatWriter.release: text that may
+// be a call's start is held back until it can tell).
 
 // maxToolCalls bounds the list a required tool choice may reply with
 // (parallel_tool_calls true, the default): a grammar with no upper bound
@@ -329,6 +330,29 @@ func llama3Calls(text string, add func(string, json.RawMessage), calls *[]toolCa
 		add(c.Name, args)
 	}
 	return *calls, nil, true
+}
+
+// callMarker is the text that starts a call in format, after other text
+// ("": llama3's calls are the whole reply).
+func callMarker(format string) string {
+	switch format {
+	case "mistral":
+		return "[TOOL_CALLS]"
+	case "llama3":
+		return ""
+	}
+	return "<tool_call>"
+}
+
+// markerStart is the length of the longest end of text that is a proper
+// start of marker: text that may yet become it.
+func markerStart(text, marker string) int {
+	for k := min(len(text), len(marker)-1); k > 0; k-- {
+		if strings.HasSuffix(text, marker[:k]) {
+			return k
+		}
+	}
+	return 0
 }
 
 // mayBeCall reports whether text (a reply's start) may still turn out to
