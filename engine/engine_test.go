@@ -454,8 +454,9 @@ func collectN(t *testing.T, ch <-chan engine.Event, n int) []*result {
 }
 
 // TestN: n completions of one prompt compute the prompt once and share
-// its blocks (the pool holds n copies of the output blocks only: no
-// preemption in a pool too small for n whole copies); greedy completions
+// its blocks through the prefix cache (the pool holds n copies of the
+// partial and output blocks only: no preemption in a pool too small for n
+// whole copies); greedy completions
 // equal the n = 1 run; seeded sampled completion i equals an n = 1 run
 // seeded Seed+i, and so replays.
 func TestN(t *testing.T) {
@@ -489,9 +490,15 @@ func TestN(t *testing.T) {
 			t.Errorf("completion %d usage %+v", i, u)
 		}
 	}
+	// The prompt's 2 whole blocks are computed once; each further
+	// completion finds them in the prefix cache and computes the 8 tokens
+	// of the partial block only.
 	st := e.Stats()
-	if want := int64(len(prompt) + 4*(maxTokens-1)); st.ComputedTokens != want || st.Preemptions != 0 {
-		t.Errorf("n = 4: %d tokens computed, %d preemptions; want %d (the prompt once) and 0", st.ComputedTokens, st.Preemptions, want)
+	if want := int64(len(prompt) + 3*8 + 4*(maxTokens-1)); st.ComputedTokens != want || st.Preemptions != 0 {
+		t.Errorf("n = 4: %d tokens computed, %d preemptions; want %d (the prompt once, then its partial block for each other completion) and 0", st.ComputedTokens, st.Preemptions, want)
+	}
+	if st.KV.PrefixHits != 3*32 {
+		t.Errorf("n = 4: %d prompt tokens from the prefix cache; want 3 x 32", st.KV.PrefixHits)
 	}
 	if st.Finished != 4 || st.KV.Sequences != 0 || st.Running != 0 {
 		t.Errorf("after n = 4: %+v", st)
