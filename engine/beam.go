@@ -134,9 +134,10 @@ func (e *Engine) startBeam(bs *beamSearch) {
 func (e *Engine) submitRound(bs *beamSearch) {
 	g := bs.g
 	for i, b := range bs.beams {
-		sm, err := sample.New(bs.params, e.runner.Vocab()) // checked by newBeamSearch
+		sm, err := sample.New(bs.params, e.runner.Vocab()) // newBeamSearch made one already
 		if err != nil {
-			panic(err)
+			e.endBeam(bs, Abort, fmt.Errorf("engine: %w", err))
+			return
 		}
 		bs.ids++
 		id := g.req.ID + "#" + strconv.Itoa(bs.ids)
@@ -267,7 +268,9 @@ func (e *Engine) endBeam(bs *beamSearch, reason FinishReason, err error) {
 	}
 	bs.ended = true
 	for _, b := range bs.beams {
-		e.endGroup(b.st.g, Abort, err)
+		if b.st != nil {
+			e.endGroup(b.st.g, Abort, err)
+		}
 	}
 	bs.beams = nil
 	e.publish()

@@ -548,6 +548,45 @@ func TestN(t *testing.T) {
 	}
 }
 
+// TestNEndsHeldCompletions: the completions after the first wait until it
+// has sampled; a request that ends before that (refused at admission,
+// cancelled while queued) still gives every completion its final event,
+// and leaves nothing in the pool.
+func TestNEndsHeldCompletions(t *testing.T) {
+	sm := &scripted.Model{VocabSize: 16, Ctx: 64, BlockSize: 4, Next: hashLogits}
+	e, err := engine.NewBackend(sm, engine.Config{NumBlocks: 32, BlockSize: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	p := sample.Params{TopP: 1, RepetitionPenalty: 1, MaxTokens: 4}
+	// The scripted backend has no hidden states: the first completion's
+	// admission fails.
+	ch, err := e.Submit(context.Background(), engine.Request{Prompt: []int32{1, 2, 3}, Params: p, N: 3, PromptLogits: 1, PromptHidden: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range collectN(t, ch, 3) {
+		if len(r.tokens) != 0 || r.final.Reason != engine.Abort || r.final.Err == nil {
+			t.Errorf("refused, completion %d: %d tokens, final %+v", i, len(r.tokens), r.final)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	ch, err = e.Submit(ctx, engine.Request{Prompt: []int32{1, 2, 3}, Params: p, N: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range collectN(t, ch, 3) {
+		if len(r.tokens) != 0 || r.final.Reason != engine.Abort {
+			t.Errorf("cancelled, completion %d: %d tokens, final %+v", i, len(r.tokens), r.final)
+		}
+	}
+	if st := e.Stats(); st.KV.Sequences != 0 || st.Running != 0 || st.Aborted != 6 {
+		t.Errorf("after both: %+v", st)
+	}
+}
+
 // TestIgnoreEOS biases the end-of-sequence token to certainty: the request
 // stops at once, unless it ignores EOS, when it runs to MaxTokens.
 func TestIgnoreEOS(t *testing.T) {

@@ -61,7 +61,7 @@ func (e *Engine) intake() bool {
 			return true
 		}
 		if len(e.pending) > 0 {
-			continue // queued by a request that ended at admission (a beam search's next round cannot be; to be safe)
+			continue // nothing queues during intake today; never sleep on a queue
 		}
 		<-e.wake
 		e.stalled = false

@@ -10,7 +10,8 @@ package engine
 // when it samples its first token, its prompt's KV then committed; at the
 // next intake they find the prompt's whole blocks in the cache and
 // compute only its partial last block (at least the last token, whose
-// row each samples from). Each completion is then an ordinary request:
+// row each samples from; with Config.NoPrefixCache each computes the
+// whole prompt). Each completion is then an ordinary request:
 // cancellation, a slow reader and a failed step end them all (endGroup).
 
 // submitted takes a request from the inbox: a beam search submits its
