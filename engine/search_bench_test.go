@@ -17,6 +17,14 @@ import (
 // of the layer that turns a request into many sequences.
 //
 //	go test ./engine/ -run '^$' -bench Search -benchtime 20x
+//
+// Measured when beam search and n > 1 moved above the loop (Xeon, avx2
+// fma f16c avx512f/bw/vl avx512_vnni avx_vnni, 2 shared cores, load ~18;
+// process CPU time of 20 ops, median of 4 alternated runs): beam4 0.61 s
+// before, 2.46 s after (225 -> 1169 tokens computed per search: each
+// round recomputes every beam's partial last block, which the prefix
+// cache does not hold); n4 0.51 s before, 0.55 s after (225 -> 240
+// tokens: the 3 further completions compute the prompt's partial block).
 func BenchmarkSearch(b *testing.B) {
 	f, err := gguf.Open(testutil.SharedModel(b, "stories260K.gguf"))
 	if err != nil {
