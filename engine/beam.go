@@ -8,12 +8,17 @@ import (
 	"strconv"
 
 	"kiln/sample"
+	"kiln/sched"
 )
 
-// Beam search (Request.BeamWidth), as vLLM's beam_search: each round,
-// every live beam's next-token row gives its 2W most likely tokens (raw
-// log-probabilities, the members' greedy samplers' Top); a candidate
-// ending in a stop token is a finished sequence, the others are ranked by
+// Beam search (Request.BeamWidth), as vLLM's beam_search: a client of
+// the loop, above it. Each round, every live beam's sequence (the prompt,
+// then the beam's tokens) is submitted as a request of one token whose
+// sampler reports its 2W most likely tokens (raw log-probabilities,
+// sample.Token.Top); the prefix cache serves the whole blocks the last
+// round computed, so a round computes each beam's partial last block
+// again, and no more. A candidate ending in a stop token is a finished
+// sequence, the others are ranked by
 //
 //	score = cumulative logprob / length^LengthPenalty      (length: prompt + generated tokens,
 //	                                                        a final stop token not counted)
@@ -22,13 +27,11 @@ import (
 // (or the context's or the pool's limit, or when no candidate is left)
 // the N best of the finished sequences and the last beams are delivered.
 //
-// The beams are scheduler requests (sched.Request.Beam) sharing KV
-// blocks: a beam kept once continues in place (sched.Continue), a beam
-// kept k > 1 times is branched k-1 times onto its blocks (sched.Branch:
-// copy-on-write of the partial block only), a beam not kept is aborted
-// and its blocks freed at once. A round waits until every live beam has
-// sampled (a preempted beam is recomputed first), so the result does not
-// depend on batching or memory pressure.
+// A round's requests are groups of the search's own (group.sink: their
+// events come back here, not to a reader), admitted together at the next
+// intake; the round is due when every one has its final event, so the
+// result does not depend on batching, preemption or memory pressure. The
+// search's Usage counts the prompt positions its rounds computed.
 
 // maxBeamWidth bounds Request.BeamWidth: a round reads 2W alternatives of
 // each beam's row, sample.MaxTopLogprobs at most.
@@ -46,8 +49,8 @@ type beamSearch struct {
 
 	beams []*beam // live, best first
 	done  []*beam // ended with a stop token, best first, at most n
-	wait  int     // live beams that have not sampled this round
-	ids   int     // member ids issued
+	wait  int     // this round's requests without their final event
+	ids   int     // round request ids issued
 	ended bool
 
 	cands []candidate // round scratch
@@ -55,14 +58,13 @@ type beamSearch struct {
 
 // beam is one sequence of the search.
 type beam struct {
-	id       string // the scheduler's and runner's
+	st       *stream // this round's request
 	tokens   []int32
 	logprobs []float32
 	cum      float64
 	score    float64
 	stopped  bool                  // its last token is a stop token
-	sampled  bool                  // top is this round's
-	top      []sample.TokenLogprob // this round's candidates, a copy of the sampler's Top
+	top      []sample.TokenLogprob // this round's candidates, the request's token event's Top
 }
 
 // candidate is one continuation of a beam in a round.
@@ -113,67 +115,65 @@ func (e *Engine) newBeamSearch(g *group, req Request, n int) (*beamSearch, error
 		penalty = 1
 	}
 	bs := &beamSearch{g: g, width: w, n: n, penalty: penalty, prompt: prompt, limit: limit,
-		params: sample.Params{TopP: 1, RepetitionPenalty: 1, Logprobs: true, TopLogprobs: min(2*w, e.runner.Vocab())}}
+		params: sample.Params{TopP: 1, RepetitionPenalty: 1, MaxTokens: 1, Logprobs: true, TopLogprobs: min(2*w, e.runner.Vocab())}}
 	if _, err := sample.New(bs.params, e.runner.Vocab()); err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
 	}
 	g.req.MaxTokens = limit
-	g.req.Beam, g.req.Width = true, w
 	return bs, nil
 }
 
-// admitBeam queues the search's first beam, the prompt.
-func (e *Engine) admitBeam(bs *beamSearch) error {
+// startBeam submits the search's first round: the prompt alone.
+func (e *Engine) startBeam(bs *beamSearch) {
+	bs.beams = []*beam{{}}
+	e.submitRound(bs)
+}
+
+// submitRound queues one request of one token for every beam, its
+// sequence as the prompt, to be admitted at the next intake.
+func (e *Engine) submitRound(bs *beamSearch) {
 	g := bs.g
-	if err := e.sched.Add(g.req); err != nil {
-		bs.ended = true
-		return fmt.Errorf("engine: %w", err)
-	}
-	if err := e.addMember(bs, g.req.ID); err != nil {
-		e.sched.Abort(g.req.ID) // retire drops the rest
-		bs.ended = true
-		return err
-	}
-	bs.beams = []*beam{{id: g.req.ID}}
-	bs.wait = 1
-	return nil
-}
-
-// addMember gives beam member id its sampler in the runner.
-func (e *Engine) addMember(bs *beamSearch, id string) error {
-	sm, err := sample.New(bs.params, e.runner.Vocab())
-	if err == nil {
-		err = e.runner.Add(id, bs.g.req.Prompt, sm)
-	}
-	if err != nil {
-		return fmt.Errorf("engine: %w", err)
-	}
-	e.beams[id] = bs
-	return nil
-}
-
-// dropMember frees beam member id's blocks (and, at the next retire, its
-// sampler).
-func (e *Engine) dropMember(id string) {
-	e.sched.Abort(id)
-	delete(e.beams, id)
-}
-
-// sampled records member id's row of this round (tok.Top, copied) and
-// reports whether every live beam has one: the round is due.
-func (bs *beamSearch) sampled(id string, tok sample.Token) bool {
-	for _, b := range bs.beams {
-		if b.id != id {
-			continue
+	for i, b := range bs.beams {
+		sm, err := sample.New(bs.params, e.runner.Vocab()) // newBeamSearch made one already
+		if err != nil {
+			e.endBeam(bs, Abort, fmt.Errorf("engine: %w", err))
+			return
 		}
-		if !b.sampled {
-			b.sampled = true
-			bs.wait--
+		bs.ids++
+		id := g.req.ID + "#" + strconv.Itoa(bs.ids)
+		r := &group{
+			req:  sched.Request{ID: id, Prompt: slices.Concat(g.req.Prompt, b.tokens), MaxTokens: 1, Priority: g.req.Priority},
+			ctx:  g.ctx,
+			done: g.done,
+			sink: func(_ *stream, ev Event) { e.roundEvent(bs, i, ev) },
+			open: 1, now: g.now, submitted: g.now(), acct: g,
 		}
-		b.top = append(b.top[:0], tok.Top...) // a recompute after a preemption gives the same row
-		break
+		b.st = &stream{g: r, id: id, sampler: sm}
+		r.members = []*stream{b.st}
+		e.pending = append(e.pending, b.st)
 	}
-	return bs.wait == 0 && len(bs.beams) > 0
+	bs.wait = len(bs.beams)
+}
+
+// roundEvent takes an event of beam i's request this round: its token's
+// alternatives, then its end. The round is due when every request has
+// ended; an aborted one (cancelled, a failed step, Close) ends the search.
+func (e *Engine) roundEvent(bs *beamSearch, i int, ev Event) {
+	if bs.ended {
+		return
+	}
+	if !ev.Done {
+		bs.beams[i].top = ev.Top // the event's own copy
+		return
+	}
+	if ev.Reason == Abort {
+		e.endBeam(bs, Abort, ev.Err)
+		return
+	}
+	if bs.wait--; bs.wait > 0 {
+		return
+	}
+	e.round(bs)
 }
 
 // score is vLLM's get_beam_search_score: cum / length^penalty.
@@ -182,8 +182,8 @@ func (bs *beamSearch) score(cum float64, length int) float64 {
 }
 
 // round ranks the candidates of every beam's sampled row and either ends
-// the search, delivering its best sequences, or moves the beams on.
-func (e *Engine) round(bs *beamSearch) error {
+// the search, delivering its best sequences, or submits the next round.
+func (e *Engine) round(bs *beamSearch) {
 	gen := len(bs.beams[0].tokens) + 1 // tokens of each candidate
 	stop := bs.g.req.Stop
 	cands := bs.cands[:0]
@@ -208,57 +208,16 @@ func (e *Engine) round(bs *beamSearch) error {
 			bs.finished(&beam{tokens: append(slices.Clip(p.tokens), c.tok), logprobs: append(slices.Clip(p.logprobs), c.lp), cum: c.cum, score: c.score})
 		}
 		e.deliver(bs)
-		return nil
+		return
 	}
 
-	// Keep: a beam's first candidate continues it in place, its others
-	// branch from it; beams without one are pruned first (their seats and
-	// blocks go back before the branches take theirs).
-	first := make([]int, len(bs.beams))
-	for i := range first {
-		first[i] = -1
-	}
-	for k, c := range cands {
-		if first[c.parent] < 0 {
-			first[c.parent] = k
-		}
-	}
-	for i, b := range bs.beams {
-		if first[i] < 0 {
-			e.dropMember(b.id)
-		}
-	}
 	next := make([]*beam, len(cands))
 	for k, c := range cands {
-		if first[c.parent] == k {
-			continue
-		}
 		p := bs.beams[c.parent]
-		id := bs.g.req.ID + "#" + strconv.Itoa(bs.ids+1)
-		bs.ids++
-		if err := e.sched.Branch(p.id, id, c.tok); err != nil {
-			return fmt.Errorf("engine: %w", err)
-		}
-		if err := e.addMember(bs, id); err != nil {
-			e.sched.Abort(id)
-			return err
-		}
-		next[k] = &beam{id: id, tokens: append(slices.Clip(p.tokens), c.tok), logprobs: append(slices.Clip(p.logprobs), c.lp), cum: c.cum, score: c.score}
+		next[k] = &beam{tokens: append(slices.Clip(p.tokens), c.tok), logprobs: append(slices.Clip(p.logprobs), c.lp), cum: c.cum, score: c.score}
 	}
-	for i, b := range bs.beams {
-		k := first[i]
-		if k < 0 {
-			continue
-		}
-		if err := e.sched.Continue(b.id, cands[k].tok); err != nil {
-			return fmt.Errorf("engine: %w", err)
-		}
-		b.tokens, b.logprobs = append(b.tokens, cands[k].tok), append(b.logprobs, cands[k].lp)
-		b.cum, b.score, b.sampled = cands[k].cum, cands[k].score, false
-		next[k] = b
-	}
-	bs.beams, bs.wait = next, len(next)
-	return nil
+	bs.beams = next
+	e.submitRound(bs)
 }
 
 // finished adds a finished sequence, keeping the n best (ties: the
@@ -278,9 +237,6 @@ func (bs *beamSearch) finished(b *beam) {
 // and its final event (Stop when it ends with a stop token, else Length),
 // and ends the search.
 func (e *Engine) deliver(bs *beamSearch) {
-	for _, b := range bs.beams {
-		e.dropMember(b.id)
-	}
 	bs.beams, bs.ended = nil, true
 	e.publish() // a reader who sees the final event sees the blocks freed
 	for i, st := range bs.g.members {
@@ -303,17 +259,20 @@ func (e *Engine) deliver(bs *beamSearch) {
 	}
 }
 
-// endBeam ends a search early (cancelled, failed, Close): its members'
-// blocks are freed and every completion gets a final event.
+// endBeam ends a search early (cancelled, failed, Close): its round's
+// requests end (their blocks freed) and every completion gets a final
+// event.
 func (e *Engine) endBeam(bs *beamSearch, reason FinishReason, err error) {
-	for _, b := range bs.beams {
-		e.dropMember(b.id)
-	}
-	bs.beams = nil
 	if bs.ended {
 		return
 	}
 	bs.ended = true
+	for _, b := range bs.beams {
+		if b.st != nil {
+			e.endGroup(b.st.g, Abort, err)
+		}
+	}
+	bs.beams = nil
 	e.publish()
 	for _, st := range bs.g.members {
 		e.ctr.Aborted++

@@ -60,12 +60,14 @@ func beamParams(maxTokens int, stops ...int32) sample.Params {
 
 // TestBeamWidthOneIsGreedy: one beam keeps the argmax each round (no stop
 // token: the tiny model's engine has no tokenizer), so it is greedy, with
-// the same logprobs, and gives its blocks back.
+// the same logprobs, and gives its blocks back. Its rounds are served by
+// the prefix cache.
 func TestBeamWidthOneIsGreedy(t *testing.T) {
 	m, _ := tiny(t)
 	prompt := []int32{5, 17, 99, 3, 250, 7, 7, 40}
 	e := newEngine(t, m, engine.Config{NumBlocks: 16})
 	greedy := run(t, e, engine.Request{Prompt: prompt, Params: sample.Params{TopP: 1, RepetitionPenalty: 1, MaxTokens: 20, Logprobs: true}})
+	e = newEngine(t, m, engine.Config{NumBlocks: 16}) // the search starts with an empty prefix cache
 	got := beamRun(t, e, engine.Request{Prompt: prompt, Params: beamParams(20), BeamWidth: 1})
 	if !slices.Equal(got[0].tokens, greedy.tokens) || got[0].reason != engine.Length {
 		t.Fatalf("beam width 1: %v (%s)\ngreedy:       %v", got[0].tokens, got[0].reason, greedy.tokens)
@@ -77,8 +79,18 @@ func TestBeamWidthOneIsGreedy(t *testing.T) {
 	if got[0].cum != cum {
 		t.Fatalf("cumulative logprob %v, greedy's %v", got[0].cum, cum)
 	}
-	if st := e.Stats(); st.KV.Sequences != 0 || st.KV.Free != st.KV.Blocks || st.Running != 0 {
+	st := e.Stats()
+	if st.KV.Sequences != 0 || st.KV.Free != st.KV.Blocks || st.Running != 0 {
 		t.Fatalf("after the search: %+v", st)
+	}
+	// Each round's request finds the whole blocks of its sequence (all
+	// but its last token) in the prefix cache, and computes the rest.
+	var want int64
+	for n := len(prompt); n < len(prompt)+20; n++ {
+		want += int64(n - (n-1)/16*16)
+	}
+	if got := st.ComputedTokens; got != want {
+		t.Errorf("the search computed %d tokens; want %d (its rounds' partial blocks)", got, want)
 	}
 }
 

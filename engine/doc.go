@@ -5,7 +5,7 @@
 // package runner.
 //
 //	Submit(ctx, req) ──inbox──┐            one goroutine, one loop:
-//	ctx cancelled ───cancels──┤   intake:  admit submissions, abort cancellations
+//	ctx cancelled ───cancels──┤   intake:  admit submissions and e.pending, abort cancellations
 //	Close ────────────closed──┘   plan := sched.Schedule()      // reads the drafts stored last step
 //	                              out  := runner.Run(&plan)    // copies, forward, sample / verify
 //	                              drafter.Run(&plan)           // a draft model's KV kept in step
@@ -14,6 +14,12 @@
 //	                              retire:  the runner, drafter, policy drop sched.Retired()
 //	                              propose: drafts for the next step -> sched.SetDrafts
 //
+// Above the loop, two layers turn one request into several sequences of
+// the scheduler, over the prefix cache, and queue them (e.pending) for the
+// next intake: n > 1 (parallel.go, vLLM's ParentRequest) and beam search
+// (beam.go, vLLM's beam_search). The loop knows one kind of request: a
+// prompt, a sampler, a length limit and its events.
+//
 // Requests. The scheduler is the registry of live requests: a request is
 // ended by one call, sched.Scheduler.Abort (or by Update, on a stop token
 // or its length limit), and what else keeps state per request (the
@@ -21,9 +27,8 @@
 // policy) drops the ids the scheduler reports retired (retire, after
 // intake and after each step). Admission adds the request to the
 // scheduler first, so a failure later in admission is undone by aborting
-// it there. The engine's own tables (live completions and beam members)
-// map ids to their event streams.
-//
+// it there. The engine's own table (live) maps ids to their streams.
+
 // Streams. Each request's events go to a buffered channel (Config.StreamBuffer
 // token events, plus one slot held back for the final event). The loop never
 // blocks on a reader: if a reader falls so far behind that the buffer is
@@ -55,17 +60,21 @@
 // piece rules it out (sample.StopMatcher). The token that completed the
 // stop is the last token event; the request ends with Reason Stop.
 //
-// n > 1 (Request.N): the completions share one channel, each event saying
-// which (Event.Index), and the prompt: it is computed once, then the
-// scheduler forks the completions onto its KV blocks (sched.Request.Forks).
-// Each completion has its own sampler (seeded Seed+i, as vLLM does), its
-// own stop matching and its own final event; the channel closes after the
-// last. Cancellation, a slow reader and a failed step end them all.
+// n > 1 (Request.N, parallel.go): the completions share one channel, each
+// event saying which (Event.Index), and the prompt: the first completion
+// is admitted alone and the others once it has sampled, so they find the
+// prompt's whole blocks in the prefix cache and compute its partial last
+// block only. Each completion is a scheduler request with its own sampler
+// (seeded Seed+i, as vLLM does), its own stop matching and its own final
+// event; the channel closes after the last. Cancellation, a slow reader
+// and a failed step end them all.
 //
-// Beam search (Request.BeamWidth, beam.go): the beams are scheduler
-// requests sharing KV blocks, forked (sched.Branch) and freed as the
-// rounds keep and prune them; the best N sequences are delivered at the
-// end, as token events and a final event each (with Event.CumLogprob).
+// Beam search (Request.BeamWidth, beam.go): each round submits every
+// beam's sequence as a request of one token with its 2W most likely
+// alternatives, the prefix cache serving what the last round computed;
+// the W best candidates are the next round's beams. The best N sequences
+// are delivered at the end, as token events and a final event each (with
+// Event.CumLogprob).
 //
 // Speculative decoding (Config.Spec, spec.go): after a step that ends
 // with few running requests, n-gram prompt lookup or a draft model

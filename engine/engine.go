@@ -90,9 +90,9 @@ type Engine struct {
 	pool       *kvcache.Pool
 	sched      *sched.Scheduler
 	runner     *runner.Runner
-	live       map[string]*stream
-	beams      map[string]*beamSearch     // beam search member id -> its search
-	searches   []*beamSearch              // step's scratch: searches whose round is due
+	live       map[string]*stream         // the scheduler's requests, by id
+	pending    []*stream                  // queued for the next intake by the layers above the loop (parallel.go, beam.go)
+	later      []*stream                  // pending's other buffer
 	retired    []string                   // retire's scratch
 	spare      []*group                   // the inbox's other buffer
 	stalled    bool                       // the last plan was empty: wait for a wake-up
@@ -171,7 +171,7 @@ func build(r *runner.Runner, cfg Config) (*Engine, error) {
 	if err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
 	}
-	e := &Engine{cfg: cfg, pool: pool, sched: s, runner: r, live: map[string]*stream{}, beams: map[string]*beamSearch{},
+	e := &Engine{cfg: cfg, pool: pool, sched: s, runner: r, live: map[string]*stream{},
 		wake: make(chan struct{}, 1), done: make(chan struct{})}
 	if cfg.Tokenizer != nil {
 		e.eog = cfg.Tokenizer.EOG()
@@ -314,9 +314,6 @@ func (e *Engine) Submit(ctx context.Context, req Request) (<-chan Event, error) 
 		st.id = g.req.ID
 		if i > 0 {
 			st.id += "/" + strconv.Itoa(i)
-			if g.beam == nil {
-				g.req.Forks = append(g.req.Forks, st.id)
-			}
 		}
 	}
 	e.inbox = append(e.inbox, g)

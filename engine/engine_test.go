@@ -454,8 +454,9 @@ func collectN(t *testing.T, ch <-chan engine.Event, n int) []*result {
 }
 
 // TestN: n completions of one prompt compute the prompt once and share
-// its blocks (the pool holds n copies of the output blocks only: no
-// preemption in a pool too small for n whole copies); greedy completions
+// its blocks through the prefix cache (the pool holds n copies of the
+// partial and output blocks only: no preemption in a pool too small for n
+// whole copies); greedy completions
 // equal the n = 1 run; seeded sampled completion i equals an n = 1 run
 // seeded Seed+i, and so replays.
 func TestN(t *testing.T) {
@@ -489,9 +490,15 @@ func TestN(t *testing.T) {
 			t.Errorf("completion %d usage %+v", i, u)
 		}
 	}
+	// The prompt's 2 whole blocks are computed once; each further
+	// completion finds them in the prefix cache and computes the 8 tokens
+	// of the partial block only.
 	st := e.Stats()
-	if want := int64(len(prompt) + 4*(maxTokens-1)); st.ComputedTokens != want || st.Preemptions != 0 {
-		t.Errorf("n = 4: %d tokens computed, %d preemptions; want %d (the prompt once) and 0", st.ComputedTokens, st.Preemptions, want)
+	if want := int64(len(prompt) + 3*8 + 4*(maxTokens-1)); st.ComputedTokens != want || st.Preemptions != 0 {
+		t.Errorf("n = 4: %d tokens computed, %d preemptions; want %d (the prompt once, then its partial block for each other completion) and 0", st.ComputedTokens, st.Preemptions, want)
+	}
+	if st.KV.PrefixHits != 3*32 {
+		t.Errorf("n = 4: %d prompt tokens from the prefix cache; want 3 x 32", st.KV.PrefixHits)
 	}
 	if st.Finished != 4 || st.KV.Sequences != 0 || st.Running != 0 {
 		t.Errorf("after n = 4: %+v", st)
@@ -538,6 +545,45 @@ func TestN(t *testing.T) {
 
 	if _, err := big.Submit(context.Background(), engine.Request{Prompt: prompt, Params: greedy, N: 65}); err == nil {
 		t.Error("n = 65 > MaxSeqs was accepted")
+	}
+}
+
+// TestNEndsHeldCompletions: the completions after the first wait until it
+// has sampled; a request that ends before that (refused at admission,
+// cancelled while queued) still gives every completion its final event,
+// and leaves nothing in the pool.
+func TestNEndsHeldCompletions(t *testing.T) {
+	sm := &scripted.Model{VocabSize: 16, Ctx: 64, BlockSize: 4, Next: hashLogits}
+	e, err := engine.NewBackend(sm, engine.Config{NumBlocks: 32, BlockSize: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	p := sample.Params{TopP: 1, RepetitionPenalty: 1, MaxTokens: 4}
+	// The scripted backend has no hidden states: the first completion's
+	// admission fails.
+	ch, err := e.Submit(context.Background(), engine.Request{Prompt: []int32{1, 2, 3}, Params: p, N: 3, PromptLogits: 1, PromptHidden: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range collectN(t, ch, 3) {
+		if len(r.tokens) != 0 || r.final.Reason != engine.Abort || r.final.Err == nil {
+			t.Errorf("refused, completion %d: %d tokens, final %+v", i, len(r.tokens), r.final)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	ch, err = e.Submit(ctx, engine.Request{Prompt: []int32{1, 2, 3}, Params: p, N: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range collectN(t, ch, 3) {
+		if len(r.tokens) != 0 || r.final.Reason != engine.Abort {
+			t.Errorf("cancelled, completion %d: %d tokens, final %+v", i, len(r.tokens), r.final)
+		}
+	}
+	if st := e.Stats(); st.KV.Sequences != 0 || st.Running != 0 || st.Aborted != 6 {
+		t.Errorf("after both: %+v", st)
 	}
 }
 

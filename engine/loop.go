@@ -24,16 +24,25 @@ func (e *Engine) flushKV() {
 	}
 }
 
-// intake admits new submissions and aborts cancelled requests, sleeping
-// while there is nothing to run. It reports false once Close was called.
+// intake admits new submissions and the sequences the layers above the
+// loop queued (e.pending: n > 1's further completions, a beam search's
+// round), and aborts cancelled requests, sleeping while there is nothing
+// to run. It reports false once Close was called.
 func (e *Engine) intake() bool {
 	for {
 		e.mu.Lock()
 		subs, cancels, closed := e.inbox, e.cancels, e.closed
 		e.inbox, e.cancels = e.spare[:0], nil
 		e.mu.Unlock()
+		pending := e.pending
+		e.pending = e.later[:0]
+		for _, st := range pending {
+			e.admit(st)
+		}
+		clear(pending)
+		e.later = pending[:0]
 		for _, g := range subs {
-			e.admit(g)
+			e.submitted(g)
 		}
 		clear(subs)
 		e.spare = subs[:0]
@@ -45,11 +54,14 @@ func (e *Engine) intake() bool {
 		if closed {
 			return false
 		}
-		if len(subs) > 0 || len(cancels) > 0 {
+		if len(subs) > 0 || len(cancels) > 0 || len(pending) > 0 {
 			e.publish()
 		}
 		if !e.sched.Done() && !e.stalled {
 			return true
+		}
+		if len(e.pending) > 0 {
+			continue // nothing queues during intake today; never sleep on a queue
 		}
 		<-e.wake
 		e.stalled = false
@@ -66,64 +78,52 @@ func (e *Engine) sweep() {
 			e.endGroup(st.g, Abort, st.g.ctx.Err())
 		}
 	}
-	for _, bs := range e.beams {
-		if bs.g.cancelled() {
-			e.endBeam(bs, Abort, bs.g.ctx.Err())
-		}
-	}
 }
 
-// admit hands a submission to the scheduler, the registry of live
-// requests, then gives each completion its sampler in the runner. A
-// failure aborts the request in the scheduler: retire then drops what
-// the runner was given.
-func (e *Engine) admit(g *group) {
-	abort := func(err error) {
-		for _, st := range g.members {
-			st.finish(Abort, err)
-			e.ctr.Aborted++
-		}
+// admit hands one sequence to the scheduler, the registry of live
+// requests, then gives it its sampler (and the prompt rows its request
+// asks for) in the runner. A failure ends its whole request: it is
+// aborted in the scheduler, and retire drops what the runner was given.
+func (e *Engine) admit(st *stream) {
+	g := st.g
+	if st.ended {
+		return // its request ended while it was queued
 	}
 	if err := g.ctx.Err(); err != nil {
-		abort(err)
+		e.endGroup(g, Abort, err)
 		return
 	}
-	if g.beam != nil {
-		if err := e.admitBeam(g.beam); err != nil {
-			abort(err)
-		}
+	req := g.req
+	req.ID = st.id
+	if st.index > 0 {
+		req.ComputeTail = 0 // the prompt rows are the first completion's
+	}
+	if err := e.sched.Add(req); err != nil {
+		e.endGroup(g, Abort, fmt.Errorf("engine: %w", err))
 		return
 	}
-	if err := e.sched.Add(g.req); err != nil {
-		abort(fmt.Errorf("engine: %w", err))
+	if err := e.addRunner(st, req.Prompt); err != nil {
+		e.sched.Abort(st.id)
+		e.endGroup(g, Abort, fmt.Errorf("engine: %w", err))
 		return
 	}
-	err := e.addMembers(g)
-	if err != nil {
-		e.sched.Abort(g.req.ID) // and its completions not yet forked
-		abort(fmt.Errorf("engine: %w", err))
-		return
-	}
-	for _, st := range g.members {
-		e.live[st.id] = st
-	}
+	e.live[st.id] = st
 }
 
-// addMembers gives the runner each completion of g and the prompt rows g
+// addRunner gives the runner sequence st and the prompt rows its request
 // asks for.
-func (e *Engine) addMembers(g *group) error {
-	for _, st := range g.members {
-		if err := e.runner.Add(st.id, g.req.Prompt, st.sampler); err != nil {
-			return err
-		}
+func (e *Engine) addRunner(st *stream, prompt []int32) error {
+	if err := e.runner.Add(st.id, prompt, st.sampler); err != nil {
+		return err
 	}
-	if g.logits == 0 {
+	g := st.g
+	if g.logits == 0 || st.index > 0 {
 		return nil
 	}
 	if g.hidden {
-		return e.runner.KeepPromptHidden(g.members[0].id, g.logits)
+		return e.runner.KeepPromptHidden(st.id, g.logits)
 	}
-	return e.runner.KeepPromptLogits(g.members[0].id, g.logits)
+	return e.runner.KeepPromptLogits(st.id, g.logits)
 }
 
 // end drops a live completion from the scheduler (freeing its blocks; the
@@ -132,17 +132,24 @@ func (e *Engine) addMembers(g *group) error {
 func (e *Engine) end(st *stream, reason FinishReason, err error) {
 	e.sched.Abort(st.id)
 	delete(e.live, st.id)
-	if reason == Abort {
-		e.ctr.Aborted++
-	} else {
-		e.ctr.Finished++
-	}
+	e.count(st.g, reason)
 	e.publish() // a reader who sees the final event sees the blocks freed
 	st.finish(reason, err)
 }
 
+// count counts a completion of g that ended for reason.
+func (e *Engine) count(g *group, reason FinishReason) {
+	switch {
+	case g.internal(): // a layer above counts its own request
+	case reason == Abort:
+		e.ctr.Aborted++
+	default:
+		e.ctr.Finished++
+	}
+}
+
 // retire drops the requests that left the scheduler since the last call
-// (sched.Scheduler.Retired: finished, aborted, completions never forked)
+// (sched.Scheduler.Retired: finished or aborted)
 // from the runner, the draft model's KV record and the speculation
 // policy. The scheduler is the registry of live requests: aborting one
 // there is the one call that ends it; the loop calls retire after each
@@ -161,15 +168,22 @@ func (e *Engine) retire() {
 	clear(e.retired)
 }
 
-// endGroup ends every live completion of g (a beam search's members too).
+// endGroup ends every completion of g not ended yet: those the
+// scheduler holds, and those still queued for it (a beam search's
+// completions and its round's requests too).
 func (e *Engine) endGroup(g *group, reason FinishReason, err error) {
 	if g.beam != nil {
 		e.endBeam(g.beam, reason, err)
 		return
 	}
 	for _, st := range g.members {
-		if e.live[st.id] == st {
+		switch {
+		case st.ended:
+		case e.live[st.id] == st:
 			e.end(st, reason, err)
+		default: // queued (e.pending) or held back (n > 1): not admitted yet
+			e.count(g, reason)
+			st.finish(reason, err)
 		}
 	}
 }
@@ -186,10 +200,11 @@ func (e *Engine) step() {
 	e.ctr.Preemptions += int64(len(plan.Preempted))
 	e.ctr.ComputedTokens += int64(plan.NumTokens)
 	for _, q := range plan.Seqs {
-		g := e.groupOf(q.ID)
-		if g == nil {
+		st := e.live[q.ID]
+		if st == nil {
 			continue
 		}
+		g := st.g.account()
 		if !g.admitted {
 			g.admitted = true
 			g.cached = q.Start
@@ -210,7 +225,7 @@ func (e *Engine) step() {
 	if d := e.drafter; d != nil {
 		skip := func(q *sched.Seq) bool {
 			st := e.live[q.ID]
-			return st == nil || len(q.Tokens) == 1 && q.Sample && q.Start >= len(st.g.req.Prompt)
+			return st == nil || st.g.internal() || len(q.Tokens) == 1 && q.Sample && q.Start >= len(st.g.req.Prompt)
 		}
 		if err := d.Run(&plan, skip); err != nil {
 			e.fail(plan.Seqs, err)
@@ -230,19 +245,11 @@ func (e *Engine) step() {
 		d.Update(&plan, out.Accepted, func(id string) bool { return e.live[id] != nil })
 	}
 
-	// One event per sample: ev.Sample indexes out (sequences, then forks).
-	searches := e.searches[:0]
+	// Emit: one event per sampled or accepted token; ev.Sample indexes out.
 	for _, ev := range events {
 		e.ctr.GeneratedTokens++
 		st := e.live[ev.ID]
 		if st == nil {
-			switch bs := e.beams[ev.ID]; {
-			case bs == nil:
-			case bs.g.cancelled():
-				e.endBeam(bs, Abort, bs.g.ctx.Err())
-			case bs.sampled(ev.ID, out.Samples[ev.Sample]):
-				searches = append(searches, bs) // every member has sampled: a round
-			}
 			continue
 		}
 		if st.g.cancelled() { // no token event after a cancellation
@@ -261,6 +268,9 @@ func (e *Engine) step() {
 			e.endGroup(st.g, Abort, ErrSlowReader)
 			continue
 		}
+		if st.index == 0 && st.usage.CompletionTokens == 1 {
+			e.release(st.g) // n > 1: the prompt is cached now
+		}
 		switch {
 		case st.stopped():
 			e.end(st, Stop, nil) // a stop string, whatever the scheduler decided
@@ -268,16 +278,6 @@ func (e *Engine) step() {
 			e.end(st, ev.Reason, nil)
 		}
 	}
-	for _, bs := range searches {
-		if bs.ended {
-			continue // cancelled since
-		}
-		if err := e.round(bs); err != nil {
-			e.endBeam(bs, Abort, err)
-		}
-	}
-	clear(searches)
-	e.searches = searches[:0]
 	e.retire()
 	e.propose() // drafts for the next step
 	if d := e.drafter; d != nil {
@@ -288,22 +288,11 @@ func (e *Engine) step() {
 	e.publish()
 }
 
-// groupOf is the request that sequence id belongs to, nil if none.
-func (e *Engine) groupOf(id string) *group {
-	if st := e.live[id]; st != nil {
-		return st.g
-	}
-	if bs := e.beams[id]; bs != nil {
-		return bs.g
-	}
-	return nil
-}
-
 // fail ends every request of a failed step, all its completions, with err.
 func (e *Engine) fail(seqs []sched.Seq, err error) {
 	for _, q := range seqs {
-		if g := e.groupOf(q.ID); g != nil {
-			e.endGroup(g, Abort, err)
+		if st := e.live[q.ID]; st != nil {
+			e.endGroup(st.g, Abort, err)
 		}
 	}
 	e.retire()
@@ -323,10 +312,14 @@ func (e *Engine) shutdown() {
 		}
 	}
 	for _, st := range e.live {
-		e.end(st, Abort, ErrClosed)
+		e.endGroup(st.g, Abort, ErrClosed)
 	}
-	for _, bs := range e.beams {
-		e.endBeam(bs, Abort, ErrClosed)
+	for len(e.pending) > 0 { // ending a beam search's round queues nothing; to be safe
+		pending := e.pending
+		e.pending = nil
+		for _, st := range pending {
+			e.endGroup(st.g, Abort, ErrClosed)
+		}
 	}
 	e.retire()
 	e.publish()

@@ -14,7 +14,7 @@ import (
 // KV record, the speculation policy) drops a request once it has left the
 // scheduler, however it left: finished, cancelled, refused at admission
 // after the scheduler took it (its completions not yet forked included),
-// or a beam search's pruned and final members.
+// or a beam search's rounds.
 func TestRetire(t *testing.T) {
 	const vocab, bs = 16, 4
 	next := func(h []int32, row []float32) { row[(len(h)*7+int(h[len(h)-1]))%vocab] = 1 }
@@ -44,14 +44,14 @@ func TestRetire(t *testing.T) {
 		t.Fatal(err)
 	}
 	chs = append(chs, ch)
-	for steps := 0; steps == 0 || !e.sched.Done(); steps++ {
+	for steps := 0; steps == 0 || !e.idle(); steps++ {
 		if steps == 3 {
 			cancel()
 		}
 		if steps > 500 || !e.intake() {
 			t.Fatalf("no end after %d steps", steps)
 		}
-		if e.sched.Done() {
+		if e.idle() {
 			break
 		}
 		e.step()
@@ -68,10 +68,13 @@ func TestRetire(t *testing.T) {
 	for id, kv := range e.drafter.Records() {
 		t.Errorf("all requests ended, draft KV record %s = %d left", id, kv)
 	}
-	if len(e.live) != 0 || len(e.beams) != 0 || len(e.sched.Retired(nil)) != 0 || e.ctr.SpecDrafts == 0 {
-		t.Errorf("live %d, beams %d, counters %+v", len(e.live), len(e.beams), e.ctr)
+	if len(e.live) != 0 || len(e.pending) != 0 || len(e.sched.Retired(nil)) != 0 || e.ctr.SpecDrafts == 0 {
+		t.Errorf("live %d, pending %d, counters %+v", len(e.live), len(e.pending), e.ctr)
 	}
 }
 
-// liveIDs counts the completions and beam members the engine holds.
-func (e *Engine) liveIDs() int { return len(e.live) + len(e.beams) }
+// liveIDs counts the sequences the engine holds.
+func (e *Engine) liveIDs() int { return len(e.live) }
+
+// idle reports whether nothing is running or queued for the next intake.
+func (e *Engine) idle() bool { return e.sched.Done() && len(e.pending) == 0 }

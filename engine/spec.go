@@ -152,8 +152,8 @@ func (e *Engine) propose() {
 	if d != nil {
 		if err := d.Propose(asks, e.wantsDraft); err != nil {
 			for _, a := range asks {
-				if g := e.groupOf(a.ID); g != nil {
-					e.endGroup(g, Abort, err)
+				if st := e.live[a.ID]; st != nil {
+					e.endGroup(st.g, Abort, err)
 				}
 			}
 			return

@@ -12,19 +12,23 @@ import (
 
 // group is one submitted request: its N completions share the prompt,
 // the context and the channel. It is owned by the loop once taken from
-// the inbox.
+// the inbox. A layer above the loop makes groups of its own (a beam
+// search's rounds, beam.go): their events go to their sink, not to a
+// reader.
 type group struct {
-	req       sched.Request // the first completion's, Forks naming the others
+	req       sched.Request // every completion's, but for its ID (and ComputeTail: the first's only)
 	ctx       context.Context
 	done      <-chan struct{} // ctx.Done(); nil when ctx can never be cancelled
-	ch        chan Event      // capacity StreamBuffer+N: the last N slots are the final events'
-	stopWatch func() bool     // unregisters the ctx watch
-	members   []*stream       // by Event.Index
-	open      int             // completions without their final event yet
-	logits    int             // Request.PromptLogits
-	hidden    bool            // Request.PromptHidden
-	noSpec    bool            // Request.NoSpec
-	beam      *beamSearch     // Request.BeamWidth > 0: the search (its members are not streams)
+	ch        chan Event      // capacity StreamBuffer+N: the last N slots are the final events'; nil with a sink
+	sink      func(*stream, Event)
+	stopWatch func() bool // unregisters the ctx watch
+	members   []*stream   // by Event.Index
+	open      int         // completions without their final event yet
+	logits    int         // Request.PromptLogits
+	hidden    bool        // Request.PromptHidden
+	noSpec    bool        // Request.NoSpec
+	beam      *beamSearch // Request.BeamWidth > 0: the search (its completions are not scheduled: its rounds are)
+	acct      *group      // the group whose Usage and Timings count this one's prompt work; nil: itself
 
 	now       func() time.Time // Config.Now
 	submitted time.Time
@@ -33,6 +37,18 @@ type group struct {
 	computed  int           // prompt positions run through the forward
 	queued    time.Duration // until first scheduled
 }
+
+// account is the group that counts g's prompt work.
+func (g *group) account() *group {
+	if g.acct != nil {
+		return g.acct
+	}
+	return g
+}
+
+// internal reports whether g was made by a layer above the loop (a beam
+// search's round): it is not a request of its own in the counters.
+func (g *group) internal() bool { return g.sink != nil }
 
 // cancelled reports whether g's context is done, without blocking or
 // locking (a non-blocking receive on its Done channel).
@@ -53,13 +69,14 @@ type stream struct {
 	g       *group
 	index   int                 // Event.Index
 	id      string              // the scheduler's and runner's id
-	sampler *sample.Sampler     // nil in a beam search (its members sample)
+	sampler *sample.Sampler     // nil for a beam search's completions (its rounds sample)
 	dec     *tokenizer.Decoder  // nil without a tokenizer
 	stops   *sample.StopMatcher // nil without stop strings (they need dec)
 
 	usage   Usage
 	timings Timings
 	cum     float64 // a beam search completion's cumulative log-probability
+	ended   bool    // its final event was sent
 }
 
 // token delivers one sampled token (with the prompt's logit rows, if
@@ -69,7 +86,7 @@ type stream struct {
 // and st.stopped() turns true: the caller ends the completion.
 func (st *stream) token(tok sample.Token, last bool, promptLogits []float32) bool {
 	g := st.g
-	if len(g.ch) >= cap(g.ch)-g.open {
+	if g.sink == nil && len(g.ch) >= cap(g.ch)-g.open {
 		return false
 	}
 	if st.usage.CompletionTokens == 0 {
@@ -86,7 +103,7 @@ func (st *stream) token(tok sample.Token, last bool, promptLogits []float32) boo
 			ev.Text, _ = st.stops.Push(ev.Text)
 		}
 	}
-	g.ch <- ev // never blocks: a slot was free, and only the loop sends
+	g.send(st, ev)
 	return true
 }
 
@@ -113,14 +130,26 @@ func (st *stream) finish(reason FinishReason, err error) {
 	st.timings.Queued = g.queued
 	st.timings.Total = g.now().Sub(g.submitted)
 	ev.Timings = st.timings
-	g.ch <- ev
+	st.ended = true
 	g.open--
-	if g.open == 0 {
-		close(g.ch)
-		if g.stopWatch != nil {
-			g.stopWatch()
-		}
+	if g.open == 0 && g.stopWatch != nil {
+		g.stopWatch()
 	}
+	g.send(st, ev)
+	if g.open == 0 && g.ch != nil {
+		close(g.ch)
+	}
+}
+
+// send hands ev to g's sink, or to its channel: that never blocks, since
+// the caller checked for a free slot (a final event's is held back) and
+// only the loop sends.
+func (g *group) send(st *stream, ev Event) {
+	if g.sink != nil {
+		g.sink(st, ev)
+		return
+	}
+	g.ch <- ev
 }
 
 // stopped reports whether a stop string has ended the text.

@@ -45,7 +45,7 @@ import (
 //     and its block copies are applied, copies the scratch blocks into
 //     the request's real ones; after verification (Update) kv = the
 //     committed positions whose draft KV holds the token accepted there;
-//   - a preempted request starts again from 0, a fork from its parent's.
+//   - a preempted request starts again from 0.
 //
 // Stale or missing draft KV (a prefix-cache block filled by decodes that
 // were never drafted, say) can only lower acceptance: the target verifies
@@ -245,7 +245,7 @@ func (d *Drafter) reset() *model.Batch {
 // plan allocated them; a proposal plan does not decode is dropped), then
 // runs plan's prompt and recompute chunks through the draft. skip says
 // which undrafted sequences are decodes (a request's output token) or
-// otherwise not to run (beam members: they never speculate); every other
+// otherwise not to run (a beam search's rounds: they never speculate); every other
 // chunk runs, even of one token, so that a request's chunks are
 // contiguous in the draft's KV as in the target's.
 func (d *Drafter) Run(plan *sched.Plan, skip func(q *sched.Seq) bool) error {
@@ -318,8 +318,8 @@ func decodeOf(plan *sched.Plan, id string, n int) *sched.Seq {
 	return nil
 }
 
-// Update sets the draft KV of plan's drafted requests, preempted ones
-// and forks once the scheduler has applied plan (accepted: Output.Accepted).
+// Update sets the draft KV of plan's drafted requests and preempted ones
+// once the scheduler has applied plan (accepted: Output.Accepted).
 // live says which requests still run.
 func (d *Drafter) Update(plan *sched.Plan, accepted []int32, live func(id string) bool) {
 	for _, id := range plan.Preempted {
@@ -341,11 +341,6 @@ func (d *Drafter) Update(plan *sched.Plan, accepted []int32, live func(id string
 		d.kv[p.id] = min(p.n+min(acc, p.m-1), p.cover) // cover >= n
 	}
 	d.pending = d.pending[:0]
-	for _, f := range plan.Forks {
-		if live(f.ID) {
-			d.kv[f.ID] = d.kv[plan.Seqs[f.Seq].ID]
-		}
-	}
 }
 
 // Forget drops a request that ended.

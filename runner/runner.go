@@ -46,14 +46,12 @@ type keep struct {
 	last     bool // the run ends at the prompt's last position
 }
 
-// Output is one step's result, aligned with plan.Seqs and then
-// plan.Forks (sched.Update's sampled). Its slices are reused by the next
-// Run.
+// Output is one step's result, aligned with plan.Seqs (sched.Update's
+// sampled). Its slices are reused by the next Run.
 type Output struct {
 	// Tokens[i] is the token sampled for plan.Seqs[i], or -1 where the
 	// sequence did not sample (a prompt chunk short of its end): what
-	// sched.Update takes. Tokens[len(plan.Seqs)+j] is plan.Forks[j]'s,
-	// sampled from its parent's row.
+	// sched.Update takes.
 	Tokens []int32
 	// Samples[i] is the full sample (log-probabilities when asked for) of
 	// Tokens[i]; its Top is the sampler's scratch, valid until the next Run.
@@ -170,11 +168,10 @@ func (r *Runner) Remove(id string) { delete(r.reqs, id) }
 func (r *Runner) Len() int { return len(r.reqs) }
 
 // Run applies plan.Copies to the KV store, runs one forward over
-// plan.Seqs and samples the sequences marked Sample, then each of
-// plan.Forks from its parent's row with its own sampler. Every sequence
-// and fork of the plan must have been added. An empty plan does nothing.
+// plan.Seqs and samples the sequences marked Sample. Every sequence of
+// the plan must have been added. An empty plan does nothing.
 func (r *Runner) Run(plan *sched.Plan) (Output, error) {
-	n := len(plan.Seqs) + len(plan.Forks)
+	n := len(plan.Seqs)
 	r.out.Tokens = grow(r.out.Tokens, n)
 	r.out.Samples = growSamples(r.out.Samples, n)
 	r.out.Accepted = grow(r.out.Accepted, len(plan.Seqs))
@@ -219,17 +216,6 @@ func (r *Runner) Run(plan *sched.Plan) (Output, error) {
 			}
 		}
 		r.out.draftAt = append(r.out.draftAt, int32(len(r.out.drafts)))
-	}
-	for j, f := range plan.Forks {
-		i := len(plan.Seqs) + j
-		r.out.Tokens[i], r.out.Samples[i] = -1, sample.Token{ID: -1}
-		k := r.rows[f.Seq]
-		if k < 0 {
-			return Output{}, fmt.Errorf("runner: step %d forks %q from a sequence that does not sample", plan.Step, f.ID)
-		}
-		if err := r.sample(plan, i, f.ID, logits[int(k)*vocab:(int(k)+1)*vocab]); err != nil {
-			return Output{}, err
-		}
 	}
 	r.out.Sample = r.now().Sub(t1)
 	return r.out, nil

@@ -33,13 +33,9 @@
 // lower priority than its own (vLLM's priority scheduling). A prompt that
 // can never fit the context or the pool is refused by Add.
 //
-// n > 1 (Request.Forks): the prompt is computed once, by the request
-// itself; the step that samples its last prompt row lists the further
-// completions in Plan.Forks, the runner samples each from that same row
-// with its own sampler, and Update forks them (kvcache.Pool.Fork: the
-// prompt's blocks are shared, the partial one copied on write). From then
-// on each is an ordinary request. Completions not yet forked count
-// against MaxSeqs from their parent's admission.
+// One request is one sequence: n > 1 and beam search are the engine's
+// layers above the loop, which submit several requests sharing a prompt
+// and meet here only as requests whose prompts the prefix cache serves.
 //
 // Speculative decoding (SetDrafts): drafting is the caller's stage after
 // a step's Update, never part of scheduling. DraftAsks lists the running
@@ -53,11 +49,6 @@
 // drafted tokens it accepted and UpdateDrafts commits those, rolls the
 // rest back (kvcache.Pool.Truncate) and emits one event per accepted
 // token, then the sample's. A draft never preempts, and lasts one step.
-//
-// Beam search (Request.Beam, beam.go): the caller decides which
-// continuations survive; the scheduler holds each sampled member until
-// the caller continues it (Continue), forks it onto shared blocks
-// (Branch) or prunes it (Abort), and keeps the search's width in seats.
 //
 // Prompt logit rows (Request.ComputeTail): positions whose rows are
 // wanted are computed, never taken from the prefix cache.

@@ -9,7 +9,6 @@ type Plan struct {
 	Seqs      []Seq
 	Copies    []kvcache.Copy // block copies to apply to the KV store before the forward
 	Preempted []string       // requests that gave up their blocks this step (back to waiting)
-	Forks     []Fork         // completions to sample from a sequence's last row, besides the sequence itself
 	NumTokens int            // sum of len(Seqs[i].Tokens)
 }
 
@@ -28,15 +27,6 @@ type Seq struct {
 	Draft int
 }
 
-// Fork is a further completion (Request.Forks) that this step samples
-// from the logit row of Seqs[Seq], the end of its parent's prompt. Its
-// sample follows the sequences' in Update's sampled: sampled[len(Seqs)+j]
-// is Forks[j]'s.
-type Fork struct {
-	ID  string
-	Seq int
-}
-
 // Event is one request's outcome of a step: a sampled token, and whether
 // that ended it.
 type Event struct {
@@ -44,7 +34,7 @@ type Event struct {
 	Token  int32
 	Done   bool
 	Reason FinishReason // set when Done
-	Sample int          // index of Token in Update's sampled (and in the runner's output)
+	Sample int          // index in plan.Seqs (Update's sampled, the runner's output) of the sequence that sampled Token
 	// Draft > 0: Token is the Draft-th accepted drafted token of
 	// plan.Seqs[Sample] (1-based); 0: Token is the sample itself.
 	Draft int

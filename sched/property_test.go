@@ -76,57 +76,7 @@ func drive(t testing.TB, data []byte) {
 	}
 	stems := [][]int32{{1, 2, 1, 2, 1, 2, 1, 2, 1, 2}, {3, 1, 3, 1, 3, 1, 3}}
 	ids := 0
-	searches := map[string][]string{} // beam search root -> its live members
-	known := map[string]bool{}        // every id the scheduler took: requests, their forks, branches
-
-	// rounds plays the engine's part in beam search: once every member of
-	// a search is held, each continues with 0 to 2 tokens (the extras as
-	// branches, as the width allows) or is pruned; a search whose members
-	// reached their length limit, or that keeps none, ends.
-	rounds := func() {
-		t.Helper()
-	search:
-		for _, root := range slices.Sorted(maps.Keys(searches)) {
-			members := searches[root]
-			full := false
-			for _, id := range members {
-				r := s.byID[id]
-				if r == nil || !r.held {
-					continue search
-				}
-				full = full || len(r.tokens) >= r.maxLen
-			}
-			var next2 []string
-			for _, id := range members {
-				k := next() % 3
-				if full {
-					k = 0
-				}
-				for j := 1; j < k; j++ {
-					child := fmt.Sprintf("%s.b%d", root, ids)
-					ids++
-					if err := s.Branch(id, child, int32(next()%4)); err == nil {
-						next2 = append(next2, child)
-						known[child] = true
-					}
-				}
-				if k == 0 {
-					s.Abort(id)
-					continue
-				}
-				if err := s.Continue(id, int32(next()%4)); err != nil {
-					fail("continue %s: %v", id, err)
-				}
-				next2 = append(next2, id)
-			}
-			log = append(log, fmt.Sprintf("round %s: %v -> %v", root, members, next2))
-			if len(next2) == 0 {
-				delete(searches, root)
-			} else {
-				searches[root] = next2
-			}
-		}
-	}
+	known := map[string]bool{} // every id the scheduler took
 
 	step := func() {
 		t.Helper()
@@ -145,14 +95,8 @@ func drive(t testing.TB, data []byte) {
 			copy(kv[c.Dst], kv[c.Src])
 		}
 		written := map[int32]string{}
-		sampled := make([]int32, len(plan.Seqs)+len(plan.Forks))
+		sampled := make([]int32, len(plan.Seqs))
 		accepted := make([]int32, len(plan.Seqs))
-		for j, f := range plan.Forks {
-			if !plan.Seqs[f.Seq].Sample || s.forkOf[f.ID] == nil || s.forkOf[f.ID].ID != plan.Seqs[f.Seq].ID {
-				fail("fork %+v of a sequence that does not end its parent's prompt", f)
-			}
-			sampled[len(plan.Seqs)+j] = int32(next() % 4)
-		}
 		for i, q := range plan.Seqs {
 			r := s.byID[q.ID]
 			if r == nil || !r.running || q.Start != pool.Len(q.ID) || !slices.Equal(q.Table, pool.Table(q.ID)) {
@@ -163,7 +107,7 @@ func drive(t testing.TB, data []byte) {
 				fail("plan entry %s has tokens %v at %d; request has %v", q.ID, q.Tokens, q.Start, r.tokens)
 			}
 			if q.Draft > 0 {
-				if !speculate || !q.Sample || len(known) != 1 || r.Beam || q.Start < len(r.Prompt) || len(r.tokens)+q.Draft >= r.maxLen ||
+				if !speculate || !q.Sample || len(known) != 1 || q.Start < len(r.Prompt) || len(r.tokens)+q.Draft >= r.maxLen ||
 					slices.ContainsFunc(q.Tokens[1:], func(t int32) bool { return slices.Contains(r.Stop, t) }) {
 					fail("plan entry %+v drafts wrongly for %s (tokens %v, max len %d, stop %v)", q, q.ID, r.tokens, r.maxLen, r.Stop)
 				}
@@ -192,7 +136,6 @@ func drive(t testing.TB, data []byte) {
 				fail("%s holds %d blocks for %d committed tokens", r.ID, n, pool.Len(r.ID))
 			}
 		}
-		rounds()
 		if speculate {
 			propose()
 		}
@@ -221,44 +164,22 @@ func drive(t testing.TB, data []byte) {
 			if next()%2 == 0 {
 				req.Stop = []int32{3}
 			}
-			if w := next() % 4; w > 0 && w <= cfg.MaxSeqs && next()%2 == 0 {
-				req.Beam, req.Width = true, w
-			} else {
-				for f := range next() % 3 {
-					req.Forks = append(req.Forks, fmt.Sprintf("%s.%d", req.ID, f+1))
-				}
-			}
 			ids++
 			err := s.Add(req)
-			log = append(log, fmt.Sprintf("add %s prompt %v max %d prio %d forks %v beam %d: %v", req.ID, prompt, req.MaxTokens, req.Priority, req.Forks, req.Width, err))
-			if err == nil && req.Beam {
-				searches[req.ID] = []string{req.ID}
-			}
+			log = append(log, fmt.Sprintf("add %s prompt %v max %d prio %d: %v", req.ID, prompt, req.MaxTokens, req.Priority, err))
 			if err == nil {
 				known[req.ID] = true
-				for _, f := range req.Forks {
-					known[f] = true
-				}
 			}
 			if err == nil && (len(prompt) >= cfg.MaxModelLen || len(prompt) >= numBlocks*blockSize) {
 				fail("accepted a prompt of %d tokens that cannot fit", len(prompt))
 			}
-			if err != nil && len(prompt) > 0 && len(prompt) < min(cfg.MaxModelLen, numBlocks*blockSize) && 1+len(req.Forks) <= cfg.MaxSeqs {
+			if err != nil && len(prompt) > 0 && len(prompt) < min(cfg.MaxModelLen, numBlocks*blockSize) {
 				fail("refused a prompt that fits: %v", err)
 			}
 		case 2:
 			id := fmt.Sprintf("r%d", next()%(ids+1))
-			if next()%4 == 0 {
-				id += ".1" // a completion, forked or not yet
-			}
 			free := pool.NumFree()
 			log = append(log, fmt.Sprintf("abort %s: %v", id, s.Abort(id)))
-			if m := searches[id]; m != nil { // a beam search's root: the whole search goes
-				for _, x := range m {
-					s.Abort(x)
-				}
-				delete(searches, id)
-			}
 			if pool.Has(id) || pool.NumFree() < free {
 				fail("abort left %s's blocks in the pool", id)
 			}
@@ -272,9 +193,6 @@ func drive(t testing.TB, data []byte) {
 			fail("no progress: %d waiting, %d running after 2000 steps", s.NumWaiting(), s.NumRunning())
 		}
 		step()
-	}
-	if len(s.forkOf) != 0 {
-		fail("all requests done but forks pending: %v", s.forkOf)
 	}
 	if st := pool.Stats(); st.Free != st.Blocks || st.Sequences != 0 {
 		fail("all requests done but %d of %d blocks free, %d sequences", st.Free, st.Blocks, st.Sequences)

@@ -18,16 +18,12 @@ var update = flag.Bool("update", false, "rewrite testdata/*.golden from the scen
 // plans, events and pool state with testdata/*.golden. Script lines:
 //
 //	config tokens=N seqs=N blocks=N block=N context=N   (first line)
-//	add ID prompt=1,2,5-9 [max=N] [stop=T,T] [prio=N] [n=N] [beam=W] [tail=N]
-//	                         (n > 1: forks ID.1 ... ID.N-1; beam: a beam search of width W;
-//	                         tail: ComputeTail)
-//	step [ID=TOKEN ...]      schedule, then update; unnamed samples are 100+step (forks: 200+step)
+//	add ID prompt=1,2,5-9 [max=N] [stop=T,T] [prio=N] [tail=N]   (tail: ComputeTail)
+//	step [ID=TOKEN ...]      schedule, then update; unnamed samples are 100+step
 //	draft ID 5,6,7           store this draft for ID for the next step (SetDrafts; only a
 //	                         request that decodes next takes it: asked says whether
 //	                         DraftAsks named ID) (step ID/acc=N: N of them accepted,
 //	                         default all; accepted tokens' events are marked +)
-//	continue ID TOKEN        Continue a held beam member
-//	branch PARENT CHILD TOKEN
 //	abort ID
 //	# comment
 func TestScenarios(t *testing.T) {
@@ -98,16 +94,8 @@ func runScript(t *testing.T, script string) string {
 			if v, ok := args["prio"]; ok {
 				req.Priority = atoi(t, v)
 			}
-			if v, ok := args["beam"]; ok {
-				req.Beam, req.Width = true, atoi(t, v)
-			}
 			if v, ok := args["tail"]; ok {
 				req.ComputeTail = atoi(t, v)
-			}
-			if v, ok := args["n"]; ok {
-				for i := 1; i < atoi(t, v); i++ {
-					req.Forks = append(req.Forks, fmt.Sprintf("%s.%d", req.ID, i))
-				}
 			}
 			if err := s.Add(req); err != nil {
 				fmt.Fprintf(&out, "  error: %v\n", err)
@@ -124,18 +112,10 @@ func runScript(t *testing.T, script string) string {
 				}
 			}
 			fmt.Fprintf(&out, "  asked: %v\n", asked)
-		case "continue":
-			if err := s.Continue(fields[1], int32(atoi(t, fields[2]))); err != nil {
-				fmt.Fprintf(&out, "  error: %v\n", err)
-			}
-		case "branch":
-			if err := s.Branch(fields[1], fields[2], int32(atoi(t, fields[3]))); err != nil {
-				fmt.Fprintf(&out, "  error: %v\n", err)
-			}
 		case "step":
 			plan := s.Schedule()
 			fmt.Fprintf(&out, "  step %d: %d tokens\n", plan.Step, plan.NumTokens)
-			sampled := make([]int32, len(plan.Seqs)+len(plan.Forks))
+			sampled := make([]int32, len(plan.Seqs))
 			accepted := make([]int32, len(plan.Seqs))
 			for i, q := range plan.Seqs {
 				if q.Draft > 0 {
@@ -160,14 +140,6 @@ func runScript(t *testing.T, script string) string {
 					}
 				}
 				fmt.Fprintf(&out, "  %-4s [%d,%d)%s table=%v\n", q.ID, q.Start, q.Start+len(q.Tokens), sample, q.Table)
-			}
-			for j, f := range plan.Forks {
-				k := len(plan.Seqs) + j
-				sampled[k] = int32(200 + plan.Step)
-				if v, ok := args[f.ID]; ok {
-					sampled[k] = int32(atoi(t, v))
-				}
-				fmt.Fprintf(&out, "  fork %s <- %s\n", f.ID, plan.Seqs[f.Seq].ID)
 			}
 			if len(plan.Copies) > 0 {
 				fmt.Fprintf(&out, "  copies: %v\n", plan.Copies)

@@ -24,11 +24,9 @@ type Scheduler struct {
 	waiting waiting
 	running []*request // admission order
 	byID    map[string]*request
-	forkOf  map[string]*request // a completion not yet forked -> its parent
-	retired []string            // ids that left since the last Retired
+	retired []string // ids that left since the last Retired
 	arrived int64
 	step    int
-	marks   int // seatsHeld's counting passes
 
 	// Scratch reused by every Schedule and Update (see Schedule).
 	plan   Plan
@@ -44,7 +42,7 @@ func New(cfg Config, pool *kvcache.Pool) (*Scheduler, error) {
 	if cfg.MaxBatchedTokens <= 0 || cfg.MaxSeqs <= 0 || cfg.MaxModelLen <= 0 {
 		return nil, fmt.Errorf("sched: MaxBatchedTokens, MaxSeqs and MaxModelLen must be positive (got %+v)", cfg)
 	}
-	return &Scheduler{cfg: cfg, pool: pool, byID: map[string]*request{}, forkOf: map[string]*request{}, entry: map[*request]int{}}, nil
+	return &Scheduler{cfg: cfg, pool: pool, byID: map[string]*request{}, entry: map[*request]int{}}, nil
 }
 
 // Add queues a request. It refuses, with an error, a request that could
@@ -57,16 +55,10 @@ func (s *Scheduler) Add(req Request) error {
 		return fmt.Errorf("sched: request %q has an empty prompt", req.ID)
 	case s.byID[req.ID] != nil:
 		return fmt.Errorf("sched: request %q is already queued", req.ID)
-	case 1+len(req.Forks) > s.cfg.MaxSeqs:
-		return fmt.Errorf("sched: request %q asks for %d completions; at most %d run at once", req.ID, 1+len(req.Forks), s.cfg.MaxSeqs)
 	case req.MaxTokens < 0:
 		return fmt.Errorf("sched: request %q has max tokens %d", req.ID, req.MaxTokens)
 	case req.ComputeTail < 0 || req.ComputeTail > n:
 		return fmt.Errorf("sched: request %q computes the last %d tokens of a %d-token prompt", req.ID, req.ComputeTail, n)
-	case req.Beam && len(req.Forks) > 0:
-		return fmt.Errorf("sched: request %q is a beam search with forks", req.ID)
-	case req.Beam && (req.Width < 1 || req.Width > s.cfg.MaxSeqs):
-		return fmt.Errorf("sched: request %q: beam width %d; want 1 up to %d", req.ID, req.Width, s.cfg.MaxSeqs)
 	case n >= s.cfg.MaxModelLen:
 		return fmt.Errorf("sched: request %q: prompt of %d tokens leaves no room in the %d-token context", req.ID, n, s.cfg.MaxModelLen)
 	case n >= capacity:
@@ -76,37 +68,18 @@ func (s *Scheduler) Add(req Request) error {
 	if req.MaxTokens > 0 {
 		maxLen = min(maxLen, len(req.Prompt)+req.MaxTokens)
 	}
-	for i, f := range req.Forks {
-		if f == req.ID || s.byID[f] != nil || s.forkOf[f] != nil || slices.Contains(req.Forks[:i], f) {
-			return fmt.Errorf("sched: request %q: completion id %q is already in use", req.ID, f)
-		}
-	}
 	req.Prompt = slices.Clone(req.Prompt)
-	req.Forks = slices.Clone(req.Forks)
 	r := &request{Request: req, arrival: s.arrived, tokens: slices.Clone(req.Prompt), maxLen: maxLen}
-	if req.Beam {
-		r.search = &search{width: req.Width, members: 1}
-	}
 	s.arrived++
 	s.byID[req.ID] = r
-	for _, f := range req.Forks {
-		s.forkOf[f] = r
-	}
 	s.waiting.push(r)
 	return nil
 }
 
 // Abort drops a request, waiting or running, and frees its blocks now. It
 // reports whether the request was known. A plan that still names it is
-// ignored for it by Update. A completion not yet forked is dropped from
-// its parent's forks.
+// ignored for it by Update.
 func (s *Scheduler) Abort(id string) bool {
-	if p := s.forkOf[id]; p != nil {
-		p.Forks = slices.DeleteFunc(p.Forks, func(f string) bool { return f == id })
-		delete(s.forkOf, id)
-		s.retired = append(s.retired, id)
-		return true
-	}
 	r := s.byID[id]
 	if r == nil {
 		return false
@@ -121,28 +94,16 @@ func (s *Scheduler) drop(r *request) {
 		s.running = slices.DeleteFunc(s.running, func(x *request) bool { return x == r })
 		s.pool.Free(r.ID)
 		r.running = false
-		if r.search != nil {
-			r.search.running--
-		}
 	} else {
 		s.waiting.remove(r)
 	}
-	if r.search != nil {
-		r.search.members--
-	}
 	delete(s.byID, r.ID)
 	s.retired = append(s.retired, r.ID)
-	for _, f := range r.Forks {
-		delete(s.forkOf, f)
-	}
-	s.retired = append(s.retired, r.Forks...)
-	r.Forks = nil
 }
 
 // Retired appends to dst, and returns, the ids of the requests that left
 // the scheduler since the last call: finished by Update (a stop token,
-// the length limit), aborted (Abort), and the completions of either not
-// yet forked. The scheduler is the registry of live requests: what else
+// the length limit) or aborted (Abort). The scheduler is the registry of live requests: what else
 // keeps state per request (the engine's runner, its draft model, its
 // speculation policy) drops these ids.
 func (s *Scheduler) Retired(dst []string) []string {
@@ -171,13 +132,13 @@ type DraftAsk struct {
 
 // DraftAsks appends to dst, and returns, an ask for every running request
 // that decodes an output token in the next step (not a prompt's last
-// token, not a beam member) and has room for a drafted token: the
+// token) and has room for a drafted token: the
 // candidates for speculative decoding. Call it after Update, before the
 // next Schedule.
 func (s *Scheduler) DraftAsks(dst []DraftAsk) []DraftAsk {
 	for _, r := range s.running {
-		if r.Beam || r.output() == 0 || !r.decoding() {
-			continue // beams; a prompt's last token (its row may feed forks)
+		if r.output() == 0 || !r.decoding() {
+			continue // a prompt's last token
 		}
 		// The accepted draft and the sample after it must fit r's length limit.
 		if m := r.maxLen - len(r.tokens) - 1; m > 0 {
@@ -200,7 +161,7 @@ func (s *Scheduler) DraftAsks(dst []DraftAsk) []DraftAsk {
 // longer decode next are ignored; a draft lasts one Schedule.
 func (s *Scheduler) SetDrafts(asks []DraftAsk) {
 	for _, a := range asks {
-		if r := s.byID[a.ID]; r != nil && r.running && !r.Beam && r.output() > 0 && r.decoding() {
+		if r := s.byID[a.ID]; r != nil && r.running && r.output() > 0 && r.decoding() {
 			r.spec = append(r.spec[:0], a.Draft...)
 		}
 	}
@@ -239,8 +200,6 @@ func (s *Scheduler) Done() bool { return len(s.byID) == 0 }
 // requests of a strictly lower priority, lowest and newest first, as long
 // as what they hold could make it fit (vLLM's priority scheduling); among
 // equal priorities it waits (first come, first served: no overtaking).
-// Held beam members (see beam.go) are not admitted, and when nothing else
-// would run they are preempted to make room for the waiting head.
 //
 // The plan's slices (and the block tables in it, views of the pool's) are
 // the scheduler's scratch: they are valid until the next Schedule, so a
@@ -248,11 +207,10 @@ func (s *Scheduler) Done() bool { return len(s.byID) == 0 }
 // steady decode step allocates nothing here.
 func (s *Scheduler) Schedule() Plan {
 	s.step++
-	plan := Plan{Step: s.step, Seqs: s.plan.Seqs[:0], Copies: s.plan.Copies[:0], Preempted: s.plan.Preempted[:0], Forks: s.plan.Forks[:0]}
+	plan := Plan{Step: s.step, Seqs: s.plan.Seqs[:0], Copies: s.plan.Copies[:0], Preempted: s.plan.Preempted[:0]}
 	budget := s.cfg.MaxBatchedTokens
 	seqs, copies := s.seqs[:0], s.copies[:0]
 	clear(s.entry)
-	live := 0 // entries of seqs not undone by a preemption
 
 	schedule := func(r *request, n int, a kvcache.Alloc) {
 		s.entry[r] = len(seqs)
@@ -261,21 +219,16 @@ func (s *Scheduler) Schedule() Plan {
 			Table: s.pool.TableView(r.ID), Sample: end == len(r.tokens)})
 		copies = append(copies, a.Copies)
 		budget -= n
-		live++
 	}
 	preempt := func(v *request) {
 		if i, ok := s.entry[v]; ok {
 			budget += len(seqs[i].Tokens)
 			seqs[i], copies[i] = Seq{}, nil
 			delete(s.entry, v)
-			live--
 		}
 		s.running = slices.DeleteFunc(s.running, func(x *request) bool { return x == v })
 		s.pool.Free(v.ID)
 		v.running, v.computed, v.spec = false, 0, v.spec[:0]
-		if v.search != nil {
-			v.search.running--
-		}
 		s.waiting.push(v)
 		plan.Preempted = append(plan.Preempted, v.ID)
 	}
@@ -283,7 +236,7 @@ func (s *Scheduler) Schedule() Plan {
 	s.runs = append(s.runs[:0], s.running...)
 	for _, decodes := range [2]bool{true, false} {
 		for _, r := range s.runs {
-			if !r.running || r.idle() || r.decoding() != decodes || budget == 0 {
+			if !r.running || r.decoding() != decodes || budget == 0 {
 				continue
 			}
 			n := min(len(r.tokens)-r.computed, budget)
@@ -291,17 +244,7 @@ func (s *Scheduler) Schedule() Plan {
 				if _, ok := s.pool.CanAllocate(r.ID, r.tokens, n); ok {
 					break
 				}
-				// A held beam member computes nothing until its whole
-				// search has sampled, yet holds blocks: it gives them up
-				// first (unless it outranks r). Taking the newest request
-				// instead can be r itself, again and again, while the
-				// held member waits for a sibling queued behind r: a
-				// livelock FuzzScheduler found (testdata/fuzz/FuzzScheduler/livelock).
-				v := s.victim(func(x *request) bool { return x.held && x.Priority >= r.Priority })
-				if v == nil {
-					v = s.victim(nil)
-				}
-				preempt(v)
+				preempt(s.victim(nil))
 			}
 			if r.running {
 				a, _ := s.pool.Allocate(r.ID, r.tokens, n)
@@ -313,31 +256,20 @@ func (s *Scheduler) Schedule() Plan {
 	preempted := len(plan.Preempted) > 0 // a running request lacked blocks: admit nothing
 	for i := 0; !preempted && i < len(s.waiting) && budget > 0; {
 		r := s.waiting[i]
-		if r.held {
-			i++ // sampled already: needs no step until it is continued
-			continue
-		}
 		look := r.lookup()
 		n := min(len(r.tokens)-s.pool.CachedPrefix(look), budget)
 		need, fits := s.pool.CanAllocate(r.ID, look, n)
-		seated := s.seatsHeld(nil)+seats(r) <= s.cfg.MaxSeqs
+		seated := len(s.running) < s.cfg.MaxSeqs
 		if fits && seated {
 			a, _ := s.pool.Allocate(r.ID, look, n)
 			s.waiting = slices.Delete(s.waiting, i, i+1)
 			r.running, r.computed = true, a.Cached
 			s.running = append(s.running, r)
-			if r.search != nil {
-				r.search.running++
-			}
 			schedule(r, n, a)
 			continue
 		}
-		if v := s.victim(nil); v != nil && v.Priority > r.Priority && s.reclaimable(r, need, seats(r)) {
+		if v := s.victim(nil); v != nil && v.Priority > r.Priority && s.reclaimable(r, need) {
 			preempt(v) // priority preemption: v waits behind r
-			continue
-		}
-		if v := s.victim(func(x *request) bool { return x.held }); live == 0 && v != nil {
-			preempt(v) // nothing else runs: a held beam member makes room
 			continue
 		}
 		break // first come, first served: no overtaking
@@ -350,11 +282,6 @@ func (s *Scheduler) Schedule() Plan {
 	for i, q := range seqs {
 		if q.Tokens == nil { // undone by a preemption
 			continue
-		}
-		if r := s.byID[q.ID]; q.Sample && r.output() == 0 {
-			for _, f := range r.Forks {
-				plan.Forks = append(plan.Forks, Fork{ID: f, Seq: len(plan.Seqs)})
-			}
 		}
 		plan.Seqs = append(plan.Seqs, q)
 		plan.Copies = append(plan.Copies, copies[i]...)
@@ -376,8 +303,8 @@ func (s *Scheduler) drafts(seqs []Seq, budget int) int {
 		spec := r.spec
 		r.spec = r.spec[:0]
 		i, ok := s.entry[r]
-		if len(spec) == 0 || !ok || r.Beam || r.output() == 0 {
-			continue // no draft; beams; a prompt's last token (its row may feed forks)
+		if len(spec) == 0 || !ok || r.output() == 0 {
+			continue // no draft; a prompt's last token
 		}
 		if q := &seqs[i]; len(q.Tokens) != 1 || !q.Sample {
 			continue // not a decode
@@ -416,26 +343,23 @@ func (s *Scheduler) victim(ok func(*request) bool) *request {
 
 // reclaimable reports whether preempting every running request of a
 // lower priority than r could give r the blocks (need more than are free)
-// and the seats it lacks: an upper bound (a shared block is not freed by
+// and the seat it lacks: an upper bound (a shared block is not freed by
 // one of its holders), so that a priority preemption is never hopeless.
-func (s *Scheduler) reclaimable(r *request, need, seats int) bool {
-	lower := func(v *request) bool { return v.Priority > r.Priority }
-	blocks := s.pool.NumFree()
+func (s *Scheduler) reclaimable(r *request, need int) bool {
+	blocks, seats := s.pool.NumFree(), len(s.running)
 	for _, v := range s.running {
-		if lower(v) {
+		if v.Priority > r.Priority {
 			blocks += len(s.pool.TableView(v.ID))
+			seats--
 		}
 	}
-	return blocks >= need && s.seatsHeld(lower)+seats <= s.cfg.MaxSeqs
+	return blocks >= need && seats < s.cfg.MaxSeqs
 }
 
 // Update applies a step's results: sampled[i] is the token sampled for
-// plan.Seqs[i] (read only where Sample is set), then sampled[len(plan.Seqs)+j]
-// is plan.Forks[j]'s. It forks those completions, commits the computed
+// plan.Seqs[i] (read only where Sample is set). It commits the computed
 // tokens' KV, appends sampled tokens, and finishes requests on a stop
-// token or their length limit, freeing their blocks. A beam member's
-// sample appends nothing and finishes nothing: its event reports the
-// sample and the member is held (see beam.go). Entries of requests
+// token or their length limit, freeing their blocks. Entries of requests
 // aborted since Schedule are skipped. The events are valid until the next
 // Update.
 func (s *Scheduler) Update(plan Plan, sampled []int32) ([]Event, error) {
@@ -451,8 +375,8 @@ func (s *Scheduler) Update(plan Plan, sampled []int32) ([]Event, error) {
 // sample's; a stop token or the length limit among them ends the request
 // there, the later tokens dropped.
 func (s *Scheduler) UpdateDrafts(plan Plan, sampled, accepted []int32) ([]Event, error) {
-	if len(sampled) != len(plan.Seqs)+len(plan.Forks) {
-		return nil, fmt.Errorf("sched: step %d planned %d sequences and %d forks but got %d samples", plan.Step, len(plan.Seqs), len(plan.Forks), len(sampled))
+	if len(sampled) != len(plan.Seqs) {
+		return nil, fmt.Errorf("sched: step %d planned %d sequences but got %d samples", plan.Step, len(plan.Seqs), len(sampled))
 	}
 	for i, q := range plan.Seqs {
 		if q.Draft == 0 {
@@ -501,49 +425,10 @@ func (s *Scheduler) UpdateDrafts(plan Plan, sampled, accepted []int32) ([]Event,
 		if ended {
 			continue
 		}
-		if r.Beam {
-			r.held = true // the caller continues, branches or prunes it
-			events = append(events, Event{ID: r.ID, Token: sampled[i], Sample: i})
-			continue
-		}
-		// Forks first: they share the blocks of the prompt alone.
-		var forked []int // indices into plan.Forks
-		for j, f := range plan.Forks {
-			if f.Seq != i || s.forkOf[f.ID] != r {
-				continue
-			}
-			if err := s.pool.Fork(r.ID, f.ID); err != nil {
-				return events, fmt.Errorf("sched: step %d: %w", plan.Step, err)
-			}
-			c := &request{Request: r.Request, arrival: s.arrived, tokens: slices.Clone(r.Prompt),
-				computed: r.computed, maxLen: r.maxLen, running: true}
-			c.ID, c.Forks = f.ID, nil
-			c.tokens = append(c.tokens, sampled[len(plan.Seqs)+j])
-			s.arrived++
-			delete(s.forkOf, f.ID)
-			s.byID[f.ID] = c
-			s.running = append(s.running, c)
-			forked = append(forked, j)
-		}
-		r.Forks = slices.DeleteFunc(r.Forks, func(f string) bool { return s.forkOf[f] != r })
-		events = s.sampled(events, r, sampled[i], i)
-		for _, j := range forked {
-			k := len(plan.Seqs) + j
-			events = s.sampled(events, s.byID[plan.Forks[j].ID], sampled[k], k)
-		}
+		r.tokens = append(r.tokens, sampled[i])
+		events, _ = s.emit(events, r, Event{ID: r.ID, Token: sampled[i], Sample: i})
 	}
 	return events, nil
-}
-
-// sampled appends tok to r (unless it is already r's last token: a fork's
-// first), finishing r on a stop token or its length limit, and returns
-// events with r's event added.
-func (s *Scheduler) sampled(events []Event, r *request, tok int32, at int) []Event {
-	if len(r.tokens) == r.computed {
-		r.tokens = append(r.tokens, tok)
-	}
-	events, _ = s.emit(events, r, Event{ID: r.ID, Token: tok, Sample: at})
-	return events
 }
 
 // emit appends ev, r's newest token (already appended to r.tokens),

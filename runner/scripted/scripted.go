@@ -3,7 +3,7 @@
 // token ids instead of keys and values. Each row's history is read back
 // through the sequence's block table, exactly as attention would read its
 // KV, so a test driving the engine through it also checks that block
-// tables, prefix-cache hits, copy-on-write and forks give every sequence
+// tables, prefix-cache hits and copy-on-write give every sequence
 // its own tokens: a wrong block shows as a wrong history, hence a wrong
 // next token.
 package scripted
