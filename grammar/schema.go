@@ -133,8 +133,7 @@ var annotationKeywords = map[string]bool{
 // minContains/maxContains beside contains; additionalItems beside an
 // array-form items (draft 4-2019), which the compiler refuses itself.
 var assertionKeywords = map[string]bool{
-	"not": true, "if": true, "multipleOf": true,
-	"dependentRequired": true, "dependentSchemas": true, "dependencies": true, "contains": true,
+	"multipleOf":            true,
 	"unevaluatedProperties": true, "unevaluatedItems": true, "$dynamicRef": true, "$recursiveRef": true,
 }
 
@@ -162,7 +161,13 @@ var supportedKeywords = map[string]bool{
 	"anyOf": true, "oneOf": true, "allOf": true, "$ref": true,
 	"uniqueItems": true, "minProperties": true, "maxProperties": true, "$id": true,
 	"patternProperties": true, "propertyNames": true, // maps only: see objectExpr
+	"not": true, "if": true, "then": true, "else": true, // schema_rewrite.go
+	"dependentRequired": true, "dependentSchemas": true, "dependencies": true,
+	"contains": true, "minContains": true, "maxContains": true, // arrayExpr
+	kwTypes: true, kwNotIn: true, // schema_not.go
 }
+
+func asUnsupported(err error, ue **UnsupportedError) bool { return errors.As(err, ue) }
 
 // CompileJSONSchema compiles a JSON Schema document to a grammar of the JSON
 // texts that satisfy it. opts may be nil.
@@ -175,6 +180,7 @@ func CompileJSONSchema(schema []byte, opts *SchemaOptions) (*Grammar, error) {
 	if opts != nil {
 		o = *opts
 	}
+	resolveDocumentRefs(doc)
 	c := newSchemaCompiler(doc, o)
 	return c.compileRoot(doc, "")
 }
@@ -268,6 +274,22 @@ var typeNames = map[string]uint8{
 
 // declaredTypes reads the type keyword (tAll when absent).
 func declaredTypes(s *jsonValue, path string) (uint8, error) {
+	bits, err := typeKeyword(s, path)
+	if err != nil {
+		return 0, err
+	}
+	if v := s.get(kwTypes); v != nil {
+		b, err := typeBits(v, path)
+		if err != nil {
+			return 0, err
+		}
+		bits &= b
+	}
+	return bits, nil
+}
+
+// typeKeyword reads the type keyword alone (tAll when absent).
+func typeKeyword(s *jsonValue, path string) (uint8, error) {
 	t := s.get("type")
 	if t == nil {
 		return tAll, nil
@@ -323,9 +345,8 @@ func (c *schemaCompiler) checkKeywords(s *jsonValue, path string) error {
 		switch {
 		case ignoredKeyword(s, k):
 		case k == "$id":
-			if path != "" {
-				return unsupported(path, k, "$id below the root changes the base URI of $ref")
-			}
+			// References were resolved against the base URIs $id sets
+			// before compiling (resolveDocumentRefs).
 		case k == "uniqueItems":
 			if m.val.kind != jBool {
 				return schemaErr(path, "uniqueItems must be a boolean")
@@ -411,7 +432,7 @@ func (c *schemaCompiler) compile(s *jsonValue, path string) (*Expr, error) {
 	if err := c.checkKeywords(s, path); err != nil {
 		return nil, err
 	}
-	if s.get("allOf") != nil || s.get("$ref") != nil && constraining(s, "$ref") {
+	if s.get("allOf") != nil || s.get("$ref") != nil && constraining(s, "$ref") || hasRewritten(s) {
 		merged, err := c.flatten(s, path)
 		if err != nil {
 			return nil, err
@@ -448,7 +469,13 @@ func (c *schemaCompiler) compile(s *jsonValue, path string) (*Expr, error) {
 	if types&tBool != 0 {
 		alts = append(alts, Lit("true"), Lit("false"))
 	}
-	if types&tNumber != 0 {
+	if types&tNumber == tFraction {
+		e, err := c.fractionExpr(s, path)
+		if err != nil {
+			return nil, err
+		}
+		alts = append(alts, e)
+	} else if types&tNumber != 0 {
 		e, err := c.numberExpr(s, path, types&tFraction == 0)
 		if err != nil {
 			return nil, err
@@ -590,6 +617,8 @@ func (c *schemaCompiler) compileAnyOf(s, a *jsonValue, path, kw string) (*Expr, 
 		branches = append(branches, m) // nil: a branch nothing satisfies
 	}
 	if kw == "oneOf" {
+		overlap := false
+	pairs:
 		for i := range branches {
 			for j := i + 1; j < len(branches); j++ {
 				if branches[i] == nil || branches[j] == nil {
@@ -600,9 +629,25 @@ func (c *schemaCompiler) compileAnyOf(s, a *jsonValue, path, kw string) (*Expr, 
 					return nil, err
 				}
 				if !d {
-					return nil, unsupported(path, "oneOf", fmt.Sprintf("alternatives %d and %d may both match (only oneOf with alternatives of different types, different constants, or a required property with different constants is supported)", i, j))
+					overlap = true
+					break pairs
 				}
 			}
+		}
+		if overlap {
+			// Alternatives that may overlap: each joined with the
+			// complements of the others (with the siblings merged in).
+			var live []*jsonValue
+			for _, b := range branches {
+				if b != nil {
+					live = append(live, b)
+				}
+			}
+			dis, err := c.oneOfByNegation(live, path)
+			if err != nil {
+				return nil, err
+			}
+			branches = dis
 		}
 	}
 	var alts []*Expr

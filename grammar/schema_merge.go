@@ -22,14 +22,20 @@ func (c *schemaCompiler) flatten(s *jsonValue, path string) (*jsonValue, error) 
 
 // expand returns s with its own allOf and $ref folded in (nil: unsatisfiable).
 func (c *schemaCompiler) expand(s *jsonValue, path string, depth int) (*jsonValue, error) {
-	if s.kind != jObject || s.get("allOf") == nil && s.get("$ref") == nil {
+	if s.kind != jObject || s.get("allOf") == nil && s.get("$ref") == nil && !hasRewritten(s) {
 		return s, nil
+	}
+	if depth > maxSchemaDepth {
+		return nil, fmt.Errorf("grammar: allOf/$ref at %q expand deeper than %d: %w", pathOrRoot(path), maxSchemaDepth, ErrTooLarge)
 	}
 	if err := c.checkKeywords(s, path); err != nil {
 		return nil, err
 	}
-	out := without(s, "allOf", "$ref")
-	var parts []*jsonValue
+	out := without(s, append([]string{"allOf", "$ref"}, rewrittenKeywords...)...)
+	parts, err := c.conditionalParts(s, path, depth)
+	if err != nil {
+		return nil, err
+	}
 	if r := s.get("$ref"); r != nil {
 		t, _, err := c.resolve(r, path)
 		if err != nil {
@@ -44,7 +50,6 @@ func (c *schemaCompiler) expand(s *jsonValue, path string, depth int) (*jsonValu
 		parts = append(parts, a.arr...)
 	}
 	for _, p := range parts {
-		var err error
 		if out, err = c.merge(out, p, path, depth+1); err != nil || out == nil {
 			return nil, err
 		}
@@ -96,11 +101,19 @@ func (c *schemaCompiler) merge(a, b *jsonValue, path string, depth int) (*jsonVa
 		out.obj = append(out.obj, jsonMember{k, v})
 	}
 	for _, m := range a.obj {
-		set(m.key, m.val)
+		if !(contextualKeyword(m.key) && ignoredKeyword(a, m.key)) {
+			set(m.key, m.val)
+		}
 	}
 	for _, m := range b.obj {
 		k, vb := m.key, m.val
 		va := a.get(k)
+		if contextualKeyword(k) && ignoredKeyword(b, k) {
+			continue // inert on its side; it must not act beside the other's
+		}
+		if contextualKeyword(k) && ignoredKeyword(a, k) {
+			va = nil
+		}
 		if va == nil || ignoredKeyword(b, k) || k == "$id" {
 			if va == nil {
 				set(k, vb)
@@ -108,7 +121,7 @@ func (c *schemaCompiler) merge(a, b *jsonValue, path string, depth int) (*jsonVa
 			continue
 		}
 		switch k {
-		case "type":
+		case "type", kwTypes:
 			ta, err := declaredTypes(a, path)
 			if err != nil {
 				return nil, err
@@ -117,7 +130,21 @@ func (c *schemaCompiler) merge(a, b *jsonValue, path string, depth int) (*jsonVa
 			if err != nil {
 				return nil, err
 			}
-			set(k, typeValue(ta&tb))
+			set("type", typeValue(ta&tb))
+			set(kwTypes, jObj(jTypes(ta & tb)).obj[0].val)
+		case kwNotIn:
+			if va.kind != jArray || vb.kind != jArray {
+				return nil, schemaErr(path, "bad internal string exclusion")
+			}
+			set(k, jArr(append(slices.Clone(va.arr), vb.arr...)...))
+		case "contains":
+			ta, _ := canonicalText(va, true)
+			tb, _ := canonicalText(vb, true)
+			if ta != tb || !sameJSON(a.get("minContains"), b.get("minContains")) || !sameJSON(a.get("maxContains"), b.get("maxContains")) {
+				return nil, unsupported(path, k, "contains in more than one allOf branch")
+			}
+		case "minContains", "maxContains":
+			// Checked with contains.
 		case "required":
 			if va.kind != jArray || vb.kind != jArray {
 				return nil, schemaErr(path, "required must be an array")
@@ -302,6 +329,26 @@ func (c *schemaCompiler) merge(a, b *jsonValue, path string, depth int) (*jsonVa
 	return out, nil
 }
 
+// contextualKeyword reports whether keyword k acts only beside another
+// (then/else beside if, minContains/maxContains beside contains).
+func contextualKeyword(k string) bool {
+	switch k {
+	case "then", "else", "minContains", "maxContains", "additionalItems":
+		return true
+	}
+	return false
+}
+
+// sameJSON reports whether two optional values are equal JSON.
+func sameJSON(a, b *jsonValue) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	ta, err1 := canonicalText(a, true)
+	tb, err2 := canonicalText(b, true)
+	return err1 == nil && err2 == nil && ta == tb
+}
+
 func allOfValue(a, b *jsonValue) *jsonValue {
 	return &jsonValue{kind: jObject, obj: []jsonMember{{"allOf", &jsonValue{kind: jArray, arr: []*jsonValue{a, b}}}}}
 }
@@ -341,6 +388,9 @@ func typeValue(bits uint8) *jsonValue {
 		v.arr = append(v.arr, &jsonValue{kind: jString, str: "number"})
 	case bits&tInteger != 0:
 		v.arr = append(v.arr, &jsonValue{kind: jString, str: "integer"})
+	case bits&tFraction != 0:
+		// Non-integers only: not a type name; kwTypes beside it says so.
+		v.arr = append(v.arr, &jsonValue{kind: jString, str: "number"})
 	}
 	return v
 }

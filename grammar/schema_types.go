@@ -139,6 +139,20 @@ func (c *schemaCompiler) numberExpr(s *jsonValue, path string, intOnly bool) (*E
 	return numberRangeExpr(lo, hi), nil
 }
 
+// fractionExpr returns the numbers that are not integers (a type negation
+// leaves them): plain decimals with a nonzero fraction digit. Exponent
+// forms are not derived; bounds are refused (the grammar cannot intersect
+// a range with "not an integer").
+func (c *schemaCompiler) fractionExpr(s *jsonValue, path string) (*Expr, error) {
+	for _, kw := range []string{"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"} {
+		if s.get(kw) != nil {
+			return nil, unsupported(path, kw, "on numbers that must not be integers (a negated integer type)")
+		}
+	}
+	return Seq(Opt(Lit("-")), Alt(Lit("0"), Seq(digitRange('1', '9'), Star(digit))), Lit("."),
+		Star(digit), digitRange('1', '9'), Star(digit)), nil
+}
+
 func floorRat(r *big.Rat) *big.Int {
 	q, m := new(big.Int).DivMod(r.Num(), r.Denom(), new(big.Int))
 	_ = m
@@ -190,6 +204,23 @@ func (c *schemaCompiler) stringExpr(s *jsonValue, path string) (*Expr, error) {
 	pat, fmtv := s.get("pattern"), s.get("format")
 	if fmtv != nil && fmtv.kind == jString && formatGrammar(fmtv.str) == nil {
 		fmtv = nil // a format kiln does not know: an annotation
+	}
+	if ex := s.get(kwNotIn); ex != nil {
+		// Strings outside a set (a negated enum): alone only.
+		if pat != nil || fmtv != nil || (hasMin && minL > 0) || hasMax {
+			return nil, unsupported(path, "not", "a string excluded by not/enum together with pattern, format or length bounds")
+		}
+		if ex.kind != jArray {
+			return nil, schemaErr(path, "bad internal string exclusion")
+		}
+		var names []string
+		for _, x := range ex.arr {
+			if x.kind != jString {
+				return nil, schemaErr(path, "bad internal string exclusion")
+			}
+			names = append(names, x.str)
+		}
+		return Seq(Lit(`"`), jsonEncodeExpr(notInSet(names)), Lit(`"`)), nil
 	}
 	lengthKw := "minLength"
 	if !hasMin {
@@ -274,6 +305,9 @@ func (c *schemaCompiler) arrayExpr(s *jsonValue, path string) (*Expr, error) {
 		maxN = -1
 	} else if maxN < minN {
 		return Never(), nil
+	}
+	if cs := s.get("contains"); cs != nil {
+		return c.containsExpr(s, cs, path, minN, maxN)
 	}
 	var prefix []*Expr
 	if p := s.get("prefixItems"); p != nil {
@@ -360,6 +394,120 @@ func (c *schemaCompiler) arrayExpr(s *jsonValue, path string) (*Expr, error) {
 	return Seq(Lit("["), ws, body, ws, Lit("]")), nil
 }
 
+// maxContainsCount bounds the minContains / maxContains counted (a rule
+// per count).
+const maxContainsCount = 1000
+
+// containsExpr returns the arrays of a schema with contains: elements of
+// items (any value when absent), of which between minContains (default 1)
+// and maxContains match contains. With maxContains the elements are
+// partitioned into items∧contains and items∧¬contains (negation) and
+// counted exactly; without it, at least minContains elements are
+// items∧contains and the rest any items (an ambiguous but exact grammar).
+func (c *schemaCompiler) containsExpr(s, cs *jsonValue, path string, minN, maxN int) (*Expr, error) {
+	minC, maxC, hasMax, err := containsCounts(s, path)
+	if err != nil {
+		return nil, err
+	}
+	if minC == 0 && !hasMax {
+		return c.arrayExpr(without(s, "contains", "minContains", "maxContains"), path)
+	}
+	if s.get("prefixItems") != nil {
+		return nil, unsupported(path, "contains", "together with prefixItems")
+	}
+	if maxN >= 0 {
+		return nil, unsupported(path, "contains", "together with maxItems")
+	}
+	if minN > minC {
+		return nil, unsupported(path, "contains", "together with minItems above minContains")
+	}
+	if hasMax && maxC < minC {
+		return Never(), nil
+	}
+	k := minC
+	if hasMax {
+		k = maxC
+	}
+	if k > maxContainsCount {
+		return nil, fmt.Errorf("grammar: minContains/maxContains %d at %q is above %d: %w", k, pathOrRoot(path), maxContainsCount, ErrTooLarge)
+	}
+	items := s.get("items")
+	if items == nil {
+		items = jBoolean(true)
+	}
+	asRule := func(e *Expr, name string) *Expr {
+		if e.IsNever() || e.Op == OpRef {
+			return e
+		}
+		i := c.newRule(name + path)
+		c.g.Rules[i].Body = e
+		return Ref(i)
+	}
+	in, err := c.compile(allOfValue(items, cs), childPath(path, "contains"))
+	if err != nil {
+		return nil, err
+	}
+	in = asRule(in, "contains")
+	var out *Expr
+	if hasMax {
+		ncs, err := c.negate(cs, childPath(path, "contains"), 1)
+		if err != nil {
+			var ue *UnsupportedError
+			if asUnsupported(err, &ue) {
+				return nil, unsupported(path, "maxContains", "the contains schema has no complement: "+ue.Reason)
+			}
+			return nil, err
+		}
+		out, err = c.compile(allOfValue(items, ncs), childPath(path, "contains"))
+		if err != nil {
+			return nil, err
+		}
+	} else {
+		out, err = c.compile(items, childPath(path, "items"))
+		if err != nil {
+			return nil, err
+		}
+	}
+	out = asRule(out, "item")
+	// after[j]: the rest of the array (each element after a separator)
+	// with j elements matching contains written (saturated at k without
+	// maxContains).
+	sep := c.sep()
+	after := make([]int, k+1)
+	for j := range after {
+		after[j] = c.newRule("contains" + path)
+	}
+	if err := c.checkRules(path); err != nil {
+		return nil, err
+	}
+	for j := 0; j <= k; j++ {
+		var ends []*Expr
+		if j >= minC {
+			ends = append(ends, Lit(""))
+		}
+		if j < k && !in.IsNever() {
+			ends = append(ends, Seq(sep, in, Ref(after[j+1])))
+		}
+		var outs *Expr = Lit("")
+		if !out.IsNever() {
+			outs = Star(Seq(sep, out))
+		}
+		c.g.Rules[after[j]].Body = Seq(outs, Alt(ends...))
+	}
+	var firsts []*Expr
+	if minC == 0 {
+		firsts = append(firsts, Lit(""))
+	}
+	if !out.IsNever() {
+		firsts = append(firsts, Seq(out, Ref(after[0])))
+	}
+	if k > 0 && !in.IsNever() {
+		firsts = append(firsts, Seq(in, Ref(after[min(1, k)])))
+	}
+	ws := c.ws()
+	return Seq(Lit("["), ws, Alt(firsts...), ws, Lit("]")), nil
+}
+
 // objectExpr returns the objects the schema's object keywords allow, with
 // properties in schema order (see schema.go).
 func (c *schemaCompiler) objectExpr(s *jsonValue, path string) (*Expr, error) {
@@ -405,7 +553,7 @@ func (c *schemaCompiler) objectExpr(s *jsonValue, path string) (*Expr, error) {
 		addl = mapVal
 	}
 	switch {
-	case addl == nil && c.opts.StrictProperties && s.get("properties") != nil:
+	case addl == nil && c.opts.StrictProperties && declaresProperties(s):
 		addlExpr = Never()
 	case addl == nil:
 		addlExpr = requiredExtra
@@ -634,4 +782,17 @@ func (c *schemaCompiler) mapKeys(s *jsonValue, path string) (key *Expr, val *jso
 		val = &jsonValue{kind: jBool, b: true}
 	}
 	return key, val, nil
+}
+
+// declaresProperties reports whether s's properties name a property an
+// object may have (properties: {a: false}, written by negation and
+// dependencies for "a absent", declares nothing: strict mode leaves such
+// an object open).
+func declaresProperties(s *jsonValue) bool {
+	for _, m := range s.get("properties").objMembers() {
+		if !isFalseSchema(m.val) {
+			return true
+		}
+	}
+	return false
 }
