@@ -165,6 +165,7 @@ var supportedKeywords = map[string]bool{
 	"dependentRequired": true, "dependentSchemas": true, "dependencies": true,
 	"contains": true, "minContains": true, "maxContains": true, // arrayExpr
 	kwTypes: true, kwNotIn: true, // schema_not.go
+	"unevaluatedProperties": true, "unevaluatedItems": true, // schema_uneval.go
 }
 
 func asUnsupported(err error, ue **UnsupportedError) bool { return errors.As(err, ue) }
@@ -432,7 +433,7 @@ func (c *schemaCompiler) compile(s *jsonValue, path string) (*Expr, error) {
 	if err := c.checkKeywords(s, path); err != nil {
 		return nil, err
 	}
-	if s.get("allOf") != nil || s.get("$ref") != nil && constraining(s, "$ref") || hasRewritten(s) {
+	if s.get("allOf") != nil || s.get("$ref") != nil && constraining(s, "$ref") || hasRewritten(s) || hasUneval(s) {
 		merged, err := c.flatten(s, path)
 		if err != nil {
 			return nil, err

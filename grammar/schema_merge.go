@@ -22,11 +22,21 @@ func (c *schemaCompiler) flatten(s *jsonValue, path string) (*jsonValue, error) 
 
 // expand returns s with its own allOf and $ref folded in (nil: unsatisfiable).
 func (c *schemaCompiler) expand(s *jsonValue, path string, depth int) (*jsonValue, error) {
-	if s.kind != jObject || s.get("allOf") == nil && s.get("$ref") == nil && !hasRewritten(s) {
-		return s, nil
-	}
 	if depth > maxSchemaDepth {
 		return nil, fmt.Errorf("grammar: allOf/$ref at %q expand deeper than %d: %w", pathOrRoot(path), maxSchemaDepth, ErrTooLarge)
+	}
+	if s.kind == jObject && hasUneval(s) {
+		if err := c.checkKeywords(s, path); err != nil {
+			return nil, err
+		}
+		r, err := c.rewriteUneval(s, path, depth+1)
+		if err != nil {
+			return nil, err
+		}
+		s = r
+	}
+	if s.kind != jObject || s.get("allOf") == nil && s.get("$ref") == nil && !hasRewritten(s) {
+		return s, nil
 	}
 	if err := c.checkKeywords(s, path); err != nil {
 		return nil, err
@@ -350,6 +360,14 @@ func sameJSON(a, b *jsonValue) bool {
 }
 
 func allOfValue(a, b *jsonValue) *jsonValue {
+	// true (or {}) beside a schema is that schema: keeping a $ref alone
+	// keeps it a rule reference (recursion compiles), not an inline copy.
+	if isTrueSchema(a) {
+		return b
+	}
+	if isTrueSchema(b) {
+		return a
+	}
 	return &jsonValue{kind: jObject, obj: []jsonMember{{"allOf", &jsonValue{kind: jArray, arr: []*jsonValue{a, b}}}}}
 }
 
@@ -584,4 +602,9 @@ func intersects(a, b map[string]bool) bool {
 		}
 	}
 	return false
+}
+
+// isTrueSchema reports whether s is true or the empty schema.
+func isTrueSchema(s *jsonValue) bool {
+	return s.kind == jBool && s.b || s.kind == jObject && len(s.obj) == 0
 }

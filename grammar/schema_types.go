@@ -511,11 +511,6 @@ func (c *schemaCompiler) containsExpr(s, cs *jsonValue, path string, minN, maxN 
 // objectExpr returns the objects the schema's object keywords allow, with
 // properties in schema order (see schema.go).
 func (c *schemaCompiler) objectExpr(s *jsonValue, path string) (*Expr, error) {
-	for _, kw := range []string{"dependentRequired", "dependentSchemas", "unevaluatedProperties"} {
-		if s.get(kw) != nil {
-			return nil, unsupported(path, kw, "")
-		}
-	}
 	// A map (no declared properties) may name its keys: propertyNames (a
 	// string schema) or one patternProperties entry with
 	// additionalProperties false give the keys' language and the values'
