@@ -73,6 +73,9 @@ func (c *schemaCompiler) merge(a, b *jsonValue, path string, depth int) (*jsonVa
 	if depth > maxSchemaDepth {
 		return nil, fmt.Errorf("grammar: allOf/$ref at %q expand deeper than %d: %w", pathOrRoot(path), maxSchemaDepth, ErrTooLarge)
 	}
+	if err := c.step(path); err != nil {
+		return nil, err
+	}
 	for _, x := range []*jsonValue{a, b} {
 		if x.kind != jBool && x.kind != jObject {
 			return nil, schemaErr(path, "a schema must be an object or a boolean, not %s", x.kind)

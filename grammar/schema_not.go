@@ -60,6 +60,9 @@ func (c *schemaCompiler) negate(s *jsonValue, path string, depth int) (*jsonValu
 	if depth > maxNegationDepth {
 		return nil, unsupported(path, "not", "negation nested too deep (a recursive reference under not)")
 	}
+	if err := c.step(path); err != nil {
+		return nil, err
+	}
 	switch s.kind {
 	case jBool:
 		return jBoolean(!s.b), nil

@@ -260,18 +260,19 @@ func programAccepts(p *Program, text string) bool {
 func TestSchemaFailsClosed(t *testing.T) {
 	cases := []struct{ schema, keyword string }{
 		{`{"type":"string","minLength":1,"pattern":"a"}`, "minLength"},
-		{`{"not":{"type":"string"}}`, "not"},
-		{`{"properties":{"a":{"if":{}}}}`, "if"},
+		{`{"not":{"type":"string","pattern":"a"}}`, "not"},
+		{`{"not":{"const":{"a":1}}}`, "not"},
+		{`{"properties":{"a":{"if":{"format":"date"},"then":{}}}}`, "if"},
 		{`{"patternProperties":{"^a":{"type":"string"}}}`, "patternProperties"},
-		{`{"if":{"type":"string"},"then":{"minLength":1}}`, "if"},
-		{`{"type":"array","contains":{"type":"string"},"minContains":2}`, "contains"},
-		{`{"type":"object","dependentRequired":{"a":["b"]}}`, "dependentRequired"},
+		{`{"type":"array","contains":{"type":"string"},"maxItems":3}`, "contains"},
+		{`{"type":"array","contains":{"type":"string","pattern":"a"},"maxContains":1}`, "maxContains"},
+		{`{"unevaluatedProperties":false,"patternProperties":{"^a":{}}}`, "unevaluatedProperties"},
 		{`{"items":[{"type":"string"}],"additionalItems":false}`, "additionalItems"},
 		{`{"uniqueItems":true}`, "uniqueItems"},
 		{`{"type":"string","format":"date","pattern":"a"}`, "format"},
 		{`{"pattern":"(?=a)"}`, "pattern"},
 		{`{"$ref":"http://example.com/s.json"}`, "$ref"},
-		{`{"oneOf":[{"type":"integer"},{"type":"number"}]}`, "oneOf"},
+		{`{"oneOf":[{"minimum":1},{"pattern":"a"}]}`, "oneOf"},
 		{`{"type":"integer","multipleOf":2}`, "multipleOf"},
 	}
 	for _, c := range cases {

@@ -118,6 +118,9 @@ func (c *schemaCompiler) unevalAlts(s *jsonValue, path string, depth int) ([]une
 	if depth > maxSchemaDepth {
 		return nil, fmt.Errorf("grammar: schema at %q nested deeper than %d: %w", pathOrRoot(path), maxSchemaDepth, ErrTooLarge)
 	}
+	if err := c.step(path); err != nil {
+		return nil, err
+	}
 	if s.kind == jBool {
 		return []unevalAlt{{{s: s, eval: true}}}, nil
 	}
