@@ -18,7 +18,7 @@ import (
 //	allOf (merged into one schema)                 $ref to "#..." JSON pointers ($defs, recursion)
 //	items, prefixItems, minItems, maxItems         uniqueItems: false
 //	propertyNames, patternProperties (maps: objects without declared properties)
-//	minProperties 0 or 1; maxProperties where it bounds nothing
+//	minProperties, maxProperties (members counted: countedObject)
 //	minLength, maxLength, pattern (regex subset)   format: date-time date time uuid email uri
 //	minimum, maximum, exclusiveMinimum, exclusiveMaximum (integers exactly; numbers
 //	without exponent when bounded)
@@ -373,15 +373,8 @@ func (c *schemaCompiler) checkKeywords(s *jsonValue, path string) error {
 			if m.val.b {
 				return unsupported(path, k, "")
 			}
-		case k == "minProperties":
-			// 0 and 1 are built exactly (objectExpr); counting further is not.
-			if n, err := nonNegInt(m.val, path, k); err != nil {
-				return err
-			} else if n > 1 {
-				return unsupported(path, k, "above 1")
-			}
-		case k == "maxProperties":
-			// Built only where it bounds nothing (objectExpr).
+		case k == "minProperties", k == "maxProperties":
+			// Counted by objectExpr.
 			if _, err := nonNegInt(m.val, path, k); err != nil {
 				return err
 			}

@@ -206,13 +206,24 @@ func TestSchemaPropertyCounts(t *testing.T) {
 	} {
 		checkSchemaTexts(t, c.schema, nil, c.yes, c.no)
 	}
-	for _, s := range []string{
-		`{"type":"object","minProperties":2}`,
-		`{"type":"object","maxProperties":1}`,
-		`{"type":"object","properties":{"a":{},"b":{}},"additionalProperties":false,"maxProperties":1}`,
+	// Counted members (countedObject).
+	for _, c := range []struct {
+		schema  string
+		yes, no []string
+	}{
+		{`{"type":"object","minProperties":2}`, []string{`{"x":1,"y":2}`, `{"x":1,"y":2,"z":3}`}, []string{`{}`, `{"x":1}`}},
+		{`{"type":"object","maxProperties":1}`, []string{`{}`, `{"x":1}`}, []string{`{"x":1,"y":2}`}},
+		{`{"type":"object","properties":{"a":{},"b":{}},"additionalProperties":false,"maxProperties":1}`,
+			[]string{`{}`, `{"a":1}`, `{"b":1}`}, []string{`{"a":1,"b":2}`}},
+		{`{"type":"object","properties":{"a":{},"b":{}},"required":["b"],"minProperties":2,"maxProperties":3}`,
+			[]string{`{"a":1,"b":2}`, `{"b":2,"c":3}`, `{"a":1,"b":2,"c":3}`}, []string{`{"b":2}`, `{"a":1,"b":2,"c":3,"d":4}`, `{"a":1}`}},
+		{`{"type":"object","maxProperties":0}`, []string{`{}`}, []string{`{"a":1}`}},
+		{`{"type":"object","minProperties":3,"maxProperties":2}`, nil, []string{`{}`, `{"a":1,"b":2,"c":3}`}},
 	} {
-		checkSchemaRefused(t, s)
+		checkSchemaTexts(t, c.schema, nil, c.yes, c.no)
 	}
+	// Counting past the rule budget is refused as too large.
+	checkSchemaRefused(t, `{"type":"object","properties":{"a":{},"b":{},"c":{},"d":{}},"maxProperties":9000}`)
 }
 
 // checkSchemaTexts compiles schema with opts and checks that its program

@@ -597,6 +597,26 @@ func (c *schemaCompiler) objectExpr(s *jsonValue, path string) (*Expr, error) {
 		c.g.Rules[i].Body = kv(key, addlExpr)
 		addlKV = Ref(i)
 	}
+	minP, _, err := c.countKeyword(s, "minProperties", path)
+	if err != nil {
+		return nil, err
+	}
+	maxP, hasMaxP, err := c.countKeyword(s, "maxProperties", path)
+	if err != nil {
+		return nil, err
+	}
+	if minP > 1 || hasMaxP && (addlKV != nil || maxP < len(props)) {
+		names := make([]*Expr, len(props))
+		vals := make([]*Expr, len(props))
+		req := make([]bool, len(props))
+		for j, p := range props {
+			names[j], vals[j], req[j] = Lit(string(appendJSONString(nil, p.name))), p.val, p.required
+		}
+		if !hasMaxP {
+			maxP = -1
+		}
+		return c.countedObject(names, vals, req, addlKV, minP, maxP, path)
+	}
 	// tail(j): members from property j on, after at least one member.
 	n := len(props)
 	var tailRules []int
@@ -629,17 +649,6 @@ func (c *schemaCompiler) objectExpr(s *jsonValue, path string) (*Expr, error) {
 			break
 		}
 	}
-	minP, _, err := c.countKeyword(s, "minProperties", path)
-	if err != nil {
-		return nil, err
-	}
-	if maxP, has, err := c.countKeyword(s, "maxProperties", path); err != nil {
-		return nil, err
-	} else if has && (addlKV != nil || maxP < len(props)) {
-		// Counting members is not built; a bound no object of the schema
-		// can pass (every property declared, no others) is no bound.
-		return nil, unsupported(path, "maxProperties", "below the members the object may have")
-	}
 	if allOptional {
 		if addlKV != nil {
 			firsts = append(firsts, Seq(addlKV, Star(Seq(c.sep(), addlKV))))
@@ -650,6 +659,99 @@ func (c *schemaCompiler) objectExpr(s *jsonValue, path string) (*Expr, error) {
 	}
 	if err := c.checkRules(path); err != nil {
 		return nil, err
+	}
+	return Seq(Lit("{"), ws, Alt(firsts...), ws, Lit("}")), nil
+}
+
+// maxCountedRules bounds the rules of an object whose members are counted
+// (declared properties + 1, times the counts tracked).
+const maxCountedRules = 2048
+
+// countedObject returns the objects of declared members (names[j]: vals[j],
+// in order, required where req[j]) followed by any number of additional
+// members addlKV (nil: none), with between minP and maxP members in all
+// (maxP < 0: no maximum). The grammar tracks the members written so far:
+// rule after[j][k] is the rest of the object from declared member j on,
+// with k members written (saturated at minP without a maximum).
+func (c *schemaCompiler) countedObject(names, vals []*Expr, req []bool, addlKV *Expr, minP, maxP int, path string) (*Expr, error) {
+	n := len(names)
+	top := maxP
+	if top < 0 {
+		top = minP
+	}
+	if (n+1)*(top+1) > maxCountedRules {
+		return nil, fmt.Errorf("grammar: counting %d members of the object at %q needs more than %d rules: %w", top, pathOrRoot(path), maxCountedRules, ErrTooLarge)
+	}
+	if maxP >= 0 && maxP < minP {
+		return Never(), nil
+	}
+	ws := c.ws()
+	sep := c.sep()
+	member := func(j int) *Expr { return Seq(names[j], ws, Lit(":"), ws, vals[j]) }
+	sat := func(k int) int {
+		if maxP < 0 && k > minP {
+			return minP
+		}
+		return k
+	}
+	after := make([][]int, n+1)
+	for j := range after {
+		after[j] = make([]int, top+1)
+		for k := range after[j] {
+			after[j][k] = c.newRule("counted" + path)
+		}
+	}
+	if err := c.checkRules(path); err != nil {
+		return nil, err
+	}
+	// The additional members after k written.
+	rest := func(k int) *Expr {
+		lo := max(0, minP-k)
+		hi := -1
+		if maxP >= 0 {
+			hi = maxP - k
+		}
+		if addlKV == nil {
+			if lo == 0 {
+				return Lit("")
+			}
+			return Never()
+		}
+		return Repeat(Seq(sep, addlKV), lo, hi)
+	}
+	for k := 0; k <= top; k++ {
+		c.g.Rules[after[n][k]].Body = rest(k)
+	}
+	for j := n - 1; j >= 0; j-- {
+		for k := 0; k <= top; k++ {
+			var alts []*Expr
+			if maxP < 0 || k < maxP {
+				alts = append(alts, Seq(sep, member(j), Ref(after[j+1][sat(k+1)])))
+			}
+			if !req[j] {
+				alts = append(alts, Ref(after[j+1][k]))
+			}
+			c.g.Rules[after[j][k]].Body = Alt(alts...)
+		}
+	}
+	// The first member is declared member j (those before it skipped), or
+	// an additional one when every declared member is optional.
+	var firsts []*Expr
+	allOptional := true
+	if maxP != 0 {
+		for j := range n {
+			firsts = append(firsts, Seq(member(j), Ref(after[j+1][sat(1)])))
+			if req[j] {
+				allOptional = false
+				break
+			}
+		}
+		if allOptional && addlKV != nil {
+			firsts = append(firsts, Seq(addlKV, rest(1)))
+		}
+	}
+	if allOptional && minP == 0 {
+		firsts = append(firsts, Lit(""))
 	}
 	return Seq(Lit("{"), ws, Alt(firsts...), ws, Lit("}")), nil
 }
