@@ -166,6 +166,7 @@ var supportedKeywords = map[string]bool{
 	"contains": true, "minContains": true, "maxContains": true, // arrayExpr
 	kwTypes: true, kwNotIn: true, // schema_not.go
 	"unevaluatedProperties": true, "unevaluatedItems": true, // schema_uneval.go
+	"multipleOf": true, // numberExpr: 1, 10^-n, 1/m on integers
 }
 
 func asUnsupported(err error, ue **UnsupportedError) bool { return errors.As(err, ue) }

@@ -179,6 +179,8 @@ func TestSchemaMaps(t *testing.T) {
 		{`{"type":"object","patternProperties":{"^x-[a-z]+$":{"type":"boolean"}},"additionalProperties":false}`,
 			[]string{`{}`, `{"x-a":true,"x-bc":false}`}, []string{`{"y-a":true}`, `{"x-a":1}`, `{"x-":true}`}},
 		{`{"type":"object","propertyNames":false}`, []string{`{}`}, []string{`{"a":1}`}},
+		{`{"type":"object","propertyNames":{"enum":["a","b",3]}}`, []string{`{}`, `{"a":1,"b":2}`}, []string{`{"c":1}`, `{"3":1}`}},
+		{`{"type":"object","propertyNames":{"not":{"const":"x"}}}`, []string{`{"ab":1}`}, []string{`{"x":1}`}},
 	} {
 		checkSchemaTexts(t, c.schema, nil, c.yes, c.no)
 	}
@@ -186,7 +188,6 @@ func TestSchemaMaps(t *testing.T) {
 		`{"properties":{"a":{}},"propertyNames":{"pattern":"^a"}}`,             // declared properties
 		`{"patternProperties":{"^a":{},"^b":{}},"additionalProperties":false}`, // two patterns
 		`{"patternProperties":{"^a":{"type":"integer"}}}`,                      // other keys: the complement
-		`{"propertyNames":{"enum":["a","b"]}}`,                                 // not a string keyword
 	} {
 		checkSchemaRefused(t, s)
 	}
@@ -285,6 +286,7 @@ func TestSchemaFailsClosed(t *testing.T) {
 		{`{"$ref":"http://example.com/s.json"}`, "$ref"},
 		{`{"oneOf":[{"minimum":1},{"pattern":"a"}]}`, "oneOf"},
 		{`{"type":"integer","multipleOf":2}`, "multipleOf"},
+		{`{"type":"number","multipleOf":0.01,"maximum":5}`, "multipleOf"},
 	}
 	for _, c := range cases {
 		_, err := CompileJSONSchema([]byte(c.schema), nil)

@@ -111,8 +111,30 @@ func (c *schemaCompiler) numberExpr(s *jsonValue, path string, intOnly bool) (*E
 			}
 		}
 	}
-	if s.get("multipleOf") != nil {
-		return nil, unsupported(path, "multipleOf", "")
+	if mv := s.get("multipleOf"); mv != nil {
+		r, err := numBound(s, "multipleOf", path)
+		if err != nil {
+			return nil, err
+		}
+		if r.Sign() <= 0 {
+			return nil, schemaErr(path, "multipleOf must be greater than 0")
+		}
+		// Built: 1/m (every integer is a multiple: on integers no
+		// constraint), 1 (integers), and 10^-d on unbounded numbers
+		// (plain decimals with at most d fraction digits). A modulus of
+		// the digits (multipleOf 2, 1.5) is not built.
+		inv := new(big.Rat).Inv(r)
+		d, pow10 := decimalPlaces(r)
+		switch {
+		case intOnly && inv.IsInt():
+		case r.Cmp(big.NewRat(1, 1)) == 0:
+			intOnly = true
+		case pow10 && lo == nil && hi == nil:
+			return Seq(Opt(Lit("-")), Alt(Lit("0"), Seq(digitRange('1', '9'), Star(digit))),
+				Opt(Seq(Lit("."), Repeat(digit, 1, d)))), nil
+		default:
+			return nil, unsupported(path, "multipleOf", "only 1, 10^-n (on unbounded numbers) and divisors of 1 on integers are built")
+		}
 	}
 	if intOnly {
 		if lo == nil && hi == nil {
@@ -151,6 +173,25 @@ func (c *schemaCompiler) fractionExpr(s *jsonValue, path string) (*Expr, error) 
 	}
 	return Seq(Opt(Lit("-")), Alt(Lit("0"), Seq(digitRange('1', '9'), Star(digit))), Lit("."),
 		Star(digit), digitRange('1', '9'), Star(digit)), nil
+}
+
+// decimalPlaces reports whether r is 10^-d for some d ≥ 1 (and d).
+func decimalPlaces(r *big.Rat) (int, bool) {
+	if r.Num().Cmp(big.NewInt(1)) != 0 {
+		return 0, false
+	}
+	den := new(big.Int).Set(r.Denom())
+	d := 0
+	ten := big.NewInt(10)
+	for den.Cmp(big.NewInt(1)) > 0 {
+		q, m := new(big.Int).DivMod(den, ten, new(big.Int))
+		if m.Sign() != 0 {
+			return 0, false
+		}
+		den = q
+		d++
+	}
+	return d, d >= 1 && d <= maxNumberExponent
 }
 
 func floorRat(r *big.Rat) *big.Int {
@@ -862,16 +903,9 @@ func (c *schemaCompiler) mapKeys(s *jsonValue, path string) (key *Expr, val *jso
 	if keySchema.kind != jObject {
 		return nil, nil, schemaErr(path, "%s must be a schema", kw)
 	}
-	// Keys are strings: only the string keywords may constrain them.
-	for _, m := range keySchema.obj {
-		switch {
-		case ignoredKeyword(keySchema, m.key), m.key == "pattern", m.key == "minLength", m.key == "maxLength", m.key == "format":
-		case m.key == "type" && m.val.kind == jString && m.val.str == "string":
-		default:
-			return nil, nil, unsupported(childPath(path, kw), m.key, "in a schema of property names")
-		}
-	}
-	key, err = c.stringExpr(keySchema, childPath(path, kw))
+	// Keys are strings: the key schema's strings (quoted, in the
+	// canonical encoding keys share with string values) are the keys.
+	key, err = c.compile(allOfValue(keySchema, jObj(jsonMember{"type", jStr("string")})), childPath(path, kw))
 	if err != nil {
 		return nil, nil, err
 	}
