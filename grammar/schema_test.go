@@ -152,6 +152,9 @@ func TestSchemaPatternWithLength(t *testing.T) {
 		{`{"type":"string","pattern":"[\\S\\s]*","minLength":0,"maxLength":2}`, nil, []string{`""`, `"a "`}, []string{`"abc"`}},
 		{`{"type":"string","pattern":"^a*","minLength":2}`, nil, []string{`"bb"`, `"aab"`}, []string{`"b"`}},
 		{`{"type":"string","maxLength":1048576}`, &SchemaOptions{MaxOutputBytes: 4096}, []string{`"abc"`, `""`}, []string{`1`}},
+		// Bounds every match of the pattern meets.
+		{`{"type":"string","pattern":"^[a-z]{3}-([0-9]{2}|x)$","minLength":5,"maxLength":6}`, nil, []string{`"abc-12"`, `"abc-x"`}, []string{`"abc-1"`}},
+		{`{"type":"string","pattern":".*\\S.*","minLength":1}`, nil, []string{`"a"`, `" b "`}, []string{`""`, `"  "`}},
 		{`{"type":"array","items":{"type":"integer"},"maxItems":1048576}`, &SchemaOptions{MaxOutputBytes: 4096}, []string{`[1,2,3]`, `[]`}, []string{`["a"]`}},
 	} {
 		checkSchemaTexts(t, c.schema, c.opts, c.yes, c.no)
@@ -179,15 +182,22 @@ func TestSchemaMaps(t *testing.T) {
 		{`{"type":"object","patternProperties":{"^x-[a-z]+$":{"type":"boolean"}},"additionalProperties":false}`,
 			[]string{`{}`, `{"x-a":true,"x-bc":false}`}, []string{`{"y-a":true}`, `{"x-a":1}`, `{"x-":true}`}},
 		{`{"type":"object","propertyNames":false}`, []string{`{}`}, []string{`{"a":1}`}},
+		// A pattern beside declared properties none of which it matches.
+		{`{"type":"object","properties":{"name":{"type":"string"}},"required":["name"],"patternProperties":{"^x-":{"type":"integer"}},"additionalProperties":false}`,
+			[]string{`{"name":"a"}`, `{"name":"a","x-b":1}`}, []string{`{"name":"a","x-b":"s"}`, `{"name":"a","y":1}`, `{"x-b":1}`, `{"name":"a","name":"b"}`}},
+		// Patterns whose schemas are all true, nothing said of other keys: no constraint.
+		{`{"type":"object","properties":{"a":{"type":"integer"}},"patternProperties":{"^x-":{}}}`, []string{`{"a":1,"x-q":[2]}`, `{"b":1}`}, []string{`{"a":"s"}`}},
 		{`{"type":"object","propertyNames":{"enum":["a","b",3]}}`, []string{`{}`, `{"a":1,"b":2}`}, []string{`{"c":1}`, `{"3":1}`}},
 		{`{"type":"object","propertyNames":{"not":{"const":"x"}}}`, []string{`{"ab":1}`}, []string{`{"x":1}`}},
 	} {
 		checkSchemaTexts(t, c.schema, nil, c.yes, c.no)
 	}
 	for _, s := range []string{
-		`{"properties":{"a":{}},"propertyNames":{"pattern":"^a"}}`,             // declared properties
-		`{"patternProperties":{"^a":{},"^b":{}},"additionalProperties":false}`, // two patterns
-		`{"patternProperties":{"^a":{"type":"integer"}}}`,                      // other keys: the complement
+		`{"properties":{"a":{}},"propertyNames":{"pattern":"^a"}}`,                            // declared properties
+		`{"patternProperties":{"^a":{},"^b":{}},"additionalProperties":false}`,                // two patterns
+		`{"patternProperties":{"^a":{"type":"integer"}}}`,                                     // other keys: the complement
+		`{"properties":{"ab":{}},"patternProperties":{"^a":{}},"additionalProperties":false}`, // a declared name the pattern matches
+		`{"required":["ab"],"patternProperties":{"^a":{}},"additionalProperties":false}`,      // a required name the pattern matches
 	} {
 		checkSchemaRefused(t, s)
 	}
@@ -271,7 +281,7 @@ func programAccepts(p *Program, text string) bool {
 
 func TestSchemaFailsClosed(t *testing.T) {
 	cases := []struct{ schema, keyword string }{
-		{`{"type":"string","minLength":1,"pattern":"a"}`, "minLength"},
+		{`{"type":"string","minLength":2,"pattern":"a"}`, "minLength"},
 		{`{"not":{"type":"string","pattern":"a"}}`, "not"},
 		{`{"not":{"const":{"a":1}}}`, "not"},
 		{`{"properties":{"a":{"if":{"format":"date"},"then":{}}}}`, "if"},

@@ -293,6 +293,11 @@ func (c *schemaCompiler) stringExpr(s *jsonValue, path string) (*Expr, error) {
 		if err != nil {
 			return nil, unsupported(path, "pattern", err.Error())
 		}
+		if lengthBounded && patternImpliesLength(branches, minL, hasMin, maxL, hasMax) {
+			// Every string the pattern matches has a length within the
+			// bounds: they constrain nothing more.
+			return c.stringExpr(without(s, "minLength", "maxLength"), path)
+		}
 		if lengthBounded {
 			e, ok := patternWithLength(branches, minL, hasMin, maxL, hasMax)
 			if !ok {
@@ -613,8 +618,27 @@ func (c *schemaCompiler) objectExpr(s *jsonValue, path string) (*Expr, error) {
 				continue
 			}
 			// Required but not declared: it is an additional property.
+			val := requiredExtra
+			if pp := s.get("patternProperties"); mapKey != nil && pp != nil && len(pp.objMembers()) == 1 {
+				// Beside a pattern and additionalProperties false: a name
+				// the pattern does not match can have no value (the
+				// object is impossible); one it matches would also be
+				// an additional key (the pattern's language minus the
+				// name is not built).
+				ok, err := c.patternMatches(pp.obj[0].key, x.str, path)
+				if err != nil {
+					return nil, err
+				}
+				if ok {
+					return nil, unsupported(path, "patternProperties", fmt.Sprintf("a pattern that matches the required property %q", x.str))
+				}
+				val = Never()
+			} else if mapKey != nil {
+				// propertyNames on a map: refused with required above.
+				return nil, unsupported(path, "propertyNames", "together with required properties")
+			}
 			index[x.str] = len(props)
-			props = append(props, prop{name: x.str, val: requiredExtra, required: true})
+			props = append(props, prop{name: x.str, val: val, required: true})
 		}
 	}
 	ws := c.ws()
@@ -837,6 +861,83 @@ func patternWithLength(branches []regexBranch, minL int, hasMin bool, maxL int, 
 	return Repeat(body, lo, hi), true
 }
 
+// patternImpliesLength reports whether every string a pattern matches has
+// a length (in characters) within the bounds.
+func patternImpliesLength(branches []regexBranch, minL int, hasMin bool, maxL int, hasMax bool) bool {
+	for _, br := range branches {
+		lo, hi := exprLengths(br.body)
+		if !br.startAnchor || !br.endAnchor {
+			hi = -1 // a search: any text around the match
+		}
+		if hasMin && lo < minL || hasMax && (hi < 0 || hi > maxL) {
+			return false
+		}
+	}
+	return true
+}
+
+// exprLengths returns the fewest and most characters a regex expression
+// (no rule references) derives; most is -1 when unbounded.
+func exprLengths(e *Expr) (lo, hi int) {
+	const big = 1 << 30
+	clamp := func(n int) int { return min(n, big) }
+	switch e.Op {
+	case OpLit:
+		n := len([]rune(e.Lit))
+		return n, n
+	case OpClass:
+		return 1, 1
+	case OpSeq:
+		for _, x := range e.Subs {
+			a, b := exprLengths(x)
+			lo = clamp(lo + a)
+			if hi >= 0 {
+				if b < 0 {
+					hi = -1
+				} else {
+					hi = clamp(hi + b)
+				}
+			}
+		}
+		return lo, hi
+	case OpAlt:
+		if len(e.Subs) == 0 {
+			return big, 0 // matches nothing: any bound holds
+		}
+		lo = big
+		for _, x := range e.Subs {
+			a, b := exprLengths(x)
+			lo = min(lo, a)
+			if hi >= 0 {
+				if b < 0 {
+					hi = -1
+				} else {
+					hi = max(hi, b)
+				}
+			}
+		}
+		return lo, hi
+	case OpRepeat:
+		a, b := exprLengths(e.Subs[0])
+		lo = clamp(a * e.Min)
+		switch {
+		case e.Max < 0 && b != 0:
+			hi = -1
+		case e.Max < 0:
+			hi = 0
+		case b < 0:
+			hi = -1
+			if e.Max == 0 {
+				hi = 0
+			}
+		default:
+			hi = clamp(b * e.Max)
+		}
+		return lo, hi
+	}
+	return 0, -1 // not produced by patterns: claim nothing
+}
+
 // exprNullable reports whether e derives the empty string (e holds no
 // rule references: a regex's expression).
 func exprNullable(e *Expr) bool {
@@ -875,7 +976,20 @@ func (c *schemaCompiler) mapKeys(s *jsonValue, path string) (key *Expr, val *jso
 	if pn == nil {
 		kw = "patternProperties"
 	}
-	if (s.get("properties") != nil && len(s.get("properties").obj) > 0) || (s.get("required") != nil && len(s.get("required").arr) > 0) {
+	addl := s.get("additionalProperties")
+	if pn == nil && addl == nil && !(c.opts.StrictProperties && declaresProperties(s)) {
+		// patternProperties whose schemas are all true, with nothing else
+		// for other keys: every key is allowed with any value.
+		allTrue := pp.kind == jObject
+		for _, m := range pp.objMembers() {
+			allTrue = allTrue && isTrueSchema(m.val)
+		}
+		if allTrue {
+			return nil, nil, nil
+		}
+	}
+	declared := (s.get("properties") != nil && len(s.get("properties").obj) > 0) || (s.get("required") != nil && len(s.get("required").arr) > 0)
+	if declared && pn != nil {
 		return nil, nil, unsupported(path, kw, "together with declared or required properties")
 	}
 	if pn != nil && pp != nil {
@@ -887,9 +1001,21 @@ func (c *schemaCompiler) mapKeys(s *jsonValue, path string) (key *Expr, val *jso
 		if pp.kind != jObject {
 			return nil, nil, schemaErr(path, "patternProperties must be an object")
 		}
-		addl := s.get("additionalProperties")
-		if len(pp.obj) != 1 || addl == nil || addl.kind != jBool || addl.b {
+		closed := addl != nil && addl.kind == jBool && !addl.b || addl == nil && c.opts.StrictProperties && declaresProperties(s)
+		if len(pp.obj) != 1 || !closed {
 			return nil, nil, unsupported(path, kw, "only one pattern, with additionalProperties false")
+		}
+		if declared {
+			// Declared names: exact only when none matches the pattern
+			// (then the pattern's keys are never declared ones and a
+			// declared property's value answers to properties alone).
+			for _, m := range s.get("properties").objMembers() {
+				if ok, err := c.patternMatches(pp.obj[0].key, m.key, path); err != nil {
+					return nil, nil, err
+				} else if ok {
+					return nil, nil, unsupported(path, kw, fmt.Sprintf("a pattern that matches the declared property %q", m.key))
+				}
+			}
 		}
 		keySchema = &jsonValue{kind: jObject, obj: []jsonMember{{"pattern", &jsonValue{kind: jString, str: pp.obj[0].key}}}}
 		val = pp.obj[0].val
@@ -926,4 +1052,22 @@ func declaresProperties(s *jsonValue) bool {
 		}
 	}
 	return false
+}
+
+// patternMatches reports whether string name matches ECMA-262 pattern pat
+// (a search, as JSON Schema's patterns are), by the grammar kiln builds
+// for it.
+func (c *schemaCompiler) patternMatches(pat, name, path string) (bool, error) {
+	sub := newSchemaCompiler(c.doc, c.opts)
+	sub.steps = c.steps
+	g, err := sub.compileRoot(jObj(jsonMember{"type", jStr("string")}, jsonMember{"pattern", jStr(pat)}), childPath(path, "patternProperties"))
+	if err != nil {
+		return false, err
+	}
+	p, err := Compile(g)
+	if err != nil {
+		return false, err
+	}
+	_, ok := acceptedText(p, jStr(name), 1)
+	return ok, nil
 }
