@@ -164,7 +164,7 @@ var supportedKeywords = map[string]bool{
 	"not": true, "if": true, "then": true, "else": true, // schema_rewrite.go
 	"dependentRequired": true, "dependentSchemas": true, "dependencies": true,
 	"contains": true, "minContains": true, "maxContains": true, // arrayExpr
-	kwTypes: true, kwNotIn: true, // schema_not.go
+	kwTypes: true, kwNotIn: true, kwPatterns: true, kwNotPatterns: true, // schema_not.go
 	"unevaluatedProperties": true, "unevaluatedItems": true, // schema_uneval.go
 	"multipleOf": true, // numberExpr: 1, 10^-n, 1/m on integers
 }

@@ -31,6 +31,10 @@ const (
 	kwTypes = "\x00types"
 	// kwNotIn holds an array of strings a string instance must differ from.
 	kwNotIn = "\x00notIn"
+	// kwPatterns holds more patterns a string must match (allOf of
+	// different patterns), kwNotPatterns patterns it must not match.
+	kwPatterns    = "\x00patterns"
+	kwNotPatterns = "\x00notPatterns"
 )
 
 // maxNegationDepth bounds how deep negation recurses into subschemas (a

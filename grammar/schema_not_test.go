@@ -73,6 +73,10 @@ func TestSchemaHostileRefusedQuickly(t *testing.T) {
 		`{"oneOf":[` + strings.Repeat(alt+",", 7) + alt + `]}`,
 		`{"dependentSchemas":{"a":` + alt + `,"b":` + alt + `,"c":` + alt + `,"d":` + alt + `,"e":` + alt + `,"f":` + alt + `}}`,
 		nest(`{"unevaluatedProperties":false,"anyOf":[{"properties":{"a":{}}},{"properties":{"b":{}}},{"properties":{"c":{}}},`, `]}`, 6, `{}`),
+		// Patterns whose automata explode (2^19 subsets; 900 × 900 states).
+		`{"type":"string","pattern":"^(a|b)*a(a|b){18}$","maxLength":40}`,
+		`{"type":"string","pattern":"^[a-z]{1,900}x{1,900}y$","minLength":3,"maxLength":3000}`,
+		`{"allOf":[{"pattern":"^(a|b)*a(a|b){9}$"},{"pattern":"^(a|b)*b(a|b){9}$"},{"pattern":"^(a|c)*c(a|c){9}$"}]}`,
 	} {
 		start := time.Now()
 		g, err := CompileJSONSchema([]byte(s), nil)
@@ -83,6 +87,7 @@ func TestSchemaHostileRefusedQuickly(t *testing.T) {
 		if err != nil && !errors.As(err, &ue) && !errors.Is(err, ErrTooLarge) {
 			t.Errorf("%.60s: %v, want nil, unsupported or too large", s, err)
 		}
+		t.Logf("%v: %.70s: %v", time.Since(start), s, err)
 		if d := time.Since(start); d > 2*time.Second {
 			t.Errorf("%.60s: took %v", s, d)
 		}

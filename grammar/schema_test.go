@@ -2,6 +2,7 @@ package grammar
 
 import (
 	"errors"
+	"strings"
 	"testing"
 )
 
@@ -155,13 +156,16 @@ func TestSchemaPatternWithLength(t *testing.T) {
 		// Bounds every match of the pattern meets.
 		{`{"type":"string","pattern":"^[a-z]{3}-([0-9]{2}|x)$","minLength":5,"maxLength":6}`, nil, []string{`"abc-12"`, `"abc-x"`}, []string{`"abc-1"`}},
 		{`{"type":"string","pattern":".*\\S.*","minLength":1}`, nil, []string{`"a"`, `" b "`}, []string{`""`, `"  "`}},
+		// Any pattern with length bounds: the automata intersected.
+		{`{"type":"string","pattern":".*\\S.*","minLength":1,"maxLength":128}`, nil, []string{`"a"`, `"  b"`}, []string{`"  "`, `"` + strings.Repeat("a", 129) + `"`}},
+		{`{"type":"string","pattern":"^(ab)+$","maxLength":9}`, nil, []string{`"ab"`, `"abababab"`}, []string{`"ababababab"`, `"aba"`}},
+		{`{"type":"string","pattern":"[\\w+=,.@-]+","minLength":3,"maxLength":5}`, nil, []string{`"a  "`, `"  @  "`}, []string{`"   "`, `"ab"`, `"abcdef"`}},
+		{`{"type":"string","pattern":"^([A-Za-z]_?)+$","minLength":2,"maxLength":4}`, nil, []string{`"ab"`, `"a_b_"`}, []string{`"a"`, `"a__b"`, `"abcde"`}},
 		{`{"type":"array","items":{"type":"integer"},"maxItems":1048576}`, &SchemaOptions{MaxOutputBytes: 4096}, []string{`[1,2,3]`, `[]`}, []string{`["a"]`}},
 	} {
 		checkSchemaTexts(t, c.schema, c.opts, c.yes, c.no)
 	}
 	for _, s := range []string{
-		`{"type":"string","pattern":".*\\S.*","minLength":1,"maxLength":128}`, // contains a non-space: not a repeated class
-		`{"type":"string","pattern":"^(ab)+$","maxLength":9}`,
 		`{"type":"string","maxLength":1048576}`, // no MaxOutputBytes: too large
 	} {
 		checkSchemaRefused(t, s)
@@ -281,7 +285,7 @@ func programAccepts(p *Program, text string) bool {
 
 func TestSchemaFailsClosed(t *testing.T) {
 	cases := []struct{ schema, keyword string }{
-		{`{"type":"string","minLength":2,"pattern":"a"}`, "minLength"},
+		{`{"type":"string","minLength":2,"pattern":"^(ab)+$","maxLength":5000}`, "minLength"}, // more automaton states than maxDFAStates
 		{`{"not":{"type":"string","pattern":"a"}}`, "not"},
 		{`{"not":{"const":{"a":1}}}`, "not"},
 		{`{"properties":{"a":{"if":{"format":"date"},"then":{}}}}`, "if"},

@@ -1,6 +1,7 @@
 package grammar
 
 import (
+	"errors"
 	"fmt"
 	"math/big"
 	"strconv"
@@ -246,10 +247,18 @@ func (c *schemaCompiler) stringExpr(s *jsonValue, path string) (*Expr, error) {
 	if fmtv != nil && fmtv.kind == jString && formatGrammar(fmtv.str) == nil {
 		fmtv = nil // a format kiln does not know: an annotation
 	}
+	lengthBounded := (hasMin && minL > 0) || hasMax
+	automaton := s.get(kwPatterns) != nil || s.get(kwNotPatterns) != nil || s.get(kwNotIn) != nil && (pat != nil || lengthBounded)
+	if automaton {
+		if fmtv != nil {
+			return nil, unsupported(path, "format", "format together with other string constraints")
+		}
+		return c.stringByAutomaton(s, path, minL, hasMin, maxL, hasMax)
+	}
 	if ex := s.get(kwNotIn); ex != nil {
-		// Strings outside a set (a negated enum): alone only.
-		if pat != nil || fmtv != nil || (hasMin && minL > 0) || hasMax {
-			return nil, unsupported(path, "not", "a string excluded by not/enum together with pattern, format or length bounds")
+		// Strings outside a set (a negated enum), with no other constraint.
+		if fmtv != nil {
+			return nil, unsupported(path, "not", "a string excluded by not/enum together with format")
 		}
 		if ex.kind != jArray {
 			return nil, schemaErr(path, "bad internal string exclusion")
@@ -267,7 +276,6 @@ func (c *schemaCompiler) stringExpr(s *jsonValue, path string) (*Expr, error) {
 	if !hasMin {
 		lengthKw = "maxLength"
 	}
-	lengthBounded := (hasMin && minL > 0) || hasMax
 	if pat != nil || fmtv != nil {
 		if fmtv != nil && lengthBounded {
 			return nil, unsupported(path, lengthKw, "length bounds together with format")
@@ -301,7 +309,8 @@ func (c *schemaCompiler) stringExpr(s *jsonValue, path string) (*Expr, error) {
 		if lengthBounded {
 			e, ok := patternWithLength(branches, minL, hasMin, maxL, hasMax)
 			if !ok {
-				return nil, unsupported(path, lengthKw, "length bounds together with pattern")
+				// The pattern's automaton intersected with the lengths.
+				return c.stringByAutomaton(s, path, minL, hasMin, maxL, hasMax)
 			}
 			if e == nil { // the pattern matches every string: only the bounds remain
 				return c.stringExpr(without(s, "pattern"), path)
@@ -726,6 +735,115 @@ func (c *schemaCompiler) objectExpr(s *jsonValue, path string) (*Expr, error) {
 		return nil, err
 	}
 	return Seq(Lit("{"), ws, Alt(firsts...), ws, Lit("}")), nil
+}
+
+// stringByAutomaton returns the strings of a schema's pattern, the
+// patterns allOf merged (kwPatterns), the complements of negated patterns
+// (kwNotPatterns), outside kwNotIn and within the length bounds, as one
+// pattern expression: the intersection of their automata (regexdfa.go).
+func (c *schemaCompiler) stringByAutomaton(s *jsonValue, path string, minL int, hasMin bool, maxL int, hasMax bool) (*Expr, error) {
+	var d *dfa
+	and := func(x *dfa) error {
+		if d == nil {
+			d = x
+			return nil
+		}
+		var err error
+		d, err = intersect(d, x)
+		return err
+	}
+	refuse := func(kw string, err error) error {
+		if errors.Is(err, errDFATooLarge) {
+			return unsupported(path, kw, "string constraints whose intersection needs too large an automaton")
+		}
+		return err
+	}
+	strs := func(kw string) ([]string, error) {
+		v := s.get(kw)
+		if v == nil {
+			return nil, nil
+		}
+		if v.kind == jString && kw == "pattern" {
+			return []string{v.str}, nil
+		}
+		if v.kind != jArray {
+			return nil, schemaErr(path, "%s must be a string", kw)
+		}
+		var out []string
+		for _, x := range v.arr {
+			if x.kind != jString {
+				return nil, schemaErr(path, "bad internal string list")
+			}
+			out = append(out, x.str)
+		}
+		return out, nil
+	}
+	for _, kw := range []string{"pattern", kwPatterns, kwNotPatterns} {
+		pats, err := strs(kw)
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range pats {
+			branches, err := parseRegex(p)
+			if err != nil {
+				return nil, unsupported(path, "pattern", err.Error())
+			}
+			pd, err := patternDFA(branches)
+			if err != nil {
+				return nil, refuse("pattern", err)
+			}
+			pd = pd.minimize()
+			if kw == kwNotPatterns {
+				pd = pd.complement()
+			}
+			if err := and(pd); err != nil {
+				return nil, refuse("pattern", err)
+			}
+		}
+	}
+	names, err := strs(kwNotIn)
+	if err != nil {
+		return nil, err
+	}
+	if names != nil {
+		if err := and(finiteDFA(names).complement()); err != nil {
+			return nil, refuse("not", err)
+		}
+	}
+	if (hasMin && minL > 0) || hasMax {
+		hi := -1
+		if hasMax {
+			hi = maxL
+		}
+		kw := "maxLength"
+		if hasMin && minL > 0 {
+			kw = "minLength"
+		}
+		ld, err := lengthDFA(minL, hi)
+		if err != nil {
+			return nil, refuse(kw, err)
+		}
+		if err := and(ld); err != nil {
+			return nil, refuse(kw, err)
+		}
+	}
+	if d == nil {
+		return c.anyString(), nil
+	}
+	m := d.minimize()
+	if m.isEmpty() {
+		return Never(), nil
+	}
+	if len(m.edges) <= maxDFAExprStates {
+		if e, err := m.toExprLimit(maxDFAExprNodesSmall); err == nil {
+			return Seq(Lit(`"`), jsonEncodeExpr(e), Lit(`"`)), nil
+		} else if !errors.Is(err, errDFATooLarge) {
+			return nil, err
+		}
+	}
+	// Small as an automaton, large as an expression (a length counted
+	// through a pattern): the automaton itself.
+	return Seq(Lit(`"`), &Expr{Op: OpJSONChars, Auto: m}, Lit(`"`)), nil
 }
 
 // maxCountedRules bounds the rules of an object whose members are counted

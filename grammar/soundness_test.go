@@ -98,6 +98,8 @@ var handSchemas = []string{
 	// Annotation-heavy (OpenAPI / Kubernetes extensions), contains with
 	// maxContains, overlapping oneOf, unevaluatedProperties.
 	`{"title":"T","description":"d","x-kubernetes-preserve-unknown-fields":false,"type":"object","properties":{"tags":{"type":"array","items":{"type":"integer","minimum":0,"maximum":9,"example":3},"contains":{"const":7},"minContains":1,"maxContains":2,"readOnly":true},"v":{"oneOf":[{"type":"integer","maximum":5},{"type":"integer","minimum":3,"maximum":12}]}},"required":["tags","v"],"additionalProperties":false}`,
+	// Patterns with length bounds (automata intersected; OpJSONChars).
+	`{"type":"object","properties":{"id":{"type":"string","pattern":"[\\w+=,.@-]+","minLength":3,"maxLength":12},"name":{"type":"string","pattern":"^([A-Za-z]_?)+$","minLength":2,"maxLength":10},"note":{"type":"string","pattern":".*\\S.*","minLength":1,"maxLength":40}},"required":["id","name","note"],"additionalProperties":false}`,
 	`{"type":"object","properties":{"id":{"type":"integer"}},"required":["id"],"anyOf":[{"properties":{"a":{"type":"string","maxLength":4}},"required":["a"]},{"properties":{"b":{"type":"boolean"}},"required":["b"]}],"unevaluatedProperties":false}`,
 }
 
