@@ -173,7 +173,25 @@ func (c *schemaCompiler) merge(a, b *jsonValue, path string, depth int) (*jsonVa
 			// Below, together.
 		case "items", "prefixItems":
 			// Below, together.
-		case "pattern", "format":
+		case "pattern":
+			// Both must match: the other joins kwPatterns (their automata
+			// are intersected, stringByAutomaton).
+			if !sameJSON(va, vb) {
+				if vb.kind != jString {
+					return nil, schemaErr(path, "pattern must be a string")
+				}
+				more := jArr(vb)
+				if x := out.get(kwPatterns); x != nil {
+					more.arr = append(slices.Clone(x.arr), vb)
+				}
+				set(kwPatterns, more)
+			}
+		case kwPatterns, kwNotPatterns:
+			if va.kind != jArray || vb.kind != jArray {
+				return nil, schemaErr(path, "bad internal pattern list")
+			}
+			set(k, jArr(append(slices.Clone(out.get(k).arr), vb.arr...)...))
+		case "format":
 			ta, _ := canonicalText(va, true)
 			tb, _ := canonicalText(vb, true)
 			if ta != tb {

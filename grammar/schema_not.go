@@ -100,7 +100,7 @@ func (c *schemaCompiler) negate(s *jsonValue, path string, depth int) (*jsonValu
 	}
 	for _, m := range x.obj {
 		k, v := m.key, m.val
-		if k != kwTypes && k != kwNotIn && (ignoredKeyword(x, k) || k == "$id") {
+		if !internalKeyword(k) && (ignoredKeyword(x, k) || k == "$id") {
 			continue
 		}
 		switch k {
@@ -125,6 +125,19 @@ func (c *schemaCompiler) negate(s *jsonValue, path string, depth int) (*jsonValu
 			pieces = append(pieces, ps...)
 		case kwNotIn:
 			add(jObj(jTypes(tString), jsonMember{"enum", v}))
+		case "pattern":
+			if v.kind != jString {
+				return nil, schemaErr(path, "pattern must be a string")
+			}
+			add(jObj(jTypes(tString), jsonMember{kwNotPatterns, jArr(v)}))
+		case kwPatterns:
+			for _, p := range v.arr {
+				add(jObj(jTypes(tString), jsonMember{kwNotPatterns, jArr(p)}))
+			}
+		case kwNotPatterns:
+			for _, p := range v.arr {
+				add(jObj(jTypes(tString), jsonMember{"pattern", p}))
+			}
 		case "minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum":
 			if v.kind != jNumber {
 				return nil, schemaErr(path, "%s must be a number", k)
@@ -342,3 +355,6 @@ func containsCounts(s *jsonValue, path string) (minC, maxC int, hasMax bool, err
 	}
 	return
 }
+
+// internalKeyword reports whether k is one of the compiler's own keywords.
+func internalKeyword(k string) bool { return k != "" && k[0] == 0 }

@@ -572,9 +572,18 @@ func (c *schemaCompiler) objectExpr(s *jsonValue, path string) (*Expr, error) {
 	// schema. With declared properties the keys left would be a language
 	// minus names, and with another additionalProperties the keys that
 	// match no pattern its complement: not built, refused.
-	mapKey, mapVal, err := c.mapKeys(s, path)
+	pats, err := c.objectPatterns(s, path)
 	if err != nil {
 		return nil, err
+	}
+	var mapKey *Expr
+	var mapVal *jsonValue
+	if pats == nil {
+		if mapKey, mapVal, err = c.mapKeys(s, path); err != nil {
+			return nil, err
+		}
+	} else if s.get("propertyNames") != nil {
+		return nil, unsupported(path, "patternProperties", "together with propertyNames")
 	}
 	type prop struct {
 		name     string
@@ -588,7 +597,14 @@ func (c *schemaCompiler) objectExpr(s *jsonValue, path string) (*Expr, error) {
 			return nil, schemaErr(path, "properties must be an object")
 		}
 		for _, m := range p.obj {
-			e, err := c.compile(m.val, childPath(path, "properties", m.key))
+			// A declared name a pattern matches answers to both.
+			sch := m.val
+			for _, pt := range pats {
+				if pt.d.matches(m.key) {
+					sch = allOfValue(sch, pt.val)
+				}
+			}
+			e, err := c.compile(sch, childPath(path, "properties", m.key))
 			if err != nil {
 				return nil, err
 			}
@@ -628,20 +644,25 @@ func (c *schemaCompiler) objectExpr(s *jsonValue, path string) (*Expr, error) {
 			}
 			// Required but not declared: it is an additional property.
 			val := requiredExtra
-			if pp := s.get("patternProperties"); mapKey != nil && pp != nil && len(pp.objMembers()) == 1 {
-				// Beside a pattern and additionalProperties false: a name
-				// the pattern does not match can have no value (the
-				// object is impossible); one it matches would also be
-				// an additional key (the pattern's language minus the
-				// name is not built).
-				ok, err := c.patternMatches(pp.obj[0].key, x.str, path)
-				if err != nil {
-					return nil, err
+			if pats != nil {
+				// The patterns it matches, or additionalProperties.
+				var sch *jsonValue
+				for _, pt := range pats {
+					if pt.d.matches(x.str) {
+						if sch == nil {
+							sch = pt.val
+						} else {
+							sch = allOfValue(sch, pt.val)
+						}
+					}
 				}
-				if ok {
-					return nil, unsupported(path, "patternProperties", fmt.Sprintf("a pattern that matches the required property %q", x.str))
+				if sch != nil {
+					e, err := c.compile(sch, childPath(path, "patternProperties"))
+					if err != nil {
+						return nil, err
+					}
+					val = e
 				}
-				val = Never()
 			} else if mapKey != nil {
 				// propertyNames on a map: refused with required above.
 				return nil, unsupported(path, "propertyNames", "together with required properties")
@@ -654,7 +675,15 @@ func (c *schemaCompiler) objectExpr(s *jsonValue, path string) (*Expr, error) {
 	kv := func(key, val *Expr) *Expr { return Seq(key, ws, Lit(":"), ws, val) }
 	// Additional members: keys other than the declared ones.
 	var addlKV *Expr
-	if !addlExpr.IsNever() {
+	if pats != nil {
+		names := make([]string, len(props))
+		for i, p := range props {
+			names[i] = p.name
+		}
+		if addlKV, err = c.patternMembers(pats, names, addlExpr, kv, path); err != nil {
+			return nil, err
+		}
+	} else if !addlExpr.IsNever() {
 		var key *Expr
 		if mapKey != nil {
 			key = mapKey
@@ -1082,62 +1111,23 @@ func exprNullable(e *Expr) bool {
 	return false
 }
 
-// mapKeys reads propertyNames and patternProperties of an object schema:
-// the language of its keys and the schema of their values (nil, nil when it
-// has neither), for the cases objectExpr can build exactly.
+// mapKeys reads propertyNames of an object schema without declared
+// properties (patternProperties: objectPatterns): the language of its keys
+// and the schema of their values (nil, nil without propertyNames).
 func (c *schemaCompiler) mapKeys(s *jsonValue, path string) (key *Expr, val *jsonValue, err error) {
-	pn, pp := s.get("propertyNames"), s.get("patternProperties")
-	if pn == nil && pp == nil {
+	pn := s.get("propertyNames")
+	if pn == nil {
 		return nil, nil, nil
 	}
 	kw := "propertyNames"
-	if pn == nil {
-		kw = "patternProperties"
-	}
-	addl := s.get("additionalProperties")
-	if pn == nil && addl == nil && !(c.opts.StrictProperties && declaresProperties(s)) {
-		// patternProperties whose schemas are all true, with nothing else
-		// for other keys: every key is allowed with any value.
-		allTrue := pp.kind == jObject
-		for _, m := range pp.objMembers() {
-			allTrue = allTrue && isTrueSchema(m.val)
-		}
-		if allTrue {
-			return nil, nil, nil
-		}
-	}
 	declared := (s.get("properties") != nil && len(s.get("properties").obj) > 0) || (s.get("required") != nil && len(s.get("required").arr) > 0)
-	if declared && pn != nil {
+	if declared {
+		// The keys left would be the names' language less the declared
+		// names, and a declared name outside it forbidden: not built.
 		return nil, nil, unsupported(path, kw, "together with declared or required properties")
-	}
-	if pn != nil && pp != nil {
-		return nil, nil, unsupported(path, "patternProperties", "together with propertyNames")
 	}
 	keySchema := pn
 	val = s.get("additionalProperties")
-	if pp != nil {
-		if pp.kind != jObject {
-			return nil, nil, schemaErr(path, "patternProperties must be an object")
-		}
-		closed := addl != nil && addl.kind == jBool && !addl.b || addl == nil && c.opts.StrictProperties && declaresProperties(s)
-		if len(pp.obj) != 1 || !closed {
-			return nil, nil, unsupported(path, kw, "only one pattern, with additionalProperties false")
-		}
-		if declared {
-			// Declared names: exact only when none matches the pattern
-			// (then the pattern's keys are never declared ones and a
-			// declared property's value answers to properties alone).
-			for _, m := range s.get("properties").objMembers() {
-				if ok, err := c.patternMatches(pp.obj[0].key, m.key, path); err != nil {
-					return nil, nil, err
-				} else if ok {
-					return nil, nil, unsupported(path, kw, fmt.Sprintf("a pattern that matches the declared property %q", m.key))
-				}
-			}
-		}
-		keySchema = &jsonValue{kind: jObject, obj: []jsonMember{{"pattern", &jsonValue{kind: jString, str: pp.obj[0].key}}}}
-		val = pp.obj[0].val
-	}
 	if keySchema.kind == jBool {
 		if !keySchema.b {
 			return Never(), val, nil // no key is allowed: only {}
@@ -1172,20 +1162,114 @@ func declaresProperties(s *jsonValue) bool {
 	return false
 }
 
-// patternMatches reports whether string name matches ECMA-262 pattern pat
-// (a search, as JSON Schema's patterns are), by the grammar kiln builds
-// for it.
-func (c *schemaCompiler) patternMatches(pat, name, path string) (bool, error) {
-	sub := newSchemaCompiler(c.doc, c.opts)
-	sub.steps = c.steps
-	g, err := sub.compileRoot(jObj(jsonMember{"type", jStr("string")}, jsonMember{"pattern", jStr(pat)}), childPath(path, "patternProperties"))
-	if err != nil {
-		return false, err
-	}
-	p, err := Compile(g)
-	if err != nil {
-		return false, err
-	}
-	_, ok := acceptedText(p, jStr(name), 1)
-	return ok, nil
+// objPattern is one patternProperties entry: its automaton and schema.
+type objPattern struct {
+	src string
+	d   *dfa
+	val *jsonValue
 }
+
+// maxObjectPatterns bounds the patternProperties entries built (the keys
+// are split by the subset of patterns they match: 2^n languages).
+const maxObjectPatterns = 3
+
+// objectPatterns reads patternProperties for patternMembers (nil when
+// absent, or when every pattern's schema is true and nothing constrains
+// the other keys: no constraint at all).
+func (c *schemaCompiler) objectPatterns(s *jsonValue, path string) ([]objPattern, error) {
+	pp := s.get("patternProperties")
+	if pp == nil {
+		return nil, nil
+	}
+	if pp.kind != jObject {
+		return nil, schemaErr(path, "patternProperties must be an object")
+	}
+	allTrue := true
+	for _, m := range pp.obj {
+		allTrue = allTrue && isTrueSchema(m.val)
+	}
+	if allTrue && s.get("additionalProperties") == nil && !(c.opts.StrictProperties && declaresProperties(s)) {
+		return nil, nil
+	}
+	if len(pp.obj) == 0 {
+		return nil, nil
+	}
+	if len(pp.obj) > maxObjectPatterns {
+		return nil, unsupported(path, "patternProperties", fmt.Sprintf("more than %d patterns", maxObjectPatterns))
+	}
+	var out []objPattern
+	for _, m := range pp.obj {
+		branches, err := parseRegex(m.key)
+		if err != nil {
+			return nil, unsupported(childPath(path, "patternProperties"), "pattern", err.Error())
+		}
+		d, err := patternDFA(branches)
+		if err != nil {
+			return nil, unsupported(path, "patternProperties", "a pattern whose automaton is too large")
+		}
+		out = append(out, objPattern{src: m.key, d: d.minimize(), val: m.val})
+	}
+	return out, nil
+}
+
+// patternMembers returns the rule of one additional member of an object
+// with patternProperties: keys other than the declared names, split by
+// the subset S of patterns they match (the language of each S: the
+// intersection of its patterns' automata and the complements of the
+// others', less the names), the value answering to every pattern of S,
+// or to additionalProperties (addl: Never when no other key is allowed)
+// for keys no pattern matches. nil when no key is left.
+func (c *schemaCompiler) patternMembers(pats []objPattern, names []string, addl *Expr, kv func(key, val *Expr) *Expr, path string) (*Expr, error) {
+	notNames := finiteDFA(names).complement()
+	var alts []*Expr
+	for mask := 0; mask < 1<<len(pats); mask++ {
+		d := notNames
+		var sch *jsonValue
+		var err error
+		for i, pt := range pats {
+			pd := pt.d
+			if mask&(1<<i) != 0 {
+				if sch == nil {
+					sch = pt.val
+				} else {
+					sch = allOfValue(sch, pt.val)
+				}
+			} else {
+				pd = pd.complement()
+			}
+			if d, err = intersect(d, pd); err != nil {
+				return nil, unsupported(path, "patternProperties", "patterns whose key languages need too large an automaton")
+			}
+		}
+		d = d.minimize()
+		if d.isEmpty() {
+			continue
+		}
+		val := addl
+		if sch != nil {
+			if val, err = c.compile(sch, childPath(path, "patternProperties")); err != nil {
+				return nil, err
+			}
+		}
+		if val.IsNever() {
+			continue
+		}
+		var key *Expr
+		if len(d.edges) <= maxDFAExprStates {
+			if e, err := d.toExprLimit(maxDFAExprNodesSmall); err == nil {
+				key = Seq(Lit(`"`), jsonEncodeExpr(e), Lit(`"`))
+			}
+		}
+		if key == nil {
+			key = Seq(Lit(`"`), &Expr{Op: OpJSONChars, Auto: d}, Lit(`"`))
+		}
+		alts = append(alts, kv(key, val))
+	}
+	if len(alts) == 0 {
+		return nil, nil
+	}
+	i := c.newRule("member" + path)
+	c.g.Rules[i].Body = Alt(alts...)
+	return Ref(i), nil
+}
+
