@@ -1272,4 +1272,3 @@ func (c *schemaCompiler) patternMembers(pats []objPattern, names []string, addl 
 	c.g.Rules[i].Body = Alt(alts...)
 	return Ref(i), nil
 }
-
