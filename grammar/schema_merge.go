@@ -169,7 +169,7 @@ func (c *schemaCompiler) merge(a, b *jsonValue, path string, depth int) (*jsonVa
 				}
 			}
 			set(k, r)
-		case "properties", "additionalProperties":
+		case "properties", "additionalProperties", "patternProperties":
 			// Below, together.
 		case "items", "prefixItems":
 			// Below, together.
@@ -312,6 +312,46 @@ func (c *schemaCompiler) merge(a, b *jsonValue, path string, depth int) (*jsonVa
 	// properties and additionalProperties.
 	pa, pb := a.get("properties"), b.get("properties")
 	aa, ab := a.get("additionalProperties"), b.get("additionalProperties")
+	// patternProperties: the entries of both (one pattern on both sides:
+	// allOf of its schemas). One side's additionalProperties must still
+	// reach every key the other side's patterns match that its own do
+	// not: exact only when the other side has no pattern it lacks.
+	ppa, ppb := a.get("patternProperties"), b.get("patternProperties")
+	if ppa != nil || ppb != nil {
+		for _, x := range []*jsonValue{ppa, ppb} {
+			if x != nil && x.kind != jObject {
+				return nil, schemaErr(path, "patternProperties must be an object")
+			}
+		}
+		lacks := func(own, other *jsonValue) bool {
+			for _, m := range other.objMembers() {
+				if own.get(m.key) == nil {
+					return true
+				}
+			}
+			return false
+		}
+		if aa != nil && !isTrueSchema(aa) && lacks(ppa, ppb) || ab != nil && !isTrueSchema(ab) && lacks(ppb, ppa) {
+			return nil, unsupported(path, "patternProperties", "patterns on one allOf branch beside additionalProperties on another")
+		}
+		merged := jObj()
+		for _, m := range ppa.objMembers() {
+			merged.obj = append(merged.obj, m)
+		}
+		for _, m := range ppb.objMembers() {
+			found := false
+			for i := range merged.obj {
+				if merged.obj[i].key == m.key {
+					merged.obj[i].val = allOfValue(merged.obj[i].val, m.val)
+					found = true
+				}
+			}
+			if !found {
+				merged.obj = append(merged.obj, m)
+			}
+		}
+		set("patternProperties", merged)
+	}
 	if pa != nil || pb != nil {
 		props := &jsonValue{kind: jObject}
 		var keys []string

@@ -19,12 +19,12 @@ import (
 //     "not" (and the conditions that failed) evaluate nothing.
 //   - In each conjunction the evaluated property names are those of the
 //     "properties" of the parts that evaluate, every name when one has
-//     additionalProperties (or an unevaluatedProperties of its own); the
-//     evaluated items are the longest prefixItems, every item when one has
-//     items. patternProperties (a language of names) and contains (items
-//     chosen by value) among them are refused: not built.
+//     additionalProperties (or an unevaluatedProperties of its own), and
+//     the keys their patternProperties match; the evaluated items are the
+//     longest prefixItems, every item when one has items. contains (items
+//     chosen by value) among them is refused: not built.
 //   - The conjunction gets one more member: {properties: {evaluated: true},
-//     additionalProperties: U} for unevaluatedProperties U, {prefixItems:
+//     patternProperties: {evaluated: true}, additionalProperties: U} for unevaluatedProperties U, {prefixItems:
 //     [true × evaluated], items: U} for unevaluatedItems U.
 //
 // An instance passes the original schema iff it passes one alternative:
@@ -58,8 +58,8 @@ func (c *schemaCompiler) rewriteUneval(s *jsonValue, path string, depth int) (*j
 	var out []*jsonValue
 	for _, a := range alts {
 		all := jArr()
-		var names []string
-		seen := map[string]bool{}
+		var names, pats []string
+		seen, seenPat := map[string]bool{}, map[string]bool{}
 		allProps, allItems, prefix := false, false, 0
 		for _, p := range a {
 			all.arr = append(all.arr, p.s)
@@ -71,8 +71,11 @@ func (c *schemaCompiler) rewriteUneval(s *jsonValue, path string, depth int) (*j
 			if p.s.kind != jObject {
 				continue
 			}
-			if up != nil && p.s.get("patternProperties") != nil {
-				return nil, unsupported(path, "unevaluatedProperties", "beside patternProperties")
+			for _, m := range p.s.get("patternProperties").objMembers() {
+				if !seenPat[m.key] {
+					seenPat[m.key] = true
+					pats = append(pats, m.key)
+				}
 			}
 			if ui != nil && p.s.get("contains") != nil {
 				return nil, unsupported(path, "unevaluatedItems", "beside contains")
@@ -92,7 +95,15 @@ func (c *schemaCompiler) rewriteUneval(s *jsonValue, path string, depth int) (*j
 			for _, n := range names {
 				props.obj = append(props.obj, jsonMember{n, jBoolean(true)})
 			}
-			all.arr = append(all.arr, jObj(jsonMember{"properties", props}, jsonMember{"additionalProperties", up}))
+			part := jObj(jsonMember{"properties", props}, jsonMember{"additionalProperties", up})
+			if len(pats) > 0 {
+				pp := jObj()
+				for _, p := range pats {
+					pp.obj = append(pp.obj, jsonMember{p, jBoolean(true)})
+				}
+				part.obj = append(part.obj, jsonMember{"patternProperties", pp})
+			}
+			all.arr = append(all.arr, part)
 		}
 		if ui != nil && !allItems {
 			pre := jArr()
