@@ -9,33 +9,42 @@ import (
 	"strings"
 )
 
-// JSON Schema (draft 2020-12) → Grammar.
+// JSON Schema (drafts 4 to 2020-12) → Grammar.
 //
 // Supported, and enforced exactly over the canonical text forms below:
 //
 //	type (one or a list; integer ⊂ number)       enum, const
-//	properties, required, additionalProperties    anyOf; oneOf where the alternatives are disjoint
-//	allOf (merged into one schema)                 $ref to "#..." JSON pointers ($defs, recursion)
-//	items, prefixItems, minItems, maxItems         uniqueItems: false
-//	propertyNames, patternProperties (maps: objects without declared properties)
+//	properties, required, additionalProperties    anyOf, allOf (merged into one schema)
+//	patternProperties (keys split by the patterns they match: automata)
+//	propertyNames (objects without declared properties)
 //	minProperties, maxProperties (members counted: countedObject)
-//	minLength, maxLength, pattern (regex subset)   format: date-time date time uuid email uri
-//	minimum, maximum, exclusiveMinimum, exclusiveMaximum (integers exactly; numbers
-//	without exponent when bounded)
+//	items, prefixItems, minItems, maxItems         uniqueItems: false
+//	contains, minContains, maxContains (counted)  multipleOf 1, 10^-n, 1/m on integers
+//	minLength, maxLength, pattern (regex subset; together: automata, regexdfa.go)
+//	format: date-time date time uuid email uri
+//	minimum, maximum, exclusiveMinimum, exclusiveMaximum (integers exactly;
+//	numbers without exponent when bounded)
+//	not (schema_not.go: the complement written as a schema)
+//	if/then/else, dependentRequired, dependentSchemas, dependencies, oneOf
+//	whose alternatives may overlap (schema_rewrite.go: through negation)
+//	unevaluatedProperties, unevaluatedItems (schema_uneval.go: distributed)
+//	$ref: JSON pointers, $id-relative URIs, $anchor, $dynamicRef with one
+//	possible target, all inside the document (schema_uri.go); recursion
 //
 // Ignored as annotations, as the specification says of every keyword a
 // validator does not know: title, description, $comment, examples, default,
 // $schema, deprecated, readOnly, writeOnly, contentMediaType,
-// contentEncoding, contentSchema (annotations only in 2020-12), $id at the
-// root, and every keyword that is not one of JSON Schema's assertions or
-// applicators (OpenAPI's example, x-* extensions, draft-04's id, a
-// misspelling); $defs and definitions hold schemas for $ref. A format kiln
-// does not know is an annotation too (the string is unconstrained by it);
-// the formats it knows are asserted. A known assertion kiln does not
-// enforce (assertionKeywords: not, if, multipleOf, dependentRequired, ...)
-// is an *UnsupportedError naming it, as are supported keywords in
-// combinations the compiler cannot enforce exactly (pattern with
-// minLength, oneOf whose alternatives may overlap, ...): fail closed.
+// contentEncoding, contentSchema (annotations only in 2020-12), and every
+// keyword that is not one of JSON Schema's assertions or applicators
+// (OpenAPI's example, x-* extensions, draft-04's id, a misspelling); $defs
+// and definitions hold schemas for $ref. A format kiln does not know is an
+// annotation too (the string is unconstrained by it); the formats it knows
+// are asserted. A known assertion kiln does not enforce
+// (assertionKeywords: $dynamicRef that stays dynamic, $recursiveRef) is an
+// *UnsupportedError naming it, as are supported keywords in combinations
+// the compiler cannot enforce exactly (format with pattern, the complement
+// of format, uniqueItems: true, a reference to another document, ...):
+// fail closed. The README lists what stays refused.
 //
 // The text the grammar derives (and accepts):
 //   - Objects list the properties of "properties" in schema order, each

@@ -100,3 +100,21 @@ func TestSchemaHostileRefusedQuickly(t *testing.T) {
 		}
 	}
 }
+
+// TestSchemaRegexProperties: \p{...} (General_Category and Script, from
+// Go's Unicode tables), \P{...} and \cX in patterns.
+func TestSchemaRegexProperties(t *testing.T) {
+	for _, c := range []struct {
+		schema  string
+		yes, no []string
+	}{
+		{`{"type":"string","pattern":"^\\p{Lu}\\p{Ll}+$"}`, []string{`"Ab"`, `"Éa"`}, []string{`"ab"`, `"A1"`}},
+		{`{"type":"string","pattern":"^\\p{Script=Greek}+$"}`, []string{`"αβ"`}, []string{`"ab"`}},
+		{`{"type":"string","pattern":"^\\P{Letter}$"}`, []string{`"1"`, `" "`}, []string{`"a"`, `"é"`}},
+		{`{"type":"string","pattern":"^\\p{digit}+$"}`, []string{`"42"`, `"৪২"`}, []string{`"4a"`}},
+		{`{"type":"string","pattern":"^\\cJ$"}`, []string{`"\n"`}, []string{`"J"`, `"\\cJ"`}},
+	} {
+		checkSchemaTexts(t, c.schema, nil, c.yes, c.no)
+	}
+	checkSchemaRefused(t, `{"type":"string","pattern":"\\p{NoSuchProperty}"}`)
+}
