@@ -248,6 +248,19 @@ func (c *schemaCompiler) merge(a, b *jsonValue, path string, depth int) (*jsonVa
 			set(k, r)
 		case "oneOf":
 			return nil, unsupported(path, k, "oneOf in more than one allOf branch")
+		case "multipleOf":
+			// A multiple of both is a multiple of their least common
+			// multiple: lcm(p1, p2) / gcd(q1, q2) for reduced p/q.
+			ra, ok1 := new(big.Rat).SetString(va.num)
+			rb, ok2 := new(big.Rat).SetString(vb.num)
+			if va.kind != jNumber || vb.kind != jNumber || !ok1 || !ok2 || ra.Sign() <= 0 || rb.Sign() <= 0 {
+				return nil, schemaErr(path, "multipleOf must be a number greater than 0")
+			}
+			g := new(big.Int).GCD(nil, nil, ra.Num(), rb.Num())
+			l := new(big.Int).Mul(ra.Num(), rb.Num())
+			l.Quo(l, g)
+			q := new(big.Int).GCD(nil, nil, ra.Denom(), rb.Denom())
+			set(k, jRat(new(big.Rat).SetFrac(l, q)))
 		case "minProperties":
 			if x, err := pickNumber(va, vb, path, k, true); err != nil {
 				return nil, err

@@ -118,3 +118,21 @@ func TestSchemaRegexProperties(t *testing.T) {
 	}
 	checkSchemaRefused(t, `{"type":"string","pattern":"\\p{NoSuchProperty}"}`)
 }
+
+// TestSchemaMultipleOf: multipleOf as a residue automaton over the digits,
+// with bounds and across allOf (least common multiple).
+func TestSchemaMultipleOf(t *testing.T) {
+	for _, c := range []struct {
+		schema  string
+		yes, no []string
+	}{
+		{`{"type":"integer","multipleOf":3}`, []string{`0`, `3`, `-12`, `999`}, []string{`1`, `-13`, `1000`}},
+		{`{"type":"integer","multipleOf":5,"minimum":7,"maximum":31}`, []string{`10`, `30`}, []string{`5`, `35`, `12`}},
+		{`{"type":"number","multipleOf":1.5}`, []string{`0`, `1.5`, `3`, `-4.5`, `4.50`}, []string{`1`, `2.25`, `1.55`}},
+		{`{"type":"number","multipleOf":0.25,"minimum":0,"maximum":1}`, []string{`0`, `0.25`, `1`}, []string{`0.3`, `1.25`, `-0.25`}},
+		{`{"allOf":[{"type":"integer","multipleOf":4},{"multipleOf":6}]}`, []string{`12`, `24`}, []string{`4`, `6`, `18`}},
+	} {
+		checkSchemaTexts(t, c.schema, nil, c.yes, c.no)
+	}
+	checkSchemaRefused(t, `{"type":"integer","multipleOf":123456789}`)
+}

@@ -134,7 +134,19 @@ func (c *schemaCompiler) numberExpr(s *jsonValue, path string, intOnly bool) (*E
 			return Seq(Opt(Lit("-")), Alt(Lit("0"), Seq(digitRange('1', '9'), Star(digit))),
 				Opt(Seq(Lit("."), Repeat(digit, 1, d)))), nil
 		default:
-			return nil, unsupported(path, "multipleOf", "only 1, 10^-n (on unbounded numbers) and divisors of 1 on integers are built")
+			// The digits' residue (multipleOf.go), intersected with the
+			// bounds' numbers.
+			base, err := c.numberExpr(without(s, "multipleOf"), path, intOnly)
+			if err != nil {
+				return nil, err
+			}
+			if base.Op == OpRef { // unbounded: plain decimals
+				base = Seq(Opt(Lit("-")), Alt(Lit("0"), Seq(digitRange('1', '9'), Star(digit))))
+				if !intOnly {
+					base = Seq(base, Opt(Seq(Lit("."), Plus(digit))))
+				}
+			}
+			return multipleOfExpr(base, r, intOnly, path)
 		}
 	}
 	if intOnly {
