@@ -138,6 +138,15 @@ func (c *schemaCompiler) negate(s *jsonValue, path string, depth int) (*jsonValu
 			for _, p := range v.arr {
 				add(jObj(jTypes(tString), jsonMember{"pattern", p}))
 			}
+		case "format":
+			// Not negated: kiln asserts the formats it knows, while
+			// draft 2020-12 reads format as an annotation by default, so
+			// "not format" would accept what the annotation reading
+			// (not {} : nothing) rejects. Refused, fail closed.
+			if v.kind == jString && formatExpr(v.str) == nil {
+				continue // a format kiln does not know: an annotation
+			}
+			return nil, no(k, "kiln asserts formats, the specification's default reads them as annotations")
 		case "minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum":
 			if v.kind != jNumber {
 				return nil, schemaErr(path, "%s must be a number", k)

@@ -260,11 +260,9 @@ func (c *schemaCompiler) stringExpr(s *jsonValue, path string) (*Expr, error) {
 		fmtv = nil // a format kiln does not know: an annotation
 	}
 	lengthBounded := (hasMin && minL > 0) || hasMax
-	automaton := s.get(kwPatterns) != nil || s.get(kwNotPatterns) != nil || s.get(kwNotIn) != nil && (pat != nil || lengthBounded)
+	automaton := s.get(kwPatterns) != nil || s.get(kwNotPatterns) != nil ||
+		s.get(kwNotIn) != nil && (pat != nil || lengthBounded || fmtv != nil) || fmtv != nil && (pat != nil || lengthBounded)
 	if automaton {
-		if fmtv != nil {
-			return nil, unsupported(path, "format", "format together with other string constraints")
-		}
 		return c.stringByAutomaton(s, path, minL, hasMin, maxL, hasMax)
 	}
 	if ex := s.get(kwNotIn); ex != nil {
@@ -283,18 +281,6 @@ func (c *schemaCompiler) stringExpr(s *jsonValue, path string) (*Expr, error) {
 			names = append(names, x.str)
 		}
 		return Seq(Lit(`"`), jsonEncodeExpr(notInSet(names)), Lit(`"`)), nil
-	}
-	lengthKw := "minLength"
-	if !hasMin {
-		lengthKw = "maxLength"
-	}
-	if pat != nil || fmtv != nil {
-		if fmtv != nil && lengthBounded {
-			return nil, unsupported(path, lengthKw, "length bounds together with format")
-		}
-		if pat != nil && fmtv != nil {
-			return nil, unsupported(path, "format", "format together with pattern")
-		}
 	}
 	if fmtv != nil {
 		if fmtv.kind != jString {
@@ -839,6 +825,20 @@ func (c *schemaCompiler) stringByAutomaton(s *jsonValue, path string, minL int, 
 			}
 			if err := and(pd); err != nil {
 				return nil, refuse("pattern", err)
+			}
+		}
+	}
+	if v := s.get("format"); v != nil {
+		if v.kind != jString {
+			return nil, schemaErr(path, "format must be a string")
+		}
+		if fe := formatExpr(v.str); fe != nil { // else an annotation
+			fd, err := exprDFA(fe)
+			if err != nil {
+				return nil, refuse("format", err)
+			}
+			if err := and(fd.minimize()); err != nil {
+				return nil, refuse("format", err)
 			}
 		}
 	}
