@@ -25,6 +25,14 @@ const (
 	maxNFAStates    = 20000
 	maxDFAStates    = 4000
 	maxDFAExprNodes = 40000
+	// maxDFAWork bounds the elementary steps of one operation (a code
+	// point interval tested against a state, an edge pair of a product,
+	// an edge of a refinement round): Unicode classes cut the alphabet in
+	// thousands of intervals, and a hostile pattern must be refused in a
+	// fraction of a second, not after minutes.
+	maxDFAWork = 1_000_000
+	// maxDFAEdges bounds the edges an automaton holds (its memory).
+	maxDFAEdges = 200_000
 	// A schema's string automaton becomes an expression (one regular
 	// expression, as patterns are) only when small; larger ones stay
 	// automata (OpJSONChars), whose size is linear in their states.
@@ -189,6 +197,7 @@ func exprDFA(e *Expr) (*dfa, error) {
 	if err != nil {
 		return nil, err
 	}
+	work, edges := 0, 0
 	closure := func(set []int) []int {
 		seen := map[int]bool{}
 		stack := slices.Clone(set)
@@ -196,6 +205,7 @@ func exprDFA(e *Expr) (*dfa, error) {
 		for len(stack) > 0 {
 			x := stack[len(stack)-1]
 			stack = stack[:len(stack)-1]
+			work++
 			if seen[x] {
 				continue
 			}
@@ -206,7 +216,14 @@ func exprDFA(e *Expr) (*dfa, error) {
 		sort.Ints(out)
 		return out
 	}
-	key := func(set []int) string { return fmt.Sprint(set) }
+	var kb []byte
+	key := func(set []int) string {
+		kb = kb[:0]
+		for _, x := range set {
+			kb = binary.AppendUvarint(kb, uint64(x))
+		}
+		return string(kb)
+	}
 	d := &dfa{}
 	index := map[string]int{}
 	var sets [][]int
@@ -237,6 +254,10 @@ func exprDFA(e *Expr) (*dfa, error) {
 		}
 		sort.Slice(cuts, func(a, b int) bool { return cuts[a] < cuts[b] })
 		cuts = slices.Compact(cuts)
+		work += len(cuts) * (len(sets[i]) + 1)
+		if work > maxDFAWork {
+			return nil, errDFATooLarge
+		}
 		for c := 0; c+1 < len(cuts); c++ {
 			lo, hi := cuts[c], cuts[c+1]-1
 			var next []int
@@ -257,6 +278,9 @@ func exprDFA(e *Expr) (*dfa, error) {
 				es[k-1].hi = hi
 			} else {
 				es = append(es, dfaEdge{lo, hi, to})
+				if edges++; edges > maxDFAEdges {
+					return nil, errDFATooLarge
+				}
 			}
 			d.edges[i] = es
 		}
@@ -339,8 +363,12 @@ func intersect(a, b *dfa) (*dfa, error) {
 	if _, err := add(pair{0, 0}); err != nil {
 		return nil, err
 	}
+	work, edges := 0, 0
 	for i := 0; i < len(pairs); i++ {
 		p := pairs[i]
+		if work += len(a.edges[p.x]) * len(b.edges[p.y]); work > maxDFAWork {
+			return nil, errDFATooLarge
+		}
 		for _, ea := range a.edges[p.x] {
 			for _, eb := range b.edges[p.y] {
 				lo, hi := max(ea.lo, eb.lo), min(ea.hi, eb.hi)
@@ -352,6 +380,9 @@ func intersect(a, b *dfa) (*dfa, error) {
 					return nil, err
 				}
 				out.edges[i] = append(out.edges[i], dfaEdge{lo, hi, to})
+				if edges++; edges > maxDFAEdges {
+					return nil, errDFATooLarge
+				}
 			}
 		}
 		slices.SortFunc(out.edges[i], func(x, y dfaEdge) int { return int(x.lo - y.lo) })
@@ -634,7 +665,14 @@ func (d *dfa) minimize() *dfa {
 		return string(buf)
 	}
 	count := -1
-	for {
+	total := 0
+	for _, es := range d.edges {
+		total += len(es) + 1
+	}
+	for round := 0; ; round++ {
+		if round*total > maxDFAWork {
+			return d.trim() // correct, only not minimal
+		}
 		ids := map[string]int{}
 		next := make([]int, n)
 		for q := range n {
