@@ -19,9 +19,10 @@ import (
 //	propertyNames (objects without declared properties)
 //	minProperties, maxProperties (members counted: countedObject)
 //	items, prefixItems, minItems, maxItems         uniqueItems: false
-//	contains, minContains, maxContains (counted)  multipleOf 1, 10^-n, 1/m on integers
-//	minLength, maxLength, pattern (regex subset; together: automata, regexdfa.go)
-//	format: date-time date time uuid email uri
+//	contains, minContains, maxContains (counted)  multipleOf (digit residues: multipleof.go)
+//	minLength, maxLength, pattern (regex subset, \p{...} from Go's Unicode
+//	tables), format: date-time date time uuid email uri (together, and
+//	beside a negated enum: automata intersected, regexdfa.go)
 //	minimum, maximum, exclusiveMinimum, exclusiveMaximum (integers exactly;
 //	numbers without exponent when bounded)
 //	not (schema_not.go: the complement written as a schema)
@@ -42,9 +43,9 @@ import (
 // are asserted. A known assertion kiln does not enforce
 // (assertionKeywords: $dynamicRef that stays dynamic, $recursiveRef) is an
 // *UnsupportedError naming it, as are supported keywords in combinations
-// the compiler cannot enforce exactly (format with pattern, the complement
-// of format, uniqueItems: true, a reference to another document, ...):
-// fail closed. The README lists what stays refused.
+// the compiler cannot enforce exactly (the complement of format,
+// uniqueItems: true, a reference to another document, ...): fail closed.
+// The README lists what stays refused.
 //
 // The text the grammar derives (and accepts):
 //   - Objects list the properties of "properties" in schema order, each
@@ -56,7 +57,8 @@ import (
 //     \u escape of a printable character; this is what makes patterns and
 //     "key not declared" exact.
 //   - Numbers: integers without leading zeros or -0; unbounded numbers any
-//     JSON number with at most 3 exponent digits; bounded numbers plain
+//     JSON number with at most 3 exponent digits; bounded numbers, numbers
+//     with multipleOf and non-integers (a negated integer type) plain
 //     decimals. Enum and const values are written as canonical decimals.
 //   - Whitespace: before and after the root value and around the tokens
 //     [ ] { } , : up to SchemaOptions.MaxWhitespace bytes (space, tab,
