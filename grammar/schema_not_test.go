@@ -45,6 +45,8 @@ func TestSchemaConditionals(t *testing.T) {
 			[]string{`{"b":"x","ab":1}`, `{}`}, []string{`{"c":1}`, `{"ab":"x"}`}},
 		{`{"allOf":[{"patternProperties":{"^a":{"type":"integer"}},"additionalProperties":false},{"patternProperties":{"^a":{"minimum":3}}}]}`, nil,
 			[]string{`{"ab":3}`}, []string{`{"ab":2}`, `{"b":1}`}},
+		{`{"type":"array","contains":{"type":"string"},"unevaluatedItems":{"type":"integer"}}`, nil,
+			[]string{`["a",1]`, `["a","b"]`, `[2,"a"]`}, []string{`["a",null]`, `[1]`, `[]`}},
 		{`{"prefixItems":[{"type":"integer"}],"unevaluatedItems":false}`, nil, []string{`[1]`, `[]`}, []string{`[1,2]`}},
 		{`{"type":"number","multipleOf":0.01}`, nil, []string{`1`, `1.5`, `-2.25`}, []string{`1.255`, `1e2`}},
 		{`{"type":"number","multipleOf":1,"minimum":2}`, nil, []string{`2`, `30`}, []string{`2.5`, `1`}},

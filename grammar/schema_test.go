@@ -305,7 +305,7 @@ func TestSchemaFailsClosed(t *testing.T) {
 		{`{"patternProperties":{"a":{},"b":{},"c":{},"d":{"type":"string"}}}`, "patternProperties"},
 		{`{"type":"array","contains":{"type":"string"},"maxItems":3}`, "contains"},
 		{`{"type":"array","contains":{"const":{"a":1}},"maxContains":1}`, "maxContains"},
-		{`{"unevaluatedItems":false,"contains":{"type":"string"}}`, "unevaluatedItems"},
+		{`{"allOf":[{"contains":{"type":"string"}},{"contains":{"type":"integer"}}]}`, "contains"},
 		{`{"allOf":[{"additionalProperties":false},{"patternProperties":{"^a":{}}}]}`, "patternProperties"},
 		{`{"items":[{"type":"string"}],"additionalItems":false}`, "additionalItems"},
 		{`{"uniqueItems":true}`, "uniqueItems"},

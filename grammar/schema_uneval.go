@@ -21,11 +21,12 @@ import (
 //     "properties" of the parts that evaluate, every name when one has
 //     additionalProperties (or an unevaluatedProperties of its own), and
 //     the keys their patternProperties match; the evaluated items are the
-//     longest prefixItems, every item when one has items. contains (items
-//     chosen by value) among them is refused: not built.
+//     longest prefixItems, every item when one has items, and the items
+//     that match a contains.
 //   - The conjunction gets one more member: {properties: {evaluated: true},
-//     patternProperties: {evaluated: true}, additionalProperties: U} for unevaluatedProperties U, {prefixItems:
-//     [true × evaluated], items: U} for unevaluatedItems U.
+//     patternProperties: {evaluated: true}, additionalProperties: U} for
+//     unevaluatedProperties U; {prefixItems: [true × evaluated], items:
+//     anyOf [contains…, U]} for unevaluatedItems U.
 //
 // An instance passes the original schema iff it passes one alternative:
 // the alternative of the members that pass evaluates exactly what they do.
@@ -59,6 +60,7 @@ func (c *schemaCompiler) rewriteUneval(s *jsonValue, path string, depth int) (*j
 	for _, a := range alts {
 		all := jArr()
 		var names, pats []string
+		var contains []*jsonValue
 		seen, seenPat := map[string]bool{}, map[string]bool{}
 		allProps, allItems, prefix := false, false, 0
 		for _, p := range a {
@@ -77,8 +79,9 @@ func (c *schemaCompiler) rewriteUneval(s *jsonValue, path string, depth int) (*j
 					pats = append(pats, m.key)
 				}
 			}
-			if ui != nil && p.s.get("contains") != nil {
-				return nil, unsupported(path, "unevaluatedItems", "beside contains")
+			if cs := p.s.get("contains"); cs != nil {
+				// contains evaluates the items that match it.
+				contains = append(contains, cs)
 			}
 			for _, m := range p.s.get("properties").objMembers() {
 				if !seen[m.key] {
@@ -110,7 +113,13 @@ func (c *schemaCompiler) rewriteUneval(s *jsonValue, path string, depth int) (*j
 			for range prefix {
 				pre.arr = append(pre.arr, jBoolean(true))
 			}
-			part := jObj(jsonMember{"items", ui})
+			rest := ui
+			if len(contains) > 0 {
+				// An item past the prefix is evaluated when it matches a
+				// contains; otherwise unevaluatedItems applies to it.
+				rest = jObj(jsonMember{"anyOf", jArr(append(append([]*jsonValue{}, contains...), ui)...)})
+			}
+			part := jObj(jsonMember{"items", rest})
 			if prefix > 0 {
 				part.obj = append(part.obj, jsonMember{"prefixItems", pre})
 			}
