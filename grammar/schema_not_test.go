@@ -57,6 +57,7 @@ func TestSchemaConditionals(t *testing.T) {
 		{`{"type":"string","format":"date","pattern":"^2024"}`, nil, []string{`"2024-02-29"`}, []string{`"2023-01-01"`, `"2024-02-30"`}},
 		{`{"type":"string","format":"uuid","not":{"enum":["00000000-0000-0000-0000-000000000000"]}}`, nil,
 			[]string{`"00000000-0000-0000-0000-000000000001"`}, []string{`"00000000-0000-0000-0000-000000000000"`, `"x"`}},
+		{`{"$schema":"http://json-schema.org/draft-07/schema#","definitions":{"x":{"$id":"#pos","type":"integer","minimum":1}},"items":{"$ref":"#pos"}}`, nil, []string{`[1]`}, []string{`[0]`}},
 		{`{"$defs":{"x":{"$anchor":"pos","type":"integer","minimum":1}},"$ref":"#pos"}`, nil, []string{`1`}, []string{`0`}},
 		{`{"$id":"http://e.com/root.json","$defs":{"x":{"$id":"item.json","type":"string"}},"type":"array","items":{"$ref":"item.json"}}`, nil,
 			[]string{`["a"]`}, []string{`[1]`}},

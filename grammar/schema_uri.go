@@ -72,7 +72,13 @@ func (idx *uriIndex) walk(s *jsonValue, base *url.URL, ptr string, depth int) {
 	if s == nil || s.kind != jObject || depth > maxJSONDepth {
 		return
 	}
-	if id := s.get("$id"); id != nil && id.kind == jString {
+	if id := s.get("$id"); id != nil && id.kind == jString && strings.HasPrefix(id.str, "#") && len(id.str) > 1 {
+		// Drafts 6-7: "$id": "#name" is a plain-name anchor.
+		key := base.String() + id.str
+		if _, dup := idx.anchors[key]; !dup {
+			idx.anchors[key] = ptr
+		}
+	} else if id != nil && id.kind == jString {
 		if u, err := url.Parse(id.str); err == nil {
 			base = base.ResolveReference(u)
 			b := *base
