@@ -193,6 +193,7 @@ func CompileJSONSchema(schema []byte, opts *SchemaOptions) (*Grammar, error) {
 	if opts != nil {
 		o = *opts
 	}
+	normalizeDrafts(doc, 0)
 	resolveDocumentRefs(doc)
 	c := newSchemaCompiler(doc, o)
 	return c.compileRoot(doc, "")

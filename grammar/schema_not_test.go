@@ -58,6 +58,10 @@ func TestSchemaConditionals(t *testing.T) {
 		{`{"type":"string","format":"uuid","not":{"enum":["00000000-0000-0000-0000-000000000000"]}}`, nil,
 			[]string{`"00000000-0000-0000-0000-000000000001"`}, []string{`"00000000-0000-0000-0000-000000000000"`, `"x"`}},
 		{`{"$schema":"http://json-schema.org/draft-07/schema#","definitions":{"x":{"$id":"#pos","type":"integer","minimum":1}},"items":{"$ref":"#pos"}}`, nil, []string{`[1]`}, []string{`[0]`}},
+		// Drafts 4-2019 forms.
+		{`{"items":[{"type":"integer"},{"type":"string"}],"additionalItems":false}`, nil, []string{`[1,"a"]`, `[1]`}, []string{`[1,"a",2]`, `["a"]`}},
+		{`{"items":[{"type":"integer"}]}`, nil, []string{`[1,"x",null]`}, []string{`["x"]`}},
+		{`{"type":"number","maximum":5,"exclusiveMaximum":true,"minimum":1,"exclusiveMinimum":false}`, nil, []string{`1`, `4.9`}, []string{`5`, `0.9`}},
 		{`{"$defs":{"x":{"$anchor":"pos","type":"integer","minimum":1}},"$ref":"#pos"}`, nil, []string{`1`}, []string{`0`}},
 		{`{"$id":"http://e.com/root.json","$defs":{"x":{"$id":"item.json","type":"string"}},"type":"array","items":{"$ref":"item.json"}}`, nil,
 			[]string{`["a"]`}, []string{`[1]`}},

@@ -307,7 +307,6 @@ func TestSchemaFailsClosed(t *testing.T) {
 		{`{"type":"array","contains":{"const":{"a":1}},"maxContains":1}`, "maxContains"},
 		{`{"allOf":[{"contains":{"type":"string"}},{"contains":{"type":"integer"}}]}`, "contains"},
 		{`{"allOf":[{"additionalProperties":false},{"patternProperties":{"^a":{}}}]}`, "patternProperties"},
-		{`{"items":[{"type":"string"}],"additionalItems":false}`, "additionalItems"},
 		{`{"uniqueItems":true}`, "uniqueItems"},
 		{`{"allOf":[{"format":"date"},{"format":"uuid"}]}`, "format"},
 		{`{"pattern":"(?=a)"}`, "pattern"},
