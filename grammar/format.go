@@ -115,3 +115,32 @@ func shiftRefs(e *Expr, base int) *Expr {
 	}
 	return &c
 }
+
+// formatExpr returns a format's content as one expression (its rules,
+// none recursive, inlined), for automata (regexdfa.go); nil for a format
+// kiln does not know.
+func formatExpr(name string) *Expr {
+	g := formatGrammar(name)
+	if g == nil {
+		return nil
+	}
+	var inline func(e *Expr, depth int) *Expr
+	inline = func(e *Expr, depth int) *Expr {
+		if depth > maxExprDepth {
+			panic("grammar: a recursive format grammar") // not reached: the tables above
+		}
+		switch e.Op {
+		case OpRef:
+			return inline(g.Rules[e.Rule].Body, depth+1)
+		case OpSeq, OpAlt, OpRepeat:
+			c := *e
+			c.Subs = make([]*Expr, len(e.Subs))
+			for i, x := range e.Subs {
+				c.Subs[i] = inline(x, depth+1)
+			}
+			return &c
+		}
+		return e
+	}
+	return inline(g.Rules[g.Root].Body, 0)
+}

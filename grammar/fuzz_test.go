@@ -53,7 +53,11 @@ x ::= ("(" x ")")* # c`,
 // compiles gives a program a matcher can run.
 func FuzzCompileJSONSchema(f *testing.F) {
 	for _, s := range append([]string{benchSchema, `true`, `{"enum":[1,"a",{"b":null}]}`,
-		`{"allOf":[{"$ref":"#"}]}`, `{"pattern":"^(a|b)*c{2,3}$"}`}, handSchemas...) {
+		`{"allOf":[{"$ref":"#"}]}`, `{"pattern":"^(a|b)*c{2,3}$"}`,
+		`{"not":{"enum":[1,"a"]},"if":{"minimum":2},"then":{"maxLength":3},"else":{"required":["a"]}}`,
+		`{"oneOf":[{"maximum":5},{"minimum":3,"multipleOf":1.5}],"contains":{"const":1},"maxContains":2}`,
+		`{"patternProperties":{"^a":{"type":"integer"},"b$":{}},"properties":{"ab":{}},"unevaluatedProperties":false,"dependentRequired":{"a":["b"]}}`,
+		`{"$id":"http://x/y","$defs":{"a":{"$anchor":"q","pattern":"\p{L}+","minLength":2,"maxLength":9}},"items":{"$ref":"#q"},"maxProperties":2}`}, handSchemas...) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, schema []byte) {

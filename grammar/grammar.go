@@ -16,6 +16,12 @@ const (
 	OpAlt              // any one of Subs (no Subs: matches nothing)
 	OpRepeat           // Subs[0] between Min and Max times (Max < 0: unbounded)
 	OpRef              // the rule Rule (by index into Grammar.Rules)
+	// OpJSONChars is the content of a JSON string (no quotes, each
+	// character in its canonical encoding) whose decoded text Auto
+	// accepts: a deterministic automaton over code points, for languages
+	// that are small as automata but large as expressions (a pattern
+	// intersected with length bounds). See regexdfa.go.
+	OpJSONChars
 )
 
 // Expr is a node of a rule's right-hand side. Exprs are trees; a grammar
@@ -29,6 +35,7 @@ type Expr struct {
 	Min    int         // OpRepeat: least count
 	Max    int         // OpRepeat: greatest count, or -1 for no bound
 	Rule   int         // OpRef: index of the rule
+	Auto   *dfa        // OpJSONChars: the automaton (minimal, live states only)
 }
 
 // Rule is a named nonterminal.
@@ -183,6 +190,10 @@ func (g *Grammar) validateExpr(e *Expr, depth int) error {
 		if e.Rule < 0 || e.Rule >= len(g.Rules) {
 			return fmt.Errorf("reference to rule %d out of range", e.Rule)
 		}
+	case OpJSONChars:
+		if e.Auto == nil || len(e.Auto.edges) == 0 {
+			return fmt.Errorf("string automaton missing")
+		}
 	default:
 		return fmt.Errorf("unknown op %d", e.Op)
 	}
@@ -255,6 +266,13 @@ func sanitizeName(s string) string {
 // Precedence levels for printing: alternation < sequence < postfix.
 func writeExpr(b *strings.Builder, e *Expr, names []string, prec int) {
 	switch e.Op {
+	case OpJSONChars:
+		// As an expression: possibly long, but the same language.
+		x, err := e.Auto.toExprLimit(-1)
+		if err != nil {
+			x = Never()
+		}
+		writeExpr(b, jsonEncodeExpr(x), names, prec)
 	case OpLit:
 		writeLit(b, e.Lit)
 	case OpClass:

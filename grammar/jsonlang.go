@@ -41,6 +41,43 @@ func jsonEncodeClass(rs []RuneRange) *Expr {
 	return Alt(alts...)
 }
 
+// jsonEncodeClassCompact is jsonEncodeClass with the escapes factored
+// (\ then one letter; \u00 then two hex digits), the same language in
+// fewer automaton states: for string automata (OpJSONChars), which spell
+// a class per edge.
+func jsonEncodeClassCompact(rs []RuneRange) *Expr {
+	var alts []*Expr
+	if raw := intersectClass(rs, jsonRaw); len(raw) > 0 {
+		alts = append(alts, &Expr{Op: OpClass, Ranges: raw})
+	}
+	var short []RuneRange
+	var hex [2][]RuneRange
+	for _, r := range classMinus(rs, jsonRaw) {
+		for c := r.Lo; c <= r.Hi; c++ {
+			esc := jsonEscapeOf(c) // \x or \u00hh
+			if len(esc) == 2 {
+				short = append(short, RuneRange{rune(esc[1]), rune(esc[1])})
+			} else {
+				hi := esc[4] - '0'
+				hex[hi] = append(hex[hi], RuneRange{rune(esc[5]), rune(esc[5])})
+			}
+		}
+	}
+	if len(short) > 0 {
+		alts = append(alts, Seq(Lit(`\`), Class(short...)))
+	}
+	var hexAlts []*Expr
+	for hi, lows := range hex {
+		if len(lows) > 0 {
+			hexAlts = append(hexAlts, Seq(Lit(string(rune('0'+hi))), Class(lows...)))
+		}
+	}
+	if len(hexAlts) > 0 {
+		alts = append(alts, Seq(Lit(`\u00`), Alt(hexAlts...)))
+	}
+	return Alt(alts...)
+}
+
 // jsonEncodeText returns the canonical encoding of a decoded string (no quotes).
 func jsonEncodeText(s string) string {
 	b := appendJSONString(nil, s)
@@ -52,6 +89,8 @@ func jsonEncodeText(s string) string {
 // content.
 func jsonEncodeExpr(e *Expr) *Expr {
 	switch e.Op {
+	case OpJSONChars:
+		return e // encoded already
 	case OpLit:
 		return Lit(jsonEncodeText(e.Lit))
 	case OpClass:

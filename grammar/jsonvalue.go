@@ -54,6 +54,14 @@ func (v *jsonValue) get(key string) *jsonValue {
 	return nil
 }
 
+// objMembers returns the members of an object (nil for anything else).
+func (v *jsonValue) objMembers() []jsonMember {
+	if v == nil || v.kind != jObject {
+		return nil
+	}
+	return v.obj
+}
+
 // maxJSONDepth bounds the nesting of a parsed document.
 const maxJSONDepth = 512
 

@@ -513,6 +513,32 @@ func (b *nfaBuilder) build(e *Expr, from int32, depth int) (int32, error) {
 		end := b.newState()
 		b.states[from].calls = append(b.states[from].calls, callEdge{int32(e.Rule), end})
 		return end, nil
+	case OpJSONChars:
+		// A state per automaton state (fresh: nothing enters from), the
+		// encodings of each edge's code points between them.
+		d := e.Auto
+		st := make([]int32, len(d.edges))
+		for q := range st {
+			st[q] = b.newState()
+		}
+		end := b.newState()
+		b.states[from].eps = append(b.states[from].eps, st[0])
+		for q := range d.edges {
+			if d.accept[q] {
+				b.states[st[q]].eps = append(b.states[st[q]].eps, end)
+			}
+			for _, g := range d.edgesByTarget(q) {
+				x, err := b.build(jsonEncodeClassCompact(g.ranges), st[q], depth+1)
+				if err != nil {
+					return 0, err
+				}
+				b.states[x].eps = append(b.states[x].eps, st[g.to])
+			}
+			if err := b.check(); err != nil {
+				return 0, err
+			}
+		}
+		return end, nil
 	}
 	return 0, fmt.Errorf("unknown op %d", e.Op)
 }

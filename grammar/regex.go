@@ -3,6 +3,8 @@ package grammar
 import (
 	"fmt"
 	"strconv"
+	"strings"
+	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -307,9 +309,21 @@ func (p *regexParser) escape(inClass bool) ([]RuneRange, rune, error) {
 	case 'B':
 		return nil, 0, &regexError{"word boundary \\B is not supported"}
 	case 'p', 'P':
-		return nil, 0, &regexError{fmt.Sprintf("Unicode property escape \\%c is not supported", e)}
+		rs, err := p.property()
+		if err != nil {
+			return nil, 0, err
+		}
+		if e == 'P' {
+			rs = NegateClass(rs)
+		}
+		return rs, 0, nil
 	case 'c':
-		return nil, 0, &regexError{"control escape \\c is not supported"}
+		// \cX: the control character X mod 32 (X a letter).
+		if p.i < len(p.src) && (p.src[p.i] >= 'a' && p.src[p.i] <= 'z' || p.src[p.i] >= 'A' && p.src[p.i] <= 'Z') {
+			p.i++
+			return nil, p.src[p.i-1] % 32, nil
+		}
+		return nil, 0, &regexError{"control escape \\c without a letter is not supported"}
 	case 'k':
 		return nil, 0, &regexError{"backreference \\k is not supported"}
 	case 'x':
@@ -350,6 +364,83 @@ func (p *regexParser) escape(inClass bool) ([]RuneRange, rune, error) {
 		return nil, e, nil
 	}
 	return nil, 0, &regexError{fmt.Sprintf("unknown escape \\%c", e)}
+}
+
+// property reads {Name} after \\p: a General_Category (short or long
+// name, as ECMA-262 lists them: L, Letter, Nd, digit, ...) or a Script
+// (Script=Greek, sc=Greek, or a bare script name), from Go's Unicode
+// tables.
+func (p *regexParser) property() ([]RuneRange, error) {
+	if !p.peek('{') {
+		return nil, &regexError{"\\p without {Name}"}
+	}
+	end := p.i
+	for end < len(p.src) && p.src[end] != '}' {
+		end++
+	}
+	if end >= len(p.src) {
+		return nil, &regexError{"unterminated \\p{"}
+	}
+	name := string(p.src[p.i+1 : end])
+	p.i = end + 1
+	var table *unicode.RangeTable
+	if k, v, ok := strings.Cut(name, "="); ok {
+		switch k {
+		case "Script", "sc", "Script_Extensions", "scx":
+			table = unicode.Scripts[v]
+		case "General_Category", "gc":
+			table = unicode.Categories[generalCategory(v)]
+		}
+	} else if t := unicode.Categories[generalCategory(name)]; t != nil {
+		table = t
+	} else {
+		table = unicode.Scripts[name]
+	}
+	if table == nil {
+		return nil, &regexError{fmt.Sprintf("Unicode property \\p{%s} is not supported", name)}
+	}
+	var rs []RuneRange
+	for _, r := range table.R16 {
+		for c := rune(r.Lo); c <= rune(r.Hi); c += rune(r.Stride) {
+			if r.Stride == 1 {
+				rs = append(rs, RuneRange{rune(r.Lo), rune(r.Hi)})
+				break
+			}
+			rs = append(rs, RuneRange{c, c})
+		}
+	}
+	for _, r := range table.R32 {
+		for c := rune(r.Lo); c <= rune(r.Hi); c += rune(r.Stride) {
+			if r.Stride == 1 {
+				rs = append(rs, RuneRange{rune(r.Lo), rune(r.Hi)})
+				break
+			}
+			rs = append(rs, RuneRange{c, c})
+		}
+	}
+	return NewClass(rs...), nil
+}
+
+// generalCategory maps ECMA-262's General_Category names and aliases to
+// Go's short names.
+func generalCategory(n string) string {
+	long := map[string]string{
+		"Letter": "L", "Cased_Letter": "LC", "Uppercase_Letter": "Lu", "Lowercase_Letter": "Ll",
+		"Titlecase_Letter": "Lt", "Modifier_Letter": "Lm", "Other_Letter": "Lo",
+		"Mark": "M", "Combining_Mark": "M", "Nonspacing_Mark": "Mn", "Spacing_Mark": "Mc", "Enclosing_Mark": "Me",
+		"Number": "N", "Decimal_Number": "Nd", "digit": "Nd", "Letter_Number": "Nl", "Other_Number": "No",
+		"Punctuation": "P", "punct": "P", "Connector_Punctuation": "Pc", "Dash_Punctuation": "Pd",
+		"Open_Punctuation": "Ps", "Close_Punctuation": "Pe", "Initial_Punctuation": "Pi",
+		"Final_Punctuation": "Pf", "Other_Punctuation": "Po",
+		"Symbol": "S", "Math_Symbol": "Sm", "Currency_Symbol": "Sc", "Modifier_Symbol": "Sk", "Other_Symbol": "So",
+		"Separator": "Z", "Space_Separator": "Zs", "Line_Separator": "Zl", "Paragraph_Separator": "Zp",
+		"Other": "C", "Control": "Cc", "cntrl": "Cc", "Format": "Cf", "Surrogate": "Cs",
+		"Private_Use": "Co", "Unassigned": "Cn",
+	}
+	if s, ok := long[n]; ok {
+		return s
+	}
+	return n
 }
 
 func (p *regexParser) hexDigits(n int) (rune, error) {

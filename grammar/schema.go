@@ -9,33 +9,43 @@ import (
 	"strings"
 )
 
-// JSON Schema (draft 2020-12) → Grammar.
+// JSON Schema (drafts 4 to 2020-12) → Grammar.
 //
 // Supported, and enforced exactly over the canonical text forms below:
 //
 //	type (one or a list; integer ⊂ number)       enum, const
-//	properties, required, additionalProperties    anyOf; oneOf where the alternatives are disjoint
-//	allOf (merged into one schema)                 $ref to "#..." JSON pointers ($defs, recursion)
+//	properties, required, additionalProperties    anyOf, allOf (merged into one schema)
+//	patternProperties (keys split by the patterns they match: automata)
+//	propertyNames (objects without declared properties)
+//	minProperties, maxProperties (members counted: countedObject)
 //	items, prefixItems, minItems, maxItems         uniqueItems: false
-//	propertyNames, patternProperties (maps: objects without declared properties)
-//	minProperties 0 or 1; maxProperties where it bounds nothing
-//	minLength, maxLength, pattern (regex subset)   format: date-time date time uuid email uri
-//	minimum, maximum, exclusiveMinimum, exclusiveMaximum (integers exactly; numbers
-//	without exponent when bounded)
+//	contains, minContains, maxContains (counted)  multipleOf (digit residues: multipleof.go)
+//	minLength, maxLength, pattern (regex subset, \p{...} from Go's Unicode
+//	tables), format: date-time date time uuid email uri (together, and
+//	beside a negated enum: automata intersected, regexdfa.go)
+//	minimum, maximum, exclusiveMinimum, exclusiveMaximum (integers exactly;
+//	numbers without exponent when bounded)
+//	not (schema_not.go: the complement written as a schema)
+//	if/then/else, dependentRequired, dependentSchemas, dependencies, oneOf
+//	whose alternatives may overlap (schema_rewrite.go: through negation)
+//	unevaluatedProperties, unevaluatedItems (schema_uneval.go: distributed)
+//	$ref: JSON pointers, $id-relative URIs, $anchor, $dynamicRef with one
+//	possible target, all inside the document (schema_uri.go); recursion
 //
 // Ignored as annotations, as the specification says of every keyword a
 // validator does not know: title, description, $comment, examples, default,
 // $schema, deprecated, readOnly, writeOnly, contentMediaType,
-// contentEncoding, contentSchema (annotations only in 2020-12), $id at the
-// root, and every keyword that is not one of JSON Schema's assertions or
-// applicators (OpenAPI's example, x-* extensions, draft-04's id, a
-// misspelling); $defs and definitions hold schemas for $ref. A format kiln
-// does not know is an annotation too (the string is unconstrained by it);
-// the formats it knows are asserted. A known assertion kiln does not
-// enforce (assertionKeywords: not, if, multipleOf, dependentRequired, ...)
-// is an *UnsupportedError naming it, as are supported keywords in
-// combinations the compiler cannot enforce exactly (pattern with
-// minLength, oneOf whose alternatives may overlap, ...): fail closed.
+// contentEncoding, contentSchema (annotations only in 2020-12), and every
+// keyword that is not one of JSON Schema's assertions or applicators
+// (OpenAPI's example, x-* extensions, draft-04's id, a misspelling); $defs
+// and definitions hold schemas for $ref. A format kiln does not know is an
+// annotation too (the string is unconstrained by it); the formats it knows
+// are asserted. A known assertion kiln does not enforce
+// (assertionKeywords: $dynamicRef that stays dynamic, $recursiveRef) is an
+// *UnsupportedError naming it, as are supported keywords in combinations
+// the compiler cannot enforce exactly (the complement of format,
+// uniqueItems: true, a reference to another document, ...): fail closed.
+// The README lists what stays refused.
 //
 // The text the grammar derives (and accepts):
 //   - Objects list the properties of "properties" in schema order, each
@@ -47,7 +57,8 @@ import (
 //     \u escape of a printable character; this is what makes patterns and
 //     "key not declared" exact.
 //   - Numbers: integers without leading zeros or -0; unbounded numbers any
-//     JSON number with at most 3 exponent digits; bounded numbers plain
+//     JSON number with at most 3 exponent digits; bounded numbers, numbers
+//     with multipleOf and non-integers (a negated integer type) plain
 //     decimals. Enum and const values are written as canonical decimals.
 //   - Whitespace: before and after the root value and around the tokens
 //     [ ] { } , : up to SchemaOptions.MaxWhitespace bytes (space, tab,
@@ -133,8 +144,7 @@ var annotationKeywords = map[string]bool{
 // minContains/maxContains beside contains; additionalItems beside an
 // array-form items (draft 4-2019), which the compiler refuses itself.
 var assertionKeywords = map[string]bool{
-	"not": true, "if": true, "multipleOf": true,
-	"dependentRequired": true, "dependentSchemas": true, "dependencies": true, "contains": true,
+	"multipleOf":            true,
 	"unevaluatedProperties": true, "unevaluatedItems": true, "$dynamicRef": true, "$recursiveRef": true,
 }
 
@@ -162,7 +172,15 @@ var supportedKeywords = map[string]bool{
 	"anyOf": true, "oneOf": true, "allOf": true, "$ref": true,
 	"uniqueItems": true, "minProperties": true, "maxProperties": true, "$id": true,
 	"patternProperties": true, "propertyNames": true, // maps only: see objectExpr
+	"not": true, "if": true, "then": true, "else": true, // schema_rewrite.go
+	"dependentRequired": true, "dependentSchemas": true, "dependencies": true,
+	"contains": true, "minContains": true, "maxContains": true, // arrayExpr
+	kwTypes: true, kwNotIn: true, kwPatterns: true, kwNotPatterns: true, // schema_not.go
+	"unevaluatedProperties": true, "unevaluatedItems": true, // schema_uneval.go
+	"multipleOf": true, // numberExpr: 1, 10^-n, 1/m on integers
 }
+
+func asUnsupported(err error, ue **UnsupportedError) bool { return errors.As(err, ue) }
 
 // CompileJSONSchema compiles a JSON Schema document to a grammar of the JSON
 // texts that satisfy it. opts may be nil.
@@ -175,6 +193,8 @@ func CompileJSONSchema(schema []byte, opts *SchemaOptions) (*Grammar, error) {
 	if opts != nil {
 		o = *opts
 	}
+	normalizeDrafts(doc, 0)
+	resolveDocumentRefs(doc)
 	c := newSchemaCompiler(doc, o)
 	return c.compileRoot(doc, "")
 }
@@ -196,13 +216,31 @@ type schemaCompiler struct {
 	refs   map[string]int // JSON pointer → rule
 	shared map[string]int // name → shared rule (ws, value, string, ...)
 	depth  int
+	steps  *int // schema operations so far (compile, merge, negate, ...), shared with sub-compilers
+}
+
+// maxSchemaSteps bounds the schema operations (compiling a subschema,
+// merging two, negating one, distributing an applicator) of one
+// compilation: negation and distribution copy schemas, and a hostile
+// schema nesting them must be refused quickly, not after exponential
+// work. The test suite's largest compilation takes about 2,000 (measured:
+// see TestSchemaHostileRefusedQuickly).
+const maxSchemaSteps = 100000
+
+// step counts one schema operation against maxSchemaSteps.
+func (c *schemaCompiler) step(path string) error {
+	*c.steps++
+	if *c.steps > maxSchemaSteps {
+		return fmt.Errorf("grammar: schema at %q takes more than %d schema operations to compile: %w", pathOrRoot(path), maxSchemaSteps, ErrTooLarge)
+	}
+	return nil
 }
 
 func newSchemaCompiler(doc *jsonValue, o SchemaOptions) *schemaCompiler {
 	if o.MaxWhitespace == 0 {
 		o.MaxWhitespace = DefaultMaxWhitespace
 	}
-	return &schemaCompiler{opts: o, doc: doc, g: &Grammar{}, refs: map[string]int{}, shared: map[string]int{}}
+	return &schemaCompiler{opts: o, doc: doc, g: &Grammar{}, refs: map[string]int{}, shared: map[string]int{}, steps: new(int)}
 }
 
 // compileRoot compiles s as the start of the grammar.
@@ -268,6 +306,22 @@ var typeNames = map[string]uint8{
 
 // declaredTypes reads the type keyword (tAll when absent).
 func declaredTypes(s *jsonValue, path string) (uint8, error) {
+	bits, err := typeKeyword(s, path)
+	if err != nil {
+		return 0, err
+	}
+	if v := s.get(kwTypes); v != nil {
+		b, err := typeBits(v, path)
+		if err != nil {
+			return 0, err
+		}
+		bits &= b
+	}
+	return bits, nil
+}
+
+// typeKeyword reads the type keyword alone (tAll when absent).
+func typeKeyword(s *jsonValue, path string) (uint8, error) {
 	t := s.get("type")
 	if t == nil {
 		return tAll, nil
@@ -323,9 +377,8 @@ func (c *schemaCompiler) checkKeywords(s *jsonValue, path string) error {
 		switch {
 		case ignoredKeyword(s, k):
 		case k == "$id":
-			if path != "" {
-				return unsupported(path, k, "$id below the root changes the base URI of $ref")
-			}
+			// References were resolved against the base URIs $id sets
+			// before compiling (resolveDocumentRefs).
 		case k == "uniqueItems":
 			if m.val.kind != jBool {
 				return schemaErr(path, "uniqueItems must be a boolean")
@@ -333,15 +386,8 @@ func (c *schemaCompiler) checkKeywords(s *jsonValue, path string) error {
 			if m.val.b {
 				return unsupported(path, k, "")
 			}
-		case k == "minProperties":
-			// 0 and 1 are built exactly (objectExpr); counting further is not.
-			if n, err := nonNegInt(m.val, path, k); err != nil {
-				return err
-			} else if n > 1 {
-				return unsupported(path, k, "above 1")
-			}
-		case k == "maxProperties":
-			// Built only where it bounds nothing (objectExpr).
+		case k == "minProperties", k == "maxProperties":
+			// Counted by objectExpr.
 			if _, err := nonNegInt(m.val, path, k); err != nil {
 				return err
 			}
@@ -396,6 +442,9 @@ func (c *schemaCompiler) compile(s *jsonValue, path string) (*Expr, error) {
 	if err := c.checkRules(path); err != nil {
 		return nil, err
 	}
+	if err := c.step(path); err != nil {
+		return nil, err
+	}
 	c.depth++
 	defer func() { c.depth-- }()
 	switch s.kind {
@@ -411,7 +460,7 @@ func (c *schemaCompiler) compile(s *jsonValue, path string) (*Expr, error) {
 	if err := c.checkKeywords(s, path); err != nil {
 		return nil, err
 	}
-	if s.get("allOf") != nil || s.get("$ref") != nil && constraining(s, "$ref") {
+	if s.get("allOf") != nil || s.get("$ref") != nil && constraining(s, "$ref") || hasRewritten(s) || hasUneval(s) {
 		merged, err := c.flatten(s, path)
 		if err != nil {
 			return nil, err
@@ -448,7 +497,13 @@ func (c *schemaCompiler) compile(s *jsonValue, path string) (*Expr, error) {
 	if types&tBool != 0 {
 		alts = append(alts, Lit("true"), Lit("false"))
 	}
-	if types&tNumber != 0 {
+	if types&tNumber == tFraction {
+		e, err := c.fractionExpr(s, path)
+		if err != nil {
+			return nil, err
+		}
+		alts = append(alts, e)
+	} else if types&tNumber != 0 {
 		e, err := c.numberExpr(s, path, types&tFraction == 0)
 		if err != nil {
 			return nil, err
@@ -590,6 +645,8 @@ func (c *schemaCompiler) compileAnyOf(s, a *jsonValue, path, kw string) (*Expr, 
 		branches = append(branches, m) // nil: a branch nothing satisfies
 	}
 	if kw == "oneOf" {
+		overlap := false
+	pairs:
 		for i := range branches {
 			for j := i + 1; j < len(branches); j++ {
 				if branches[i] == nil || branches[j] == nil {
@@ -600,9 +657,25 @@ func (c *schemaCompiler) compileAnyOf(s, a *jsonValue, path, kw string) (*Expr, 
 					return nil, err
 				}
 				if !d {
-					return nil, unsupported(path, "oneOf", fmt.Sprintf("alternatives %d and %d may both match (only oneOf with alternatives of different types, different constants, or a required property with different constants is supported)", i, j))
+					overlap = true
+					break pairs
 				}
 			}
+		}
+		if overlap {
+			// Alternatives that may overlap: each joined with the
+			// complements of the others (with the siblings merged in).
+			var live []*jsonValue
+			for _, b := range branches {
+				if b != nil {
+					live = append(live, b)
+				}
+			}
+			dis, err := c.oneOfByNegation(live, path)
+			if err != nil {
+				return nil, err
+			}
+			branches = dis
 		}
 	}
 	var alts []*Expr
@@ -657,6 +730,7 @@ func (c *schemaCompiler) compileEnum(s *jsonValue, path string) (*Expr, error) {
 		// Keep the values the grammar of the other keywords accepts.
 		sub := newSchemaCompiler(c.doc, c.opts)
 		sub.depth = c.depth
+		sub.steps = c.steps
 		g, err := sub.compileRoot(rest, path)
 		if err != nil {
 			return nil, err

@@ -22,14 +22,30 @@ func (c *schemaCompiler) flatten(s *jsonValue, path string) (*jsonValue, error) 
 
 // expand returns s with its own allOf and $ref folded in (nil: unsatisfiable).
 func (c *schemaCompiler) expand(s *jsonValue, path string, depth int) (*jsonValue, error) {
-	if s.kind != jObject || s.get("allOf") == nil && s.get("$ref") == nil {
+	if depth > maxSchemaDepth {
+		return nil, fmt.Errorf("grammar: allOf/$ref at %q expand deeper than %d: %w", pathOrRoot(path), maxSchemaDepth, ErrTooLarge)
+	}
+	if s.kind == jObject && hasUneval(s) {
+		if err := c.checkKeywords(s, path); err != nil {
+			return nil, err
+		}
+		r, err := c.rewriteUneval(s, path, depth+1)
+		if err != nil {
+			return nil, err
+		}
+		s = r
+	}
+	if s.kind != jObject || s.get("allOf") == nil && s.get("$ref") == nil && !hasRewritten(s) {
 		return s, nil
 	}
 	if err := c.checkKeywords(s, path); err != nil {
 		return nil, err
 	}
-	out := without(s, "allOf", "$ref")
-	var parts []*jsonValue
+	out := without(s, append([]string{"allOf", "$ref"}, rewrittenKeywords...)...)
+	parts, err := c.conditionalParts(s, path, depth)
+	if err != nil {
+		return nil, err
+	}
 	if r := s.get("$ref"); r != nil {
 		t, _, err := c.resolve(r, path)
 		if err != nil {
@@ -44,7 +60,6 @@ func (c *schemaCompiler) expand(s *jsonValue, path string, depth int) (*jsonValu
 		parts = append(parts, a.arr...)
 	}
 	for _, p := range parts {
-		var err error
 		if out, err = c.merge(out, p, path, depth+1); err != nil || out == nil {
 			return nil, err
 		}
@@ -57,6 +72,9 @@ func (c *schemaCompiler) expand(s *jsonValue, path string, depth int) (*jsonValu
 func (c *schemaCompiler) merge(a, b *jsonValue, path string, depth int) (*jsonValue, error) {
 	if depth > maxSchemaDepth {
 		return nil, fmt.Errorf("grammar: allOf/$ref at %q expand deeper than %d: %w", pathOrRoot(path), maxSchemaDepth, ErrTooLarge)
+	}
+	if err := c.step(path); err != nil {
+		return nil, err
 	}
 	for _, x := range []*jsonValue{a, b} {
 		if x.kind != jBool && x.kind != jObject {
@@ -96,11 +114,19 @@ func (c *schemaCompiler) merge(a, b *jsonValue, path string, depth int) (*jsonVa
 		out.obj = append(out.obj, jsonMember{k, v})
 	}
 	for _, m := range a.obj {
-		set(m.key, m.val)
+		if !(contextualKeyword(m.key) && ignoredKeyword(a, m.key)) {
+			set(m.key, m.val)
+		}
 	}
 	for _, m := range b.obj {
 		k, vb := m.key, m.val
 		va := a.get(k)
+		if contextualKeyword(k) && ignoredKeyword(b, k) {
+			continue // inert on its side; it must not act beside the other's
+		}
+		if contextualKeyword(k) && ignoredKeyword(a, k) {
+			va = nil
+		}
 		if va == nil || ignoredKeyword(b, k) || k == "$id" {
 			if va == nil {
 				set(k, vb)
@@ -108,7 +134,7 @@ func (c *schemaCompiler) merge(a, b *jsonValue, path string, depth int) (*jsonVa
 			continue
 		}
 		switch k {
-		case "type":
+		case "type", kwTypes:
 			ta, err := declaredTypes(a, path)
 			if err != nil {
 				return nil, err
@@ -117,7 +143,21 @@ func (c *schemaCompiler) merge(a, b *jsonValue, path string, depth int) (*jsonVa
 			if err != nil {
 				return nil, err
 			}
-			set(k, typeValue(ta&tb))
+			set("type", typeValue(ta&tb))
+			set(kwTypes, jObj(jTypes(ta & tb)).obj[0].val)
+		case kwNotIn:
+			if va.kind != jArray || vb.kind != jArray {
+				return nil, schemaErr(path, "bad internal string exclusion")
+			}
+			set(k, jArr(append(slices.Clone(va.arr), vb.arr...)...))
+		case "contains":
+			ta, _ := canonicalText(va, true)
+			tb, _ := canonicalText(vb, true)
+			if ta != tb || !sameJSON(a.get("minContains"), b.get("minContains")) || !sameJSON(a.get("maxContains"), b.get("maxContains")) {
+				return nil, unsupported(path, k, "contains in more than one allOf branch")
+			}
+		case "minContains", "maxContains":
+			// Checked with contains.
 		case "required":
 			if va.kind != jArray || vb.kind != jArray {
 				return nil, schemaErr(path, "required must be an array")
@@ -129,11 +169,29 @@ func (c *schemaCompiler) merge(a, b *jsonValue, path string, depth int) (*jsonVa
 				}
 			}
 			set(k, r)
-		case "properties", "additionalProperties":
+		case "properties", "additionalProperties", "patternProperties":
 			// Below, together.
 		case "items", "prefixItems":
 			// Below, together.
-		case "pattern", "format":
+		case "pattern":
+			// Both must match: the other joins kwPatterns (their automata
+			// are intersected, stringByAutomaton).
+			if !sameJSON(va, vb) {
+				if vb.kind != jString {
+					return nil, schemaErr(path, "pattern must be a string")
+				}
+				more := jArr(vb)
+				if x := out.get(kwPatterns); x != nil {
+					more.arr = append(slices.Clone(x.arr), vb)
+				}
+				set(kwPatterns, more)
+			}
+		case kwPatterns, kwNotPatterns:
+			if va.kind != jArray || vb.kind != jArray {
+				return nil, schemaErr(path, "bad internal pattern list")
+			}
+			set(k, jArr(append(slices.Clone(out.get(k).arr), vb.arr...)...))
+		case "format":
 			ta, _ := canonicalText(va, true)
 			tb, _ := canonicalText(vb, true)
 			if ta != tb {
@@ -190,6 +248,19 @@ func (c *schemaCompiler) merge(a, b *jsonValue, path string, depth int) (*jsonVa
 			set(k, r)
 		case "oneOf":
 			return nil, unsupported(path, k, "oneOf in more than one allOf branch")
+		case "multipleOf":
+			// A multiple of both is a multiple of their least common
+			// multiple: lcm(p1, p2) / gcd(q1, q2) for reduced p/q.
+			ra, ok1 := new(big.Rat).SetString(va.num)
+			rb, ok2 := new(big.Rat).SetString(vb.num)
+			if va.kind != jNumber || vb.kind != jNumber || !ok1 || !ok2 || ra.Sign() <= 0 || rb.Sign() <= 0 {
+				return nil, schemaErr(path, "multipleOf must be a number greater than 0")
+			}
+			g := new(big.Int).GCD(nil, nil, ra.Num(), rb.Num())
+			l := new(big.Int).Mul(ra.Num(), rb.Num())
+			l.Quo(l, g)
+			q := new(big.Int).GCD(nil, nil, ra.Denom(), rb.Denom())
+			set(k, jRat(new(big.Rat).SetFrac(l, q)))
 		case "minProperties":
 			if x, err := pickNumber(va, vb, path, k, true); err != nil {
 				return nil, err
@@ -254,6 +325,46 @@ func (c *schemaCompiler) merge(a, b *jsonValue, path string, depth int) (*jsonVa
 	// properties and additionalProperties.
 	pa, pb := a.get("properties"), b.get("properties")
 	aa, ab := a.get("additionalProperties"), b.get("additionalProperties")
+	// patternProperties: the entries of both (one pattern on both sides:
+	// allOf of its schemas). One side's additionalProperties must still
+	// reach every key the other side's patterns match that its own do
+	// not: exact only when the other side has no pattern it lacks.
+	ppa, ppb := a.get("patternProperties"), b.get("patternProperties")
+	if ppa != nil || ppb != nil {
+		for _, x := range []*jsonValue{ppa, ppb} {
+			if x != nil && x.kind != jObject {
+				return nil, schemaErr(path, "patternProperties must be an object")
+			}
+		}
+		lacks := func(own, other *jsonValue) bool {
+			for _, m := range other.objMembers() {
+				if own.get(m.key) == nil {
+					return true
+				}
+			}
+			return false
+		}
+		if aa != nil && !isTrueSchema(aa) && lacks(ppa, ppb) || ab != nil && !isTrueSchema(ab) && lacks(ppb, ppa) {
+			return nil, unsupported(path, "patternProperties", "patterns on one allOf branch beside additionalProperties on another")
+		}
+		merged := jObj()
+		for _, m := range ppa.objMembers() {
+			merged.obj = append(merged.obj, m)
+		}
+		for _, m := range ppb.objMembers() {
+			found := false
+			for i := range merged.obj {
+				if merged.obj[i].key == m.key {
+					merged.obj[i].val = allOfValue(merged.obj[i].val, m.val)
+					found = true
+				}
+			}
+			if !found {
+				merged.obj = append(merged.obj, m)
+			}
+		}
+		set("patternProperties", merged)
+	}
 	if pa != nil || pb != nil {
 		props := &jsonValue{kind: jObject}
 		var keys []string
@@ -302,7 +413,35 @@ func (c *schemaCompiler) merge(a, b *jsonValue, path string, depth int) (*jsonVa
 	return out, nil
 }
 
+// contextualKeyword reports whether keyword k acts only beside another
+// (then/else beside if, minContains/maxContains beside contains).
+func contextualKeyword(k string) bool {
+	switch k {
+	case "then", "else", "minContains", "maxContains", "additionalItems":
+		return true
+	}
+	return false
+}
+
+// sameJSON reports whether two optional values are equal JSON.
+func sameJSON(a, b *jsonValue) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	ta, err1 := canonicalText(a, true)
+	tb, err2 := canonicalText(b, true)
+	return err1 == nil && err2 == nil && ta == tb
+}
+
 func allOfValue(a, b *jsonValue) *jsonValue {
+	// true (or {}) beside a schema is that schema: keeping a $ref alone
+	// keeps it a rule reference (recursion compiles), not an inline copy.
+	if isTrueSchema(a) {
+		return b
+	}
+	if isTrueSchema(b) {
+		return a
+	}
 	return &jsonValue{kind: jObject, obj: []jsonMember{{"allOf", &jsonValue{kind: jArray, arr: []*jsonValue{a, b}}}}}
 }
 
@@ -341,6 +480,9 @@ func typeValue(bits uint8) *jsonValue {
 		v.arr = append(v.arr, &jsonValue{kind: jString, str: "number"})
 	case bits&tInteger != 0:
 		v.arr = append(v.arr, &jsonValue{kind: jString, str: "integer"})
+	case bits&tFraction != 0:
+		// Non-integers only: not a type name; kwTypes beside it says so.
+		v.arr = append(v.arr, &jsonValue{kind: jString, str: "number"})
 	}
 	return v
 }
@@ -534,4 +676,9 @@ func intersects(a, b map[string]bool) bool {
 		}
 	}
 	return false
+}
+
+// isTrueSchema reports whether s is true or the empty schema.
+func isTrueSchema(s *jsonValue) bool {
+	return s.kind == jBool && s.b || s.kind == jObject && len(s.obj) == 0
 }

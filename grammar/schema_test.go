@@ -2,6 +2,7 @@ package grammar
 
 import (
 	"errors"
+	"strings"
 	"testing"
 )
 
@@ -152,13 +153,19 @@ func TestSchemaPatternWithLength(t *testing.T) {
 		{`{"type":"string","pattern":"[\\S\\s]*","minLength":0,"maxLength":2}`, nil, []string{`""`, `"a "`}, []string{`"abc"`}},
 		{`{"type":"string","pattern":"^a*","minLength":2}`, nil, []string{`"bb"`, `"aab"`}, []string{`"b"`}},
 		{`{"type":"string","maxLength":1048576}`, &SchemaOptions{MaxOutputBytes: 4096}, []string{`"abc"`, `""`}, []string{`1`}},
+		// Bounds every match of the pattern meets.
+		{`{"type":"string","pattern":"^[a-z]{3}-([0-9]{2}|x)$","minLength":5,"maxLength":6}`, nil, []string{`"abc-12"`, `"abc-x"`}, []string{`"abc-1"`}},
+		{`{"type":"string","pattern":".*\\S.*","minLength":1}`, nil, []string{`"a"`, `" b "`}, []string{`""`, `"  "`}},
+		// Any pattern with length bounds: the automata intersected.
+		{`{"type":"string","pattern":".*\\S.*","minLength":1,"maxLength":128}`, nil, []string{`"a"`, `"  b"`}, []string{`"  "`, `"` + strings.Repeat("a", 129) + `"`}},
+		{`{"type":"string","pattern":"^(ab)+$","maxLength":9}`, nil, []string{`"ab"`, `"abababab"`}, []string{`"ababababab"`, `"aba"`}},
+		{`{"type":"string","pattern":"[\\w+=,.@-]+","minLength":3,"maxLength":5}`, nil, []string{`"a  "`, `"  @  "`}, []string{`"   "`, `"ab"`, `"abcdef"`}},
+		{`{"type":"string","pattern":"^([A-Za-z]_?)+$","minLength":2,"maxLength":4}`, nil, []string{`"ab"`, `"a_b_"`}, []string{`"a"`, `"a__b"`, `"abcde"`}},
 		{`{"type":"array","items":{"type":"integer"},"maxItems":1048576}`, &SchemaOptions{MaxOutputBytes: 4096}, []string{`[1,2,3]`, `[]`}, []string{`["a"]`}},
 	} {
 		checkSchemaTexts(t, c.schema, c.opts, c.yes, c.no)
 	}
 	for _, s := range []string{
-		`{"type":"string","pattern":".*\\S.*","minLength":1,"maxLength":128}`, // contains a non-space: not a repeated class
-		`{"type":"string","pattern":"^(ab)+$","maxLength":9}`,
 		`{"type":"string","maxLength":1048576}`, // no MaxOutputBytes: too large
 	} {
 		checkSchemaRefused(t, s)
@@ -179,14 +186,35 @@ func TestSchemaMaps(t *testing.T) {
 		{`{"type":"object","patternProperties":{"^x-[a-z]+$":{"type":"boolean"}},"additionalProperties":false}`,
 			[]string{`{}`, `{"x-a":true,"x-bc":false}`}, []string{`{"y-a":true}`, `{"x-a":1}`, `{"x-":true}`}},
 		{`{"type":"object","propertyNames":false}`, []string{`{}`}, []string{`{"a":1}`}},
+		// A pattern beside declared properties none of which it matches.
+		{`{"type":"object","properties":{"name":{"type":"string"}},"required":["name"],"patternProperties":{"^x-":{"type":"integer"}},"additionalProperties":false}`,
+			[]string{`{"name":"a"}`, `{"name":"a","x-b":1}`}, []string{`{"name":"a","x-b":"s"}`, `{"name":"a","y":1}`, `{"x-b":1}`, `{"name":"a","name":"b"}`}},
+		// Patterns whose schemas are all true, nothing said of other keys: no constraint.
+		{`{"type":"object","properties":{"a":{"type":"integer"}},"patternProperties":{"^x-":{}}}`, []string{`{"a":1,"x-q":[2]}`, `{"b":1}`}, []string{`{"a":"s"}`}},
+		{`{"type":"object","propertyNames":{"enum":["a","b",3]}}`, []string{`{}`, `{"a":1,"b":2}`}, []string{`{"c":1}`, `{"3":1}`}},
+		{`{"type":"object","propertyNames":{"not":{"const":"x"}}}`, []string{`{"ab":1}`}, []string{`{"x":1}`}},
+	} {
+		checkSchemaTexts(t, c.schema, nil, c.yes, c.no)
+	}
+	// patternProperties in general: keys split by the patterns they match.
+	for _, c := range []struct {
+		schema  string
+		yes, no []string
+	}{
+		{`{"patternProperties":{"^a":{},"^b":{}},"additionalProperties":false}`, []string{`{"a1":1,"b":2}`, `{}`}, []string{`{"c":1}`}},
+		{`{"patternProperties":{"^a":{"type":"integer"}}}`, []string{`{"a":1,"b":"x"}`, `{"b":[]}`}, []string{`{"ab":"x"}`}},
+		{`{"patternProperties":{"^a":{"minimum":2},"b$":{"maximum":5}},"additionalProperties":{"type":"string"}}`,
+			[]string{`{"ab":3}`, `{"a":9,"b":0,"c":"x"}`}, []string{`{"ab":9}`, `{"ab":1}`, `{"c":1}`}},
+		{`{"properties":{"ab":{"minimum":5}},"patternProperties":{"^a":{"type":"integer"}},"additionalProperties":false}`,
+			[]string{`{"ab":5,"ac":1}`, `{}`}, []string{`{"ab":"x"}`, `{"ab":3}`, `{"b":1}`, `{"ab":5,"ab":6}`, `{"ab":5,"ac":"x"}`}},
+		{`{"required":["ab"],"patternProperties":{"^a":{"type":"integer"}},"additionalProperties":false}`,
+			[]string{`{"ab":1}`, `{"ab":1,"ac":2}`}, []string{`{}`, `{"ab":1,"ab":2}`, `{"b":1}`, `{"ab":"x"}`}},
 	} {
 		checkSchemaTexts(t, c.schema, nil, c.yes, c.no)
 	}
 	for _, s := range []string{
-		`{"properties":{"a":{}},"propertyNames":{"pattern":"^a"}}`,             // declared properties
-		`{"patternProperties":{"^a":{},"^b":{}},"additionalProperties":false}`, // two patterns
-		`{"patternProperties":{"^a":{"type":"integer"}}}`,                      // other keys: the complement
-		`{"propertyNames":{"enum":["a","b"]}}`,                                 // not a string keyword
+		`{"properties":{"a":{}},"propertyNames":{"pattern":"^a"}}`, // declared properties
+		`{"patternProperties":{"a":{},"b":{},"c":{},"d":{"type":"string"}}}`,
 	} {
 		checkSchemaRefused(t, s)
 	}
@@ -206,13 +234,24 @@ func TestSchemaPropertyCounts(t *testing.T) {
 	} {
 		checkSchemaTexts(t, c.schema, nil, c.yes, c.no)
 	}
-	for _, s := range []string{
-		`{"type":"object","minProperties":2}`,
-		`{"type":"object","maxProperties":1}`,
-		`{"type":"object","properties":{"a":{},"b":{}},"additionalProperties":false,"maxProperties":1}`,
+	// Counted members (countedObject).
+	for _, c := range []struct {
+		schema  string
+		yes, no []string
+	}{
+		{`{"type":"object","minProperties":2}`, []string{`{"x":1,"y":2}`, `{"x":1,"y":2,"z":3}`}, []string{`{}`, `{"x":1}`}},
+		{`{"type":"object","maxProperties":1}`, []string{`{}`, `{"x":1}`}, []string{`{"x":1,"y":2}`}},
+		{`{"type":"object","properties":{"a":{},"b":{}},"additionalProperties":false,"maxProperties":1}`,
+			[]string{`{}`, `{"a":1}`, `{"b":1}`}, []string{`{"a":1,"b":2}`}},
+		{`{"type":"object","properties":{"a":{},"b":{}},"required":["b"],"minProperties":2,"maxProperties":3}`,
+			[]string{`{"a":1,"b":2}`, `{"b":2,"c":3}`, `{"a":1,"b":2,"c":3}`}, []string{`{"b":2}`, `{"a":1,"b":2,"c":3,"d":4}`, `{"a":1}`}},
+		{`{"type":"object","maxProperties":0}`, []string{`{}`}, []string{`{"a":1}`}},
+		{`{"type":"object","minProperties":3,"maxProperties":2}`, nil, []string{`{}`, `{"a":1,"b":2,"c":3}`}},
 	} {
-		checkSchemaRefused(t, s)
+		checkSchemaTexts(t, c.schema, nil, c.yes, c.no)
 	}
+	// Counting past the rule budget is refused as too large.
+	checkSchemaRefused(t, `{"type":"object","properties":{"a":{},"b":{},"c":{},"d":{}},"maxProperties":9000}`)
 }
 
 // checkSchemaTexts compiles schema with opts and checks that its program
@@ -259,20 +298,22 @@ func programAccepts(p *Program, text string) bool {
 
 func TestSchemaFailsClosed(t *testing.T) {
 	cases := []struct{ schema, keyword string }{
-		{`{"type":"string","minLength":1,"pattern":"a"}`, "minLength"},
-		{`{"not":{"type":"string"}}`, "not"},
-		{`{"properties":{"a":{"if":{}}}}`, "if"},
-		{`{"patternProperties":{"^a":{"type":"string"}}}`, "patternProperties"},
-		{`{"if":{"type":"string"},"then":{"minLength":1}}`, "if"},
-		{`{"type":"array","contains":{"type":"string"},"minContains":2}`, "contains"},
-		{`{"type":"object","dependentRequired":{"a":["b"]}}`, "dependentRequired"},
-		{`{"items":[{"type":"string"}],"additionalItems":false}`, "additionalItems"},
+		{`{"type":"string","minLength":2,"pattern":"^(ab)+$","maxLength":5000}`, "minLength"}, // more automaton states than maxDFAStates
+		{`{"not":{"type":"string","format":"date"}}`, "not"},                                  // kiln asserts formats; 2020-12 reads them as annotations
+		{`{"not":{"const":{"a":1}}}`, "not"},
+		{`{"properties":{"a":{"if":{"const":[1]},"then":{}}}}`, "if"},
+		{`{"patternProperties":{"a":{},"b":{},"c":{},"d":{"type":"string"}}}`, "patternProperties"},
+		{`{"type":"array","contains":{"type":"string"},"maxItems":3}`, "contains"},
+		{`{"type":"array","contains":{"const":{"a":1}},"maxContains":1}`, "maxContains"},
+		{`{"allOf":[{"contains":{"type":"string"}},{"contains":{"type":"integer"}}]}`, "contains"},
+		{`{"allOf":[{"additionalProperties":false},{"patternProperties":{"^a":{}}}]}`, "patternProperties"},
 		{`{"uniqueItems":true}`, "uniqueItems"},
-		{`{"type":"string","format":"date","pattern":"a"}`, "format"},
+		{`{"allOf":[{"format":"date"},{"format":"uuid"}]}`, "format"},
 		{`{"pattern":"(?=a)"}`, "pattern"},
 		{`{"$ref":"http://example.com/s.json"}`, "$ref"},
-		{`{"oneOf":[{"type":"integer"},{"type":"number"}]}`, "oneOf"},
-		{`{"type":"integer","multipleOf":2}`, "multipleOf"},
+		{`{"oneOf":[{"minimum":1},{"const":[1]}]}`, "oneOf"},
+		{`{"type":"integer","multipleOf":123456789}`, "multipleOf"},
+		{`{"not":{"multipleOf":2}}`, "not"},
 	}
 	for _, c := range cases {
 		_, err := CompileJSONSchema([]byte(c.schema), nil)

@@ -1,6 +1,7 @@
 package grammar
 
 import (
+	"errors"
 	"fmt"
 	"math/big"
 	"strconv"
@@ -111,8 +112,42 @@ func (c *schemaCompiler) numberExpr(s *jsonValue, path string, intOnly bool) (*E
 			}
 		}
 	}
-	if s.get("multipleOf") != nil {
-		return nil, unsupported(path, "multipleOf", "")
+	if mv := s.get("multipleOf"); mv != nil {
+		r, err := numBound(s, "multipleOf", path)
+		if err != nil {
+			return nil, err
+		}
+		if r.Sign() <= 0 {
+			return nil, schemaErr(path, "multipleOf must be greater than 0")
+		}
+		// Built: 1/m (every integer is a multiple: on integers no
+		// constraint), 1 (integers), and 10^-d on unbounded numbers
+		// (plain decimals with at most d fraction digits). A modulus of
+		// the digits (multipleOf 2, 1.5) is not built.
+		inv := new(big.Rat).Inv(r)
+		d, pow10 := decimalPlaces(r)
+		switch {
+		case intOnly && inv.IsInt():
+		case r.Cmp(big.NewRat(1, 1)) == 0:
+			intOnly = true
+		case pow10 && lo == nil && hi == nil:
+			return Seq(Opt(Lit("-")), Alt(Lit("0"), Seq(digitRange('1', '9'), Star(digit))),
+				Opt(Seq(Lit("."), Repeat(digit, 1, d)))), nil
+		default:
+			// The digits' residue (multipleOf.go), intersected with the
+			// bounds' numbers.
+			base, err := c.numberExpr(without(s, "multipleOf"), path, intOnly)
+			if err != nil {
+				return nil, err
+			}
+			if base.Op == OpRef { // unbounded: plain decimals
+				base = Seq(Opt(Lit("-")), Alt(Lit("0"), Seq(digitRange('1', '9'), Star(digit))))
+				if !intOnly {
+					base = Seq(base, Opt(Seq(Lit("."), Plus(digit))))
+				}
+			}
+			return multipleOfExpr(base, r, intOnly, path)
+		}
 	}
 	if intOnly {
 		if lo == nil && hi == nil {
@@ -137,6 +172,39 @@ func (c *schemaCompiler) numberExpr(s *jsonValue, path string, intOnly bool) (*E
 		return c.anyNumber(), nil
 	}
 	return numberRangeExpr(lo, hi), nil
+}
+
+// fractionExpr returns the numbers that are not integers (a type negation
+// leaves them): plain decimals with a nonzero fraction digit. Exponent
+// forms are not derived; bounds are refused (the grammar cannot intersect
+// a range with "not an integer").
+func (c *schemaCompiler) fractionExpr(s *jsonValue, path string) (*Expr, error) {
+	for _, kw := range []string{"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"} {
+		if s.get(kw) != nil {
+			return nil, unsupported(path, kw, "on numbers that must not be integers (a negated integer type)")
+		}
+	}
+	return Seq(Opt(Lit("-")), Alt(Lit("0"), Seq(digitRange('1', '9'), Star(digit))), Lit("."),
+		Star(digit), digitRange('1', '9'), Star(digit)), nil
+}
+
+// decimalPlaces reports whether r is 10^-d for some d ≥ 1 (and d).
+func decimalPlaces(r *big.Rat) (int, bool) {
+	if r.Num().Cmp(big.NewInt(1)) != 0 {
+		return 0, false
+	}
+	den := new(big.Int).Set(r.Denom())
+	d := 0
+	ten := big.NewInt(10)
+	for den.Cmp(big.NewInt(1)) > 0 {
+		q, m := new(big.Int).DivMod(den, ten, new(big.Int))
+		if m.Sign() != 0 {
+			return 0, false
+		}
+		den = q
+		d++
+	}
+	return d, d >= 1 && d <= maxNumberExponent
 }
 
 func floorRat(r *big.Rat) *big.Int {
@@ -191,18 +259,28 @@ func (c *schemaCompiler) stringExpr(s *jsonValue, path string) (*Expr, error) {
 	if fmtv != nil && fmtv.kind == jString && formatGrammar(fmtv.str) == nil {
 		fmtv = nil // a format kiln does not know: an annotation
 	}
-	lengthKw := "minLength"
-	if !hasMin {
-		lengthKw = "maxLength"
-	}
 	lengthBounded := (hasMin && minL > 0) || hasMax
-	if pat != nil || fmtv != nil {
-		if fmtv != nil && lengthBounded {
-			return nil, unsupported(path, lengthKw, "length bounds together with format")
+	automaton := s.get(kwPatterns) != nil || s.get(kwNotPatterns) != nil ||
+		s.get(kwNotIn) != nil && (pat != nil || lengthBounded || fmtv != nil) || fmtv != nil && (pat != nil || lengthBounded)
+	if automaton {
+		return c.stringByAutomaton(s, path, minL, hasMin, maxL, hasMax)
+	}
+	if ex := s.get(kwNotIn); ex != nil {
+		// Strings outside a set (a negated enum), with no other constraint.
+		if fmtv != nil {
+			return nil, unsupported(path, "not", "a string excluded by not/enum together with format")
 		}
-		if pat != nil && fmtv != nil {
-			return nil, unsupported(path, "format", "format together with pattern")
+		if ex.kind != jArray {
+			return nil, schemaErr(path, "bad internal string exclusion")
 		}
+		var names []string
+		for _, x := range ex.arr {
+			if x.kind != jString {
+				return nil, schemaErr(path, "bad internal string exclusion")
+			}
+			names = append(names, x.str)
+		}
+		return Seq(Lit(`"`), jsonEncodeExpr(notInSet(names)), Lit(`"`)), nil
 	}
 	if fmtv != nil {
 		if fmtv.kind != jString {
@@ -221,10 +299,16 @@ func (c *schemaCompiler) stringExpr(s *jsonValue, path string) (*Expr, error) {
 		if err != nil {
 			return nil, unsupported(path, "pattern", err.Error())
 		}
+		if lengthBounded && patternImpliesLength(branches, minL, hasMin, maxL, hasMax) {
+			// Every string the pattern matches has a length within the
+			// bounds: they constrain nothing more.
+			return c.stringExpr(without(s, "minLength", "maxLength"), path)
+		}
 		if lengthBounded {
 			e, ok := patternWithLength(branches, minL, hasMin, maxL, hasMax)
 			if !ok {
-				return nil, unsupported(path, lengthKw, "length bounds together with pattern")
+				// The pattern's automaton intersected with the lengths.
+				return c.stringByAutomaton(s, path, minL, hasMin, maxL, hasMax)
 			}
 			if e == nil { // the pattern matches every string: only the bounds remain
 				return c.stringExpr(without(s, "pattern"), path)
@@ -274,6 +358,9 @@ func (c *schemaCompiler) arrayExpr(s *jsonValue, path string) (*Expr, error) {
 		maxN = -1
 	} else if maxN < minN {
 		return Never(), nil
+	}
+	if cs := s.get("contains"); cs != nil {
+		return c.containsExpr(s, cs, path, minN, maxN)
 	}
 	var prefix []*Expr
 	if p := s.get("prefixItems"); p != nil {
@@ -360,23 +447,141 @@ func (c *schemaCompiler) arrayExpr(s *jsonValue, path string) (*Expr, error) {
 	return Seq(Lit("["), ws, body, ws, Lit("]")), nil
 }
 
+// maxContainsCount bounds the minContains / maxContains counted (a rule
+// per count).
+const maxContainsCount = 1000
+
+// containsExpr returns the arrays of a schema with contains: elements of
+// items (any value when absent), of which between minContains (default 1)
+// and maxContains match contains. With maxContains the elements are
+// partitioned into items∧contains and items∧¬contains (negation) and
+// counted exactly; without it, at least minContains elements are
+// items∧contains and the rest any items (an ambiguous but exact grammar).
+func (c *schemaCompiler) containsExpr(s, cs *jsonValue, path string, minN, maxN int) (*Expr, error) {
+	minC, maxC, hasMax, err := containsCounts(s, path)
+	if err != nil {
+		return nil, err
+	}
+	if minC == 0 && !hasMax {
+		return c.arrayExpr(without(s, "contains", "minContains", "maxContains"), path)
+	}
+	if s.get("prefixItems") != nil {
+		return nil, unsupported(path, "contains", "together with prefixItems")
+	}
+	if maxN >= 0 {
+		return nil, unsupported(path, "contains", "together with maxItems")
+	}
+	if minN > minC {
+		return nil, unsupported(path, "contains", "together with minItems above minContains")
+	}
+	if hasMax && maxC < minC {
+		return Never(), nil
+	}
+	k := minC
+	if hasMax {
+		k = maxC
+	}
+	if k > maxContainsCount {
+		return nil, fmt.Errorf("grammar: minContains/maxContains %d at %q is above %d: %w", k, pathOrRoot(path), maxContainsCount, ErrTooLarge)
+	}
+	items := s.get("items")
+	if items == nil {
+		items = jBoolean(true)
+	}
+	asRule := func(e *Expr, name string) *Expr {
+		if e.IsNever() || e.Op == OpRef {
+			return e
+		}
+		i := c.newRule(name + path)
+		c.g.Rules[i].Body = e
+		return Ref(i)
+	}
+	in, err := c.compile(allOfValue(items, cs), childPath(path, "contains"))
+	if err != nil {
+		return nil, err
+	}
+	in = asRule(in, "contains")
+	var out *Expr
+	if hasMax {
+		ncs, err := c.negate(cs, childPath(path, "contains"), 1)
+		if err != nil {
+			var ue *UnsupportedError
+			if asUnsupported(err, &ue) {
+				return nil, unsupported(path, "maxContains", "the contains schema has no complement: "+ue.Reason)
+			}
+			return nil, err
+		}
+		out, err = c.compile(allOfValue(items, ncs), childPath(path, "contains"))
+		if err != nil {
+			return nil, err
+		}
+	} else {
+		out, err = c.compile(items, childPath(path, "items"))
+		if err != nil {
+			return nil, err
+		}
+	}
+	out = asRule(out, "item")
+	// after[j]: the rest of the array (each element after a separator)
+	// with j elements matching contains written (saturated at k without
+	// maxContains).
+	sep := c.sep()
+	after := make([]int, k+1)
+	for j := range after {
+		after[j] = c.newRule("contains" + path)
+	}
+	if err := c.checkRules(path); err != nil {
+		return nil, err
+	}
+	for j := 0; j <= k; j++ {
+		var ends []*Expr
+		if j >= minC {
+			ends = append(ends, Lit(""))
+		}
+		if j < k && !in.IsNever() {
+			ends = append(ends, Seq(sep, in, Ref(after[j+1])))
+		}
+		var outs *Expr = Lit("")
+		if !out.IsNever() {
+			outs = Star(Seq(sep, out))
+		}
+		c.g.Rules[after[j]].Body = Seq(outs, Alt(ends...))
+	}
+	var firsts []*Expr
+	if minC == 0 {
+		firsts = append(firsts, Lit(""))
+	}
+	if !out.IsNever() {
+		firsts = append(firsts, Seq(out, Ref(after[0])))
+	}
+	if k > 0 && !in.IsNever() {
+		firsts = append(firsts, Seq(in, Ref(after[min(1, k)])))
+	}
+	ws := c.ws()
+	return Seq(Lit("["), ws, Alt(firsts...), ws, Lit("]")), nil
+}
+
 // objectExpr returns the objects the schema's object keywords allow, with
 // properties in schema order (see schema.go).
 func (c *schemaCompiler) objectExpr(s *jsonValue, path string) (*Expr, error) {
-	for _, kw := range []string{"dependentRequired", "dependentSchemas", "unevaluatedProperties"} {
-		if s.get(kw) != nil {
-			return nil, unsupported(path, kw, "")
-		}
-	}
 	// A map (no declared properties) may name its keys: propertyNames (a
 	// string schema) or one patternProperties entry with
 	// additionalProperties false give the keys' language and the values'
 	// schema. With declared properties the keys left would be a language
 	// minus names, and with another additionalProperties the keys that
 	// match no pattern its complement: not built, refused.
-	mapKey, mapVal, err := c.mapKeys(s, path)
+	pats, err := c.objectPatterns(s, path)
 	if err != nil {
 		return nil, err
+	}
+	var mapKey *Expr
+	var mapVal *jsonValue
+	if pats == nil {
+		if mapKey, mapVal, err = c.mapKeys(s, path); err != nil {
+			return nil, err
+		}
+	} else if s.get("propertyNames") != nil {
+		return nil, unsupported(path, "patternProperties", "together with propertyNames")
 	}
 	type prop struct {
 		name     string
@@ -390,7 +595,14 @@ func (c *schemaCompiler) objectExpr(s *jsonValue, path string) (*Expr, error) {
 			return nil, schemaErr(path, "properties must be an object")
 		}
 		for _, m := range p.obj {
-			e, err := c.compile(m.val, childPath(path, "properties", m.key))
+			// A declared name a pattern matches answers to both.
+			sch := m.val
+			for _, pt := range pats {
+				if pt.d.matches(m.key) {
+					sch = allOfValue(sch, pt.val)
+				}
+			}
+			e, err := c.compile(sch, childPath(path, "properties", m.key))
 			if err != nil {
 				return nil, err
 			}
@@ -405,7 +617,7 @@ func (c *schemaCompiler) objectExpr(s *jsonValue, path string) (*Expr, error) {
 		addl = mapVal
 	}
 	switch {
-	case addl == nil && c.opts.StrictProperties && s.get("properties") != nil:
+	case addl == nil && c.opts.StrictProperties && declaresProperties(s):
 		addlExpr = Never()
 	case addl == nil:
 		addlExpr = requiredExtra
@@ -429,15 +641,47 @@ func (c *schemaCompiler) objectExpr(s *jsonValue, path string) (*Expr, error) {
 				continue
 			}
 			// Required but not declared: it is an additional property.
+			val := requiredExtra
+			if pats != nil {
+				// The patterns it matches, or additionalProperties.
+				var sch *jsonValue
+				for _, pt := range pats {
+					if pt.d.matches(x.str) {
+						if sch == nil {
+							sch = pt.val
+						} else {
+							sch = allOfValue(sch, pt.val)
+						}
+					}
+				}
+				if sch != nil {
+					e, err := c.compile(sch, childPath(path, "patternProperties"))
+					if err != nil {
+						return nil, err
+					}
+					val = e
+				}
+			} else if mapKey != nil {
+				// propertyNames on a map: refused with required above.
+				return nil, unsupported(path, "propertyNames", "together with required properties")
+			}
 			index[x.str] = len(props)
-			props = append(props, prop{name: x.str, val: requiredExtra, required: true})
+			props = append(props, prop{name: x.str, val: val, required: true})
 		}
 	}
 	ws := c.ws()
 	kv := func(key, val *Expr) *Expr { return Seq(key, ws, Lit(":"), ws, val) }
 	// Additional members: keys other than the declared ones.
 	var addlKV *Expr
-	if !addlExpr.IsNever() {
+	if pats != nil {
+		names := make([]string, len(props))
+		for i, p := range props {
+			names[i] = p.name
+		}
+		if addlKV, err = c.patternMembers(pats, names, addlExpr, kv, path); err != nil {
+			return nil, err
+		}
+	} else if !addlExpr.IsNever() {
 		var key *Expr
 		if mapKey != nil {
 			key = mapKey
@@ -453,6 +697,26 @@ func (c *schemaCompiler) objectExpr(s *jsonValue, path string) (*Expr, error) {
 		i := c.newRule("member" + path)
 		c.g.Rules[i].Body = kv(key, addlExpr)
 		addlKV = Ref(i)
+	}
+	minP, _, err := c.countKeyword(s, "minProperties", path)
+	if err != nil {
+		return nil, err
+	}
+	maxP, hasMaxP, err := c.countKeyword(s, "maxProperties", path)
+	if err != nil {
+		return nil, err
+	}
+	if minP > 1 || hasMaxP && (addlKV != nil || maxP < len(props)) {
+		names := make([]*Expr, len(props))
+		vals := make([]*Expr, len(props))
+		req := make([]bool, len(props))
+		for j, p := range props {
+			names[j], vals[j], req[j] = Lit(string(appendJSONString(nil, p.name))), p.val, p.required
+		}
+		if !hasMaxP {
+			maxP = -1
+		}
+		return c.countedObject(names, vals, req, addlKV, minP, maxP, path)
 	}
 	// tail(j): members from property j on, after at least one member.
 	n := len(props)
@@ -486,17 +750,6 @@ func (c *schemaCompiler) objectExpr(s *jsonValue, path string) (*Expr, error) {
 			break
 		}
 	}
-	minP, _, err := c.countKeyword(s, "minProperties", path)
-	if err != nil {
-		return nil, err
-	}
-	if maxP, has, err := c.countKeyword(s, "maxProperties", path); err != nil {
-		return nil, err
-	} else if has && (addlKV != nil || maxP < len(props)) {
-		// Counting members is not built; a bound no object of the schema
-		// can pass (every property declared, no others) is no bound.
-		return nil, unsupported(path, "maxProperties", "below the members the object may have")
-	}
 	if allOptional {
 		if addlKV != nil {
 			firsts = append(firsts, Seq(addlKV, Star(Seq(c.sep(), addlKV))))
@@ -507,6 +760,222 @@ func (c *schemaCompiler) objectExpr(s *jsonValue, path string) (*Expr, error) {
 	}
 	if err := c.checkRules(path); err != nil {
 		return nil, err
+	}
+	return Seq(Lit("{"), ws, Alt(firsts...), ws, Lit("}")), nil
+}
+
+// stringByAutomaton returns the strings of a schema's pattern, the
+// patterns allOf merged (kwPatterns), the complements of negated patterns
+// (kwNotPatterns), outside kwNotIn and within the length bounds, as one
+// pattern expression: the intersection of their automata (regexdfa.go).
+func (c *schemaCompiler) stringByAutomaton(s *jsonValue, path string, minL int, hasMin bool, maxL int, hasMax bool) (*Expr, error) {
+	var d *dfa
+	and := func(x *dfa) error {
+		if d == nil {
+			d = x
+			return nil
+		}
+		var err error
+		d, err = intersect(d, x)
+		return err
+	}
+	refuse := func(kw string, err error) error {
+		if errors.Is(err, errDFATooLarge) {
+			return unsupported(path, kw, "string constraints whose intersection needs too large an automaton")
+		}
+		return err
+	}
+	strs := func(kw string) ([]string, error) {
+		v := s.get(kw)
+		if v == nil {
+			return nil, nil
+		}
+		if v.kind == jString && kw == "pattern" {
+			return []string{v.str}, nil
+		}
+		if v.kind != jArray {
+			return nil, schemaErr(path, "%s must be a string", kw)
+		}
+		var out []string
+		for _, x := range v.arr {
+			if x.kind != jString {
+				return nil, schemaErr(path, "bad internal string list")
+			}
+			out = append(out, x.str)
+		}
+		return out, nil
+	}
+	for _, kw := range []string{"pattern", kwPatterns, kwNotPatterns} {
+		pats, err := strs(kw)
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range pats {
+			branches, err := parseRegex(p)
+			if err != nil {
+				return nil, unsupported(path, "pattern", err.Error())
+			}
+			pd, err := patternDFA(branches)
+			if err != nil {
+				return nil, refuse("pattern", err)
+			}
+			pd = pd.minimize()
+			if kw == kwNotPatterns {
+				pd = pd.complement()
+			}
+			if err := and(pd); err != nil {
+				return nil, refuse("pattern", err)
+			}
+		}
+	}
+	if v := s.get("format"); v != nil {
+		if v.kind != jString {
+			return nil, schemaErr(path, "format must be a string")
+		}
+		if fe := formatExpr(v.str); fe != nil { // else an annotation
+			fd, err := exprDFA(fe)
+			if err != nil {
+				return nil, refuse("format", err)
+			}
+			if err := and(fd.minimize()); err != nil {
+				return nil, refuse("format", err)
+			}
+		}
+	}
+	names, err := strs(kwNotIn)
+	if err != nil {
+		return nil, err
+	}
+	if names != nil {
+		if err := and(finiteDFA(names).complement()); err != nil {
+			return nil, refuse("not", err)
+		}
+	}
+	if (hasMin && minL > 0) || hasMax {
+		hi := -1
+		if hasMax {
+			hi = maxL
+		}
+		kw := "maxLength"
+		if hasMin && minL > 0 {
+			kw = "minLength"
+		}
+		ld, err := lengthDFA(minL, hi)
+		if err != nil {
+			return nil, refuse(kw, err)
+		}
+		if err := and(ld); err != nil {
+			return nil, refuse(kw, err)
+		}
+	}
+	if d == nil {
+		return c.anyString(), nil
+	}
+	m := d.minimize()
+	if m.isEmpty() {
+		return Never(), nil
+	}
+	if len(m.edges) <= maxDFAExprStates {
+		if e, err := m.toExprLimit(maxDFAExprNodesSmall); err == nil {
+			return Seq(Lit(`"`), jsonEncodeExpr(e), Lit(`"`)), nil
+		} else if !errors.Is(err, errDFATooLarge) {
+			return nil, err
+		}
+	}
+	// Small as an automaton, large as an expression (a length counted
+	// through a pattern): the automaton itself.
+	return Seq(Lit(`"`), &Expr{Op: OpJSONChars, Auto: m}, Lit(`"`)), nil
+}
+
+// maxCountedRules bounds the rules of an object whose members are counted
+// (declared properties + 1, times the counts tracked).
+const maxCountedRules = 2048
+
+// countedObject returns the objects of declared members (names[j]: vals[j],
+// in order, required where req[j]) followed by any number of additional
+// members addlKV (nil: none), with between minP and maxP members in all
+// (maxP < 0: no maximum). The grammar tracks the members written so far:
+// rule after[j][k] is the rest of the object from declared member j on,
+// with k members written (saturated at minP without a maximum).
+func (c *schemaCompiler) countedObject(names, vals []*Expr, req []bool, addlKV *Expr, minP, maxP int, path string) (*Expr, error) {
+	n := len(names)
+	top := maxP
+	if top < 0 {
+		top = minP
+	}
+	if (n+1)*(top+1) > maxCountedRules {
+		return nil, fmt.Errorf("grammar: counting %d members of the object at %q needs more than %d rules: %w", top, pathOrRoot(path), maxCountedRules, ErrTooLarge)
+	}
+	if maxP >= 0 && maxP < minP {
+		return Never(), nil
+	}
+	ws := c.ws()
+	sep := c.sep()
+	member := func(j int) *Expr { return Seq(names[j], ws, Lit(":"), ws, vals[j]) }
+	sat := func(k int) int {
+		if maxP < 0 && k > minP {
+			return minP
+		}
+		return k
+	}
+	after := make([][]int, n+1)
+	for j := range after {
+		after[j] = make([]int, top+1)
+		for k := range after[j] {
+			after[j][k] = c.newRule("counted" + path)
+		}
+	}
+	if err := c.checkRules(path); err != nil {
+		return nil, err
+	}
+	// The additional members after k written.
+	rest := func(k int) *Expr {
+		lo := max(0, minP-k)
+		hi := -1
+		if maxP >= 0 {
+			hi = maxP - k
+		}
+		if addlKV == nil {
+			if lo == 0 {
+				return Lit("")
+			}
+			return Never()
+		}
+		return Repeat(Seq(sep, addlKV), lo, hi)
+	}
+	for k := 0; k <= top; k++ {
+		c.g.Rules[after[n][k]].Body = rest(k)
+	}
+	for j := n - 1; j >= 0; j-- {
+		for k := 0; k <= top; k++ {
+			var alts []*Expr
+			if maxP < 0 || k < maxP {
+				alts = append(alts, Seq(sep, member(j), Ref(after[j+1][sat(k+1)])))
+			}
+			if !req[j] {
+				alts = append(alts, Ref(after[j+1][k]))
+			}
+			c.g.Rules[after[j][k]].Body = Alt(alts...)
+		}
+	}
+	// The first member is declared member j (those before it skipped), or
+	// an additional one when every declared member is optional.
+	var firsts []*Expr
+	allOptional := true
+	if maxP != 0 {
+		for j := range n {
+			firsts = append(firsts, Seq(member(j), Ref(after[j+1][sat(1)])))
+			if req[j] {
+				allOptional = false
+				break
+			}
+		}
+		if allOptional && addlKV != nil {
+			firsts = append(firsts, Seq(addlKV, rest(1)))
+		}
+	}
+	if allOptional && minP == 0 {
+		firsts = append(firsts, Lit(""))
 	}
 	return Seq(Lit("{"), ws, Alt(firsts...), ws, Lit("}")), nil
 }
@@ -551,6 +1020,83 @@ func patternWithLength(branches []regexBranch, minL int, hasMin bool, maxL int, 
 	return Repeat(body, lo, hi), true
 }
 
+// patternImpliesLength reports whether every string a pattern matches has
+// a length (in characters) within the bounds.
+func patternImpliesLength(branches []regexBranch, minL int, hasMin bool, maxL int, hasMax bool) bool {
+	for _, br := range branches {
+		lo, hi := exprLengths(br.body)
+		if !br.startAnchor || !br.endAnchor {
+			hi = -1 // a search: any text around the match
+		}
+		if hasMin && lo < minL || hasMax && (hi < 0 || hi > maxL) {
+			return false
+		}
+	}
+	return true
+}
+
+// exprLengths returns the fewest and most characters a regex expression
+// (no rule references) derives; most is -1 when unbounded.
+func exprLengths(e *Expr) (lo, hi int) {
+	const big = 1 << 30
+	clamp := func(n int) int { return min(n, big) }
+	switch e.Op {
+	case OpLit:
+		n := len([]rune(e.Lit))
+		return n, n
+	case OpClass:
+		return 1, 1
+	case OpSeq:
+		for _, x := range e.Subs {
+			a, b := exprLengths(x)
+			lo = clamp(lo + a)
+			if hi >= 0 {
+				if b < 0 {
+					hi = -1
+				} else {
+					hi = clamp(hi + b)
+				}
+			}
+		}
+		return lo, hi
+	case OpAlt:
+		if len(e.Subs) == 0 {
+			return big, 0 // matches nothing: any bound holds
+		}
+		lo = big
+		for _, x := range e.Subs {
+			a, b := exprLengths(x)
+			lo = min(lo, a)
+			if hi >= 0 {
+				if b < 0 {
+					hi = -1
+				} else {
+					hi = max(hi, b)
+				}
+			}
+		}
+		return lo, hi
+	case OpRepeat:
+		a, b := exprLengths(e.Subs[0])
+		lo = clamp(a * e.Min)
+		switch {
+		case e.Max < 0 && b != 0:
+			hi = -1
+		case e.Max < 0:
+			hi = 0
+		case b < 0:
+			hi = -1
+			if e.Max == 0 {
+				hi = 0
+			}
+		default:
+			hi = clamp(b * e.Max)
+		}
+		return lo, hi
+	}
+	return 0, -1 // not produced by patterns: claim nothing
+}
+
 // exprNullable reports whether e derives the empty string (e holds no
 // rule references: a regex's expression).
 func exprNullable(e *Expr) bool {
@@ -577,37 +1123,23 @@ func exprNullable(e *Expr) bool {
 	return false
 }
 
-// mapKeys reads propertyNames and patternProperties of an object schema:
-// the language of its keys and the schema of their values (nil, nil when it
-// has neither), for the cases objectExpr can build exactly.
+// mapKeys reads propertyNames of an object schema without declared
+// properties (patternProperties: objectPatterns): the language of its keys
+// and the schema of their values (nil, nil without propertyNames).
 func (c *schemaCompiler) mapKeys(s *jsonValue, path string) (key *Expr, val *jsonValue, err error) {
-	pn, pp := s.get("propertyNames"), s.get("patternProperties")
-	if pn == nil && pp == nil {
+	pn := s.get("propertyNames")
+	if pn == nil {
 		return nil, nil, nil
 	}
 	kw := "propertyNames"
-	if pn == nil {
-		kw = "patternProperties"
-	}
-	if (s.get("properties") != nil && len(s.get("properties").obj) > 0) || (s.get("required") != nil && len(s.get("required").arr) > 0) {
+	declared := (s.get("properties") != nil && len(s.get("properties").obj) > 0) || (s.get("required") != nil && len(s.get("required").arr) > 0)
+	if declared {
+		// The keys left would be the names' language less the declared
+		// names, and a declared name outside it forbidden: not built.
 		return nil, nil, unsupported(path, kw, "together with declared or required properties")
-	}
-	if pn != nil && pp != nil {
-		return nil, nil, unsupported(path, "patternProperties", "together with propertyNames")
 	}
 	keySchema := pn
 	val = s.get("additionalProperties")
-	if pp != nil {
-		if pp.kind != jObject {
-			return nil, nil, schemaErr(path, "patternProperties must be an object")
-		}
-		addl := s.get("additionalProperties")
-		if len(pp.obj) != 1 || addl == nil || addl.kind != jBool || addl.b {
-			return nil, nil, unsupported(path, kw, "only one pattern, with additionalProperties false")
-		}
-		keySchema = &jsonValue{kind: jObject, obj: []jsonMember{{"pattern", &jsonValue{kind: jString, str: pp.obj[0].key}}}}
-		val = pp.obj[0].val
-	}
 	if keySchema.kind == jBool {
 		if !keySchema.b {
 			return Never(), val, nil // no key is allowed: only {}
@@ -617,16 +1149,9 @@ func (c *schemaCompiler) mapKeys(s *jsonValue, path string) (key *Expr, val *jso
 	if keySchema.kind != jObject {
 		return nil, nil, schemaErr(path, "%s must be a schema", kw)
 	}
-	// Keys are strings: only the string keywords may constrain them.
-	for _, m := range keySchema.obj {
-		switch {
-		case ignoredKeyword(keySchema, m.key), m.key == "pattern", m.key == "minLength", m.key == "maxLength", m.key == "format":
-		case m.key == "type" && m.val.kind == jString && m.val.str == "string":
-		default:
-			return nil, nil, unsupported(childPath(path, kw), m.key, "in a schema of property names")
-		}
-	}
-	key, err = c.stringExpr(keySchema, childPath(path, kw))
+	// Keys are strings: the key schema's strings (quoted, in the
+	// canonical encoding keys share with string values) are the keys.
+	key, err = c.compile(allOfValue(keySchema, jObj(jsonMember{"type", jStr("string")})), childPath(path, kw))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -634,4 +1159,128 @@ func (c *schemaCompiler) mapKeys(s *jsonValue, path string) (key *Expr, val *jso
 		val = &jsonValue{kind: jBool, b: true}
 	}
 	return key, val, nil
+}
+
+// declaresProperties reports whether s's properties name a property an
+// object may have (properties: {a: false}, written by negation and
+// dependencies for "a absent", declares nothing: strict mode leaves such
+// an object open).
+func declaresProperties(s *jsonValue) bool {
+	for _, m := range s.get("properties").objMembers() {
+		if !isFalseSchema(m.val) {
+			return true
+		}
+	}
+	return false
+}
+
+// objPattern is one patternProperties entry: its automaton and schema.
+type objPattern struct {
+	src string
+	d   *dfa
+	val *jsonValue
+}
+
+// maxObjectPatterns bounds the patternProperties entries built (the keys
+// are split by the subset of patterns they match: 2^n languages).
+const maxObjectPatterns = 3
+
+// objectPatterns reads patternProperties for patternMembers (nil when
+// absent, or when every pattern's schema is true and nothing constrains
+// the other keys: no constraint at all).
+func (c *schemaCompiler) objectPatterns(s *jsonValue, path string) ([]objPattern, error) {
+	pp := s.get("patternProperties")
+	if pp == nil {
+		return nil, nil
+	}
+	if pp.kind != jObject {
+		return nil, schemaErr(path, "patternProperties must be an object")
+	}
+	allTrue := true
+	for _, m := range pp.obj {
+		allTrue = allTrue && isTrueSchema(m.val)
+	}
+	if allTrue && s.get("additionalProperties") == nil && !(c.opts.StrictProperties && declaresProperties(s)) {
+		return nil, nil
+	}
+	if len(pp.obj) == 0 {
+		return nil, nil
+	}
+	if len(pp.obj) > maxObjectPatterns {
+		return nil, unsupported(path, "patternProperties", fmt.Sprintf("more than %d patterns", maxObjectPatterns))
+	}
+	var out []objPattern
+	for _, m := range pp.obj {
+		branches, err := parseRegex(m.key)
+		if err != nil {
+			return nil, unsupported(childPath(path, "patternProperties"), "pattern", err.Error())
+		}
+		d, err := patternDFA(branches)
+		if err != nil {
+			return nil, unsupported(path, "patternProperties", "a pattern whose automaton is too large")
+		}
+		out = append(out, objPattern{src: m.key, d: d.minimize(), val: m.val})
+	}
+	return out, nil
+}
+
+// patternMembers returns the rule of one additional member of an object
+// with patternProperties: keys other than the declared names, split by
+// the subset S of patterns they match (the language of each S: the
+// intersection of its patterns' automata and the complements of the
+// others', less the names), the value answering to every pattern of S,
+// or to additionalProperties (addl: Never when no other key is allowed)
+// for keys no pattern matches. nil when no key is left.
+func (c *schemaCompiler) patternMembers(pats []objPattern, names []string, addl *Expr, kv func(key, val *Expr) *Expr, path string) (*Expr, error) {
+	notNames := finiteDFA(names).complement()
+	var alts []*Expr
+	for mask := 0; mask < 1<<len(pats); mask++ {
+		d := notNames
+		var sch *jsonValue
+		var err error
+		for i, pt := range pats {
+			pd := pt.d
+			if mask&(1<<i) != 0 {
+				if sch == nil {
+					sch = pt.val
+				} else {
+					sch = allOfValue(sch, pt.val)
+				}
+			} else {
+				pd = pd.complement()
+			}
+			if d, err = intersect(d, pd); err != nil {
+				return nil, unsupported(path, "patternProperties", "patterns whose key languages need too large an automaton")
+			}
+		}
+		d = d.minimize()
+		if d.isEmpty() {
+			continue
+		}
+		val := addl
+		if sch != nil {
+			if val, err = c.compile(sch, childPath(path, "patternProperties")); err != nil {
+				return nil, err
+			}
+		}
+		if val.IsNever() {
+			continue
+		}
+		var key *Expr
+		if len(d.edges) <= maxDFAExprStates {
+			if e, err := d.toExprLimit(maxDFAExprNodesSmall); err == nil {
+				key = Seq(Lit(`"`), jsonEncodeExpr(e), Lit(`"`))
+			}
+		}
+		if key == nil {
+			key = Seq(Lit(`"`), &Expr{Op: OpJSONChars, Auto: d}, Lit(`"`))
+		}
+		alts = append(alts, kv(key, val))
+	}
+	if len(alts) == 0 {
+		return nil, nil
+	}
+	i := c.newRule("member" + path)
+	c.g.Rules[i].Body = Alt(alts...)
+	return Ref(i), nil
 }

@@ -93,6 +93,14 @@ var handSchemas = []string{
 	`{"type":"object","properties":{"a":{"anyOf":[{"type":"null"},{"type":"string","minLength":2,"maxLength":5}]},"b":{"type":["boolean","integer"],"maximum":-3},"c":{"allOf":[{"type":"object","properties":{"x":{"type":"integer"}},"required":["x"]},{"properties":{"y":{"type":"string"}},"additionalProperties":false}]}},"additionalProperties":{"type":"integer","exclusiveMinimum":-2.5,"maximum":1e3}}`,
 	`{"type":"object","properties":{"q":{"type":"string","pattern":"(cat|dog)s?\\d{2}"},"k":{"type":"string","pattern":"^[^\\\\\"]{3}$"}},"required":["q","k"]}`,
 	`{"type":"array","prefixItems":[{"const":"tuple"},{"type":"number","minimum":-1.25,"maximum":2.5},{"enum":[null,true,{"a":[1,2]}]}],"items":false}`,
+	// Draft-07 forms (definitions, dependencies) with if/then/else and not.
+	`{"$schema":"http://json-schema.org/draft-07/schema#","definitions":{"pos":{"type":"integer","minimum":1,"maximum":99}},"type":"object","properties":{"kind":{"enum":["a","b"]},"n":{"$ref":"#/definitions/pos"},"note":{"type":"string","maxLength":8}},"required":["kind"],"dependencies":{"note":["n"]},"if":{"properties":{"kind":{"const":"a"}}},"then":{"required":["n"]},"else":{"not":{"required":["n"]}},"additionalProperties":false}`,
+	// Annotation-heavy (OpenAPI / Kubernetes extensions), contains with
+	// maxContains, overlapping oneOf, unevaluatedProperties.
+	`{"title":"T","description":"d","x-kubernetes-preserve-unknown-fields":false,"type":"object","properties":{"tags":{"type":"array","items":{"type":"integer","minimum":0,"maximum":9,"example":3},"contains":{"const":7},"minContains":1,"maxContains":2,"readOnly":true},"v":{"oneOf":[{"type":"integer","maximum":5},{"type":"integer","minimum":3,"maximum":12}]}},"required":["tags","v"],"additionalProperties":false}`,
+	// Patterns with length bounds (automata intersected; OpJSONChars).
+	`{"type":"object","properties":{"id":{"type":"string","pattern":"[\\w+=,.@-]+","minLength":3,"maxLength":12},"name":{"type":"string","pattern":"^([A-Za-z]_?)+$","minLength":2,"maxLength":10},"note":{"type":"string","pattern":".*\\S.*","minLength":1,"maxLength":40}},"required":["id","name","note"],"additionalProperties":false}`,
+	`{"type":"object","properties":{"id":{"type":"integer"}},"required":["id"],"anyOf":[{"properties":{"a":{"type":"string","maxLength":4}},"required":["a"]},{"properties":{"b":{"type":"boolean"}},"required":["b"]}],"unevaluatedProperties":false}`,
 }
 
 func newValidator(t testing.TB, schema string) *jsonschema.Schema {

@@ -58,7 +58,7 @@ func TestErrorStatuses(t *testing.T) {
 		{"two kinds", "/v1/completions", `{"model":"tiny","prompt":"a","guided_choice":["a"],"guided_grammar":"root ::= \"a\""}`, auth, 400, ""},
 		{"empty choice", "/v1/completions", `{"model":"tiny","prompt":"a","guided_choice":[]}`, auth, 400, "guided_choice"},
 		{"required without tools", "/v1/chat/completions", `{"model":"tiny","messages":[{"role":"user","content":"hi"}],"tool_choice":"required"}`, auth, 400, "tool_choice"},
-		{"tool parameters not enforced", "/v1/chat/completions", `{"model":"tiny","messages":[{"role":"user","content":"hi"}],"tool_choice":"required","tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object","patternProperties":{"a":{}}}}}]}`, auth, 400, "tools"},
+		{"tool parameters not enforced", "/v1/chat/completions", `{"model":"tiny","messages":[{"role":"user","content":"hi"}],"tool_choice":"required","tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object","properties":{"a":{"type":"array","uniqueItems":true}}}}}]}`, auth, 400, "tools"},
 		{"regex feature not supported", "/v1/completions", `{"model":"tiny","prompt":"a","guided_regex":"(?=a)a"}`, auth, 400, "guided_regex"},
 		{"tokenize neither", "/tokenize", `{"model":"tiny"}`, auth, 400, "prompt"},
 		{"detokenize out of vocab", "/detokenize", `{"model":"tiny","tokens":[-1]}`, auth, 400, "tokens"},

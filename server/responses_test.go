@@ -292,7 +292,7 @@ func TestResponsesErrors(t *testing.T) {
 		{`{"model":"tiny","input":"x","tools":[{"type":"web_search"}]}`, "tools[0].type"},
 		{`{"model":"tiny","input":"x","tool_choice":"required"}`, "tool_choice"},
 		{`{"model":"tiny","input":"x","text":{"format":{"type":"xml"}}}`, "text.format.type"},
-		{`{"model":"tiny","input":"x","text":{"format":{"type":"json_schema","name":"x","schema":{"type":"object","patternProperties":{"a":{}}}}}}`, "text.format"},
+		{`{"model":"tiny","input":"x","text":{"format":{"type":"json_schema","name":"x","schema":{"type":"array","uniqueItems":true}}}}`, "text.format"},
 		{`{"model":"tiny","input":"x","max_output_tokens":0}`, "max_output_tokens"},
 		{`{"model":"tiny","input":"x","background":true}`, "background"},
 		{`{"model":"tiny","input":"x","tools":[{"type":"function","name":"f"},{"type":"function","name":"f"}]}`, "tools[1].name"},
