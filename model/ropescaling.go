@@ -3,6 +3,7 @@ package model
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"kiln/gguf"
 	"kiln/kernels"
@@ -132,4 +133,26 @@ func (c *Config) ropeAttnFactor() float32 {
 		attn *= c.RopeAttnFactor
 	}
 	return attn
+}
+
+// RopeScalingSummary describes the rope scaling for kiln inspect, "" when
+// there is none: e.g. "yarn, factor 4, original context 32768".
+func (c *Config) RopeScalingSummary() string {
+	factor := float32(1)
+	if c.RopeFreqScale != 0 {
+		factor = float32(1 / float64(c.RopeFreqScale))
+	}
+	var s string
+	switch {
+	case c.YaRN():
+		s = fmt.Sprintf("yarn, factor %g, original context %d (YaRN attention factor %g)", factor, c.RopeOrigContext, c.ropeAttnFactor())
+	case c.RopeScaling == "llama3":
+		s = "llama3 (rope_freqs.weight)"
+	case factor != 1:
+		s = fmt.Sprintf("linear, factor %g", factor)
+	}
+	if !c.YaRN() && c.RopeAttnFactor != 0 && c.RopeAttnFactor != 1 {
+		s = strings.TrimPrefix(s+fmt.Sprintf(", attn factor %g", c.RopeAttnFactor), ", ")
+	}
+	return s
 }
