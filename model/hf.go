@@ -53,27 +53,24 @@ var hfPermute = true
 
 // HFConfig is config.json as far as kiln reads it.
 type HFConfig struct {
-	Architectures         []string `json:"architectures"`
-	HiddenSize            *int     `json:"hidden_size"`
-	NumHiddenLayers       *int     `json:"num_hidden_layers"`
-	NumAttentionHeads     *int     `json:"num_attention_heads"`
-	NumKeyValueHeads      *int     `json:"num_key_value_heads"`
-	HeadDim               *int     `json:"head_dim"`
-	IntermediateSize      *int     `json:"intermediate_size"`
-	VocabSize             *int     `json:"vocab_size"`
-	MaxPositionEmbeddings *int     `json:"max_position_embeddings"`
-	// OriginalMaxPositionEmbeddings is the top-level spelling some configs
-	// use for YaRN's original context (rope_scaling's wins).
-	OriginalMaxPositionEmbeddings *int            `json:"original_max_position_embeddings"`
-	RMSNormEps                    *float64        `json:"rms_norm_eps"`
-	RopeTheta                     *float64        `json:"rope_theta"`
-	RopeScaling                   json.RawMessage `json:"rope_scaling"`
-	TieWordEmbeddings             *bool           `json:"tie_word_embeddings"`
-	AttentionBias                 *bool           `json:"attention_bias"`
-	MLPBias                       *bool           `json:"mlp_bias"`
-	HiddenAct                     *string         `json:"hidden_act"`
-	SlidingWindow                 *int            `json:"sliding_window"`
-	UseSlidingWindow              *bool           `json:"use_sliding_window"`
+	Architectures         []string        `json:"architectures"`
+	HiddenSize            *int            `json:"hidden_size"`
+	NumHiddenLayers       *int            `json:"num_hidden_layers"`
+	NumAttentionHeads     *int            `json:"num_attention_heads"`
+	NumKeyValueHeads      *int            `json:"num_key_value_heads"`
+	HeadDim               *int            `json:"head_dim"`
+	IntermediateSize      *int            `json:"intermediate_size"`
+	VocabSize             *int            `json:"vocab_size"`
+	MaxPositionEmbeddings *int            `json:"max_position_embeddings"`
+	RMSNormEps            *float64        `json:"rms_norm_eps"`
+	RopeTheta             *float64        `json:"rope_theta"`
+	RopeScaling           json.RawMessage `json:"rope_scaling"`
+	TieWordEmbeddings     *bool           `json:"tie_word_embeddings"`
+	AttentionBias         *bool           `json:"attention_bias"`
+	MLPBias               *bool           `json:"mlp_bias"`
+	HiddenAct             *string         `json:"hidden_act"`
+	SlidingWindow         *int            `json:"sliding_window"`
+	UseSlidingWindow      *bool           `json:"use_sliding_window"`
 
 	// Mixture of experts (hfmoe.go).
 	NumLocalExperts              *int            `json:"num_local_experts"` // Mixtral
@@ -85,6 +82,9 @@ type HFConfig struct {
 	DecoderSparseStep            *int            `json:"decoder_sparse_step"`
 	MLPOnlyLayers                []int           `json:"mlp_only_layers"`
 	ClipQKV                      json.RawMessage `json:"clip_qkv"` // OLMoE
+	// OriginalMaxPositionEmbeddings is the top-level spelling some configs
+	// use for YaRN's original context (rope_scaling's wins).
+	OriginalMaxPositionEmbeddings *int `json:"original_max_position_embeddings"`
 }
 
 // HFRopeScalingConfig is config.json's rope_scaling object.
