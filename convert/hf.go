@@ -2,6 +2,7 @@ package convert
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -272,7 +273,27 @@ func hfMetadata(h *model.HFFolder, name string, ft FileType) []gguf.KV {
 		u32("attention.key_length", c.HeadDim)
 		u32("attention.value_length", c.HeadDim)
 	}
-	if c.RopeFreqScale != 1 {
+	switch rs, _ := model.ParseHFRopeScaling(&h.HF); { // ConfigFromHF checked it
+	case c.RopeScaling == "yarn":
+		// TextModel.set_gguf_parameters: type, factor, original context,
+		// and whichever optional YaRN parameters config.json has.
+		add(c.Arch+".rope.scaling.type", gguf.StringValue("yarn"))
+		f32("rope.scaling.factor", float32(*rs.Factor))
+		u32("rope.scaling.original_context_length", c.RopeOrigContext)
+		for _, o := range []struct {
+			key string
+			v   *float64
+		}{
+			{"yarn_ext_factor", rs.ExtrapolationFactor},
+			{"yarn_attn_factor", cmp.Or(rs.AttentionFactor, rs.AttnFactor)},
+			{"yarn_beta_fast", rs.BetaFast},
+			{"yarn_beta_slow", rs.BetaSlow},
+		} {
+			if o.v != nil {
+				f32("rope.scaling."+o.key, float32(*o.v))
+			}
+		}
+	case c.RopeFreqScale != 1:
 		add(c.Arch+".rope.scaling.type", gguf.StringValue("linear"))
 		f32("rope.scaling.factor", 1/c.RopeFreqScale)
 	}

@@ -8,7 +8,7 @@
 //	Repack      Q8_0/Q4_0 matrices rewritten once at load into the GEMM panels, Q4_K rows as one stream (repack.go)
 //	Matrix.Row  embedding lookup (matrix.go)
 //	RMSNorm     per-row RMS norm (norm.go)
-//	RoPE        rotary position embedding, normal and neox layouts (rope.go)
+//	RoPE        rotary position embedding, normal and neox layouts, linear/llama3/YaRN scaling (rope.go)
 //	SiLUMul, Add, AddBias, Softmax (activation.go, softmax.go)
 //	PagedKV     one layer's paged K/V cache (pagedkv.go)
 //	Attention   causal GQA attention of a ragged batch through block tables (attention.go)
@@ -19,7 +19,7 @@
 // activation quantization to the weight's vec_dot_type, the summation order
 // of each weight type's matrix product (chosen per matrix shape as
 // llama.cpp does: vecDotFor), RMS norm's float64 sums, RoPE with glibc's
-// sincosf, tiled flash attention, ggml's exp, so that kiln's next-token
+// sincosf and logf, tiled flash attention, ggml's exp, so that kiln's next-token
 // distributions equal llama.cpp's (model's TestOracleAgreement: ~1e-7).
 //
 // # Invariants

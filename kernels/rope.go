@@ -8,13 +8,25 @@ import (
 )
 
 // RoPE rotates query/key head vectors by position (rotary position
-// embedding), as ggml_rope_ext with ext_factor 0 and attn_factor 1
-// (ggml-cpu ops.cpp: ggml_rope_cache_init, rope_yarn, rotate_pairs).
+// embedding), as ggml_rope_ext (ggml-cpu ops.cpp: ggml_rope_cache_init,
+// rope_yarn, rotate_pairs).
 //
 // For pair i (0 <= i < Dims/2) of a token at position p:
 //
 //	theta_i = FreqScale * (p * base^(-2i/Dims)) / FreqFactors[i]
-//	(a, b) -> (a*cos theta_i - b*sin theta_i, a*sin theta_i + b*cos theta_i)
+//	(a, b) -> (a*cos theta_i - b*sin theta_i, a*sin theta_i + b*cos theta_i) * AttnFactor
+//
+// YaRN (ExtFactor != 0, llama.cpp's yarn_ext_factor): the angle blends the
+// interpolated theta_i above with the unscaled e_i = p*base^(-2i/Dims)/FreqFactors[i],
+// and cos and sin get a magnitude scale, as ggml's rope_yarn:
+//
+//	[lo, hi] = ggml_rope_yarn_corr_dims(Dims, OrigContext, Base, BetaFast, BetaSlow)
+//	mix_i    = (1 - clamp((i - lo) / max(0.001, hi - lo), 0, 1)) * ExtFactor
+//	theta_i  = fma(theta_i, 1 - mix_i, e_i*mix_i)
+//	scale    = AttnFactor * fma(0.1, logf(1/FreqScale), 1)
+//
+// so the high-frequency pairs (i < lo) keep their trained angles and the
+// low-frequency ones (i > hi) are interpolated by FreqScale.
 //
 // with the arithmetic of llama.cpp's CPU backend, bit for bit:
 //   - p*base^(-2i/Dims) is computed as ggml does, by repeated float32
@@ -40,6 +52,16 @@ type RoPE struct {
 	FreqScale   float32   // 1/linear scaling factor; 0 = 1
 	FreqFactors []float32 // [Dims/2] divisors of each pair's frequency (llama3 rope_freqs), nil = all 1
 	Neox        bool      // pair i with i+Dims/2 instead of 2i with 2i+1
+
+	// AttnFactor multiplies cos and sin (ggml attn_factor; for YaRN models
+	// llama.cpp's yarn_attn_factor, see model.Config.RopeAttnFactor); 0 = 1.
+	AttnFactor float32
+	// YaRN: ExtFactor 0 turns it off; otherwise OrigContext (the trained
+	// context, ggml n_ctx_orig) must be positive and BetaFast, BetaSlow
+	// (llama.cpp's defaults are 32 and 1) set the correction range.
+	ExtFactor          float32
+	OrigContext        int
+	BetaFast, BetaSlow float32
 }
 
 // Validate checks the configuration.
@@ -54,8 +76,57 @@ func (r *RoPE) Validate() error {
 		return fmt.Errorf("kernels: RoPE freq scale %v must not be negative", r.FreqScale)
 	case r.FreqFactors != nil && len(r.FreqFactors) < d/2:
 		return fmt.Errorf("kernels: RoPE has %d freq factors, needs %d", len(r.FreqFactors), d/2)
+	case r.AttnFactor < 0 || isNaNOrInf(r.AttnFactor):
+		return fmt.Errorf("kernels: RoPE attn factor %v must be finite and not negative", r.AttnFactor)
+	case isNaNOrInf(r.ExtFactor):
+		return fmt.Errorf("kernels: RoPE YaRN ext factor %v must be finite", r.ExtFactor)
+	case r.ExtFactor != 0 && r.OrigContext <= 0:
+		return fmt.Errorf("kernels: RoPE YaRN needs a positive original context, have %d", r.OrigContext)
+	case r.ExtFactor != 0 && (!(r.BetaFast > 0) || !(r.BetaSlow > 0) || isNaNOrInf(r.BetaFast) || isNaNOrInf(r.BetaSlow)):
+		return fmt.Errorf("kernels: RoPE YaRN beta_fast %v and beta_slow %v must be positive", r.BetaFast, r.BetaSlow)
 	}
 	return nil
+}
+
+func isNaNOrInf(x float32) bool { return x != x || math.IsInf(float64(x), 0) }
+
+// yarn is the per-call state of the angle computation (see RoPE).
+type yarn struct {
+	freqScale, thetaScale float32
+	ext                   float32    // ExtFactor
+	corr                  [2]float32 // ggml corr_dims: first and last pair of the blend
+	mscale                float32    // multiplies cos and sin
+}
+
+// yarnCorrDim is ggml_rope_yarn_corr_dim (ggml.c): the pair index whose
+// wavelength fits nRot times in the original context, in float32:
+// nDims * logf(nCtxOrig / (nRot*2*pi)) / (2*logf(base)).
+func yarnCorrDim(nDims, nCtxOrig int, nRot, base float32) float32 {
+	return float32(nDims) * logf(float32(nCtxOrig)/(nRot*2*float32(math.Pi))) / (2 * logf(base))
+}
+
+// params computes the angle parameters as ggml_compute_forward_rope_flt.
+func (r *RoPE) params() yarn {
+	d := r.dims()
+	y := yarn{freqScale: r.FreqScale, ext: r.ExtFactor, mscale: r.AttnFactor}
+	if y.freqScale == 0 {
+		y.freqScale = 1
+	}
+	if y.mscale == 0 {
+		y.mscale = 1
+	}
+	y.thetaScale = float32(math.Pow(float64(r.Base), float64(-2/float32(d))))
+	if y.ext != 0 {
+		// ggml_rope_yarn_corr_dims: floor of the fast end, ceil of the slow
+		// end, clamped to [0, Dims-1].
+		lo := float32(math.Floor(float64(yarnCorrDim(d, r.OrigContext, r.BetaFast, r.Base))))
+		hi := float32(math.Ceil(float64(yarnCorrDim(d, r.OrigContext, r.BetaSlow, r.Base))))
+		y.corr = [2]float32{max(0, lo), min(float32(d-1), hi)}
+		// rope_yarn's mscale *= 1.0f + 0.1f*logf(1.0f/freq_scale), contracted
+		// into an FMA in the compiled kernel.
+		y.mscale = fmaf(0.1, logf(1/y.freqScale), 1) * y.mscale
+	}
+	return y
 }
 
 func (r *RoPE) dims() int {
@@ -91,14 +162,10 @@ func (r *RoPE) Apply(x []float32, nTok, nHeads int, positions []int32) {
 	cs, rest := buf[:2*half], buf[2*half:5*half]
 	csw := rest[:2*half]
 	c, sn, s := rest[:half], rest[half:2*half], rest[2*half:3*half]
-	freqScale := r.FreqScale
-	if freqScale == 0 {
-		freqScale = 1
-	}
-	thetaScale := float32(math.Pow(float64(r.Base), float64(-2/float32(d))))
+	y := r.params()
 	hd := r.HeadDim
 	for t := 0; t < nTok; t++ {
-		r.cache(cs, positions[t], freqScale, thetaScale)
+		r.cache(cs, positions[t], &y)
 		row := x[t*nHeads*hd : (t+1)*nHeads*hd]
 		if r.Neox {
 			for i := 0; i < half; i++ {
@@ -114,16 +181,28 @@ func (r *RoPE) Apply(x []float32, nTok, nHeads int, positions []int32) {
 	}
 }
 
-// cache fills cs with the (cos, sin) of every pair's angle at position pos.
-func (r *RoPE) cache(cs []float32, pos int32, freqScale, thetaScale float32) {
+// cache fills cs with the (cos, sin) of every pair's angle at position pos,
+// as ggml_rope_cache_init and rope_yarn compiled for haswell.
+func (r *RoPE) cache(cs []float32, pos int32, y *yarn) {
 	theta := float32(pos)
 	for i := 0; i < len(cs)/2; i++ {
 		ext := theta
 		if r.FreqFactors != nil {
 			ext = theta / r.FreqFactors[i]
 		}
-		cs[2*i+1], cs[2*i] = sincosf(freqScale * ext)
-		theta *= thetaScale
+		th := y.freqScale * ext
+		if y.ext != 0 {
+			// rope_yarn_ramp(lo, hi, i0) with i0/2 = i.
+			v := (float32(i) - y.corr[0]) / max(0.001, y.corr[1]-y.corr[0])
+			mix := (1 - min(1, max(0, v))) * y.ext
+			th = fmaf(th, 1-mix, ext*mix)
+		}
+		s, c := sincosf(th)
+		if y.mscale != 1 {
+			s, c = s*y.mscale, c*y.mscale
+		}
+		cs[2*i+1], cs[2*i] = s, c
+		theta *= y.thetaScale
 	}
 }
 

@@ -20,8 +20,18 @@ type Config struct {
 	Context  int    // context_length the model was trained for
 	NormEps  float32
 	RopeBase float32 // rope.freq_base (theta)
-	// RopeFreqScale multiplies positions (1/factor for linear scaling).
+	// RopeFreqScale multiplies positions (1/factor for linear and YaRN scaling).
 	RopeFreqScale float32
+	// RopeScaling is the rope scaling type: "" or "none", "linear", "yarn",
+	// "llama3" (the last through rope_freqs.weight). See ropescaling.go.
+	RopeScaling string
+	// RopeOrigContext is YaRN's original (pre-extension) context, llama.cpp's
+	// n_ctx_orig_yarn: rope.scaling.original_context_length, else Context.
+	RopeOrigContext int
+	// RopeAttnFactor is rope.scaling.attn_factor (llama.cpp's
+	// rope_attn_factor): it multiplies cos and sin for every scaling type.
+	// 0 means 1.
+	RopeAttnFactor float32
 	// RopeNeox selects the rotation layout: pairs (i, i+HeadDim/2) as GPT-NeoX
 	// and Qwen do, rather than llama's adjacent pairs (2i, 2i+1).
 	RopeNeox bool
@@ -153,22 +163,8 @@ func ConfigFromGGUF(f *gguf.File) (Config, error) {
 	if v, ok := f.Float(arch + ".rope.freq_base"); ok {
 		c.RopeBase = float32(v)
 	}
-	c.RopeFreqScale = 1
-	if v, ok := f.Float(arch + ".rope.scale_linear"); ok && v > 0 {
-		c.RopeFreqScale = float32(1 / v)
-	}
-	if typ, ok := f.String(arch + ".rope.scaling.type"); ok {
-		switch typ {
-		case "none":
-		case "linear":
-			if v, ok := f.Float(arch + ".rope.scaling.factor"); ok && v > 0 {
-				c.RopeFreqScale = float32(1 / v)
-			}
-		case "llama3":
-			// Applied through the rope_freqs.weight tensor, as llama.cpp does.
-		default:
-			return c, fmt.Errorf("model: rope scaling type %q is not supported (kiln supports none, linear, llama3)", typ)
-		}
+	if err := c.readRopeScaling(f, arch); err != nil {
+		return c, err
 	}
 	return c, c.Validate()
 }

@@ -82,16 +82,48 @@ type HFConfig struct {
 	DecoderSparseStep            *int            `json:"decoder_sparse_step"`
 	MLPOnlyLayers                []int           `json:"mlp_only_layers"`
 	ClipQKV                      json.RawMessage `json:"clip_qkv"` // OLMoE
+	// OriginalMaxPositionEmbeddings is the top-level spelling some configs
+	// use for YaRN's original context (rope_scaling's wins).
+	OriginalMaxPositionEmbeddings *int `json:"original_max_position_embeddings"`
 }
 
-// hfRopeScaling is config.json's rope_scaling object.
-type hfRopeScaling struct {
+// HFRopeScalingConfig is config.json's rope_scaling object.
+type HFRopeScalingConfig struct {
 	Type                          string   `json:"type"`
 	RopeType                      string   `json:"rope_type"`
 	Factor                        *float64 `json:"factor"`
 	LowFreqFactor                 *float64 `json:"low_freq_factor"`
 	HighFreqFactor                *float64 `json:"high_freq_factor"`
 	OriginalMaxPositionEmbeddings *float64 `json:"original_max_position_embeddings"`
+	// YaRN's optional parameters: convert_hf_to_gguf.py copies them to
+	// rope.scaling.yarn_* keys, which llama.cpp does not read for the
+	// architectures kiln runs (see ropescaling.go), so neither does LoadHF.
+	ExtrapolationFactor *float64 `json:"extrapolation_factor"`
+	AttentionFactor     *float64 `json:"attention_factor"`
+	AttnFactor          *float64 `json:"attn_factor"`
+	BetaFast            *float64 `json:"beta_fast"`
+	BetaSlow            *float64 `json:"beta_slow"`
+}
+
+// ParseHFRopeScaling parses config.json's rope_scaling object; nil when it is
+// absent or null.
+func ParseHFRopeScaling(hc *HFConfig) (*HFRopeScalingConfig, error) {
+	if len(hc.RopeScaling) == 0 || string(hc.RopeScaling) == "null" {
+		return nil, nil
+	}
+	var rs HFRopeScalingConfig
+	if err := json.Unmarshal(hc.RopeScaling, &rs); err != nil {
+		return nil, fmt.Errorf("rope_scaling: %v", err)
+	}
+	if rs.RopeType == "" {
+		rs.RopeType = rs.Type
+	}
+	if rs.OriginalMaxPositionEmbeddings == nil && hc.OriginalMaxPositionEmbeddings != nil {
+		// convert_hf_to_gguf.py mirrors the top-level key into rope_scaling.
+		v := float64(*hc.OriginalMaxPositionEmbeddings)
+		rs.OriginalMaxPositionEmbeddings = &v
+	}
+	return &rs, nil
 }
 
 // ConfigFromHF reads dir/config.json. The Config's Vocab is vocab_size
@@ -176,7 +208,7 @@ func ConfigFromHF(dir string) (c Config, hc HFConfig, ropeFreqs []float32, err e
 		theta = *hc.RopeTheta
 	}
 	c.RopeBase = float32(theta)
-	c.RopeFreqScale = 1
+	c.RopeFreqScale, c.RopeAttnFactor = 1, 1
 	c.Tied = hc.TieWordEmbeddings != nil && *hc.TieWordEmbeddings
 	if hc.HiddenAct != nil && *hc.HiddenAct != "silu" {
 		return fail("hidden_act %q is not supported (kiln runs silu)", *hc.HiddenAct)
@@ -187,28 +219,39 @@ func ConfigFromHF(dir string) (c Config, hc HFConfig, ropeFreqs []float32, err e
 	if hc.AttentionBias != nil && *hc.AttentionBias && !c.QKVBias {
 		return fail("attention_bias = true is not supported for %s", hc.Architectures[0])
 	}
-	if len(hc.RopeScaling) > 0 && string(hc.RopeScaling) != "null" {
-		var rs hfRopeScaling
-		if err := json.Unmarshal(hc.RopeScaling, &rs); err != nil {
-			return fail("rope_scaling: %v", err)
-		}
-		typ := rs.RopeType
-		if typ == "" {
-			typ = rs.Type
-		}
-		switch typ {
+	c.RopeOrigContext = c.Context
+	rs, err := ParseHFRopeScaling(&hc)
+	if err != nil {
+		return fail("%v", err)
+	}
+	if rs != nil {
+		switch typ := rs.RopeType; typ {
 		case "default", "":
 		case "linear":
-			if rs.Factor == nil || !(*rs.Factor > 0) {
+			if rs.Factor == nil || !(*rs.Factor > 0) || math.IsInf(*rs.Factor, 0) {
 				return fail("rope_scaling.factor must be positive for linear scaling")
 			}
+			c.RopeScaling = "linear"
 			c.RopeFreqScale = float32(1 / *rs.Factor)
+		case "yarn":
+			// As the GGUF convert_hf_to_gguf.py writes: the factor as float32,
+			// original_max_position_embeddings required.
+			if rs.Factor == nil || !(*rs.Factor > 0) || math.IsInf(*rs.Factor, 0) || float32(*rs.Factor) == 0 {
+				return fail("rope_scaling.factor must be positive for yarn scaling")
+			}
+			o := rs.OriginalMaxPositionEmbeddings
+			if o == nil || !(*o >= 1) || *o >= 1<<31 || *o != math.Trunc(*o) {
+				return fail("rope_scaling.original_max_position_embeddings must be a positive integer for yarn scaling")
+			}
+			c.RopeScaling = "yarn"
+			c.RopeFreqScale = float32(1 / float64(float32(*rs.Factor)))
+			c.RopeOrigContext = int(*o)
 		case "llama3":
-			if ropeFreqs, err = llama3Factors(&c, theta, &rs); err != nil {
+			if ropeFreqs, err = llama3Factors(&c, theta, rs); err != nil {
 				return fail("rope_scaling: %v", err)
 			}
 		default:
-			return fail("rope_scaling.rope_type %q is not supported (kiln supports default, linear, llama3)", typ)
+			return fail("rope_scaling.rope_type %q is not supported (kiln supports default, linear, yarn, llama3)", typ)
 		}
 	}
 	if hc.Architectures[0] == "MixtralForCausalLM" || tr.moe == 2 {
@@ -224,7 +267,7 @@ func ConfigFromHF(dir string) (c Config, hc HFConfig, ropeFreqs []float32, err e
 
 // llama3Factors computes rope_freqs as convert_hf_to_gguf.py does for
 // rope_type llama3: per frequency, the divisor of its angle.
-func llama3Factors(c *Config, theta float64, rs *hfRopeScaling) ([]float32, error) {
+func llama3Factors(c *Config, theta float64, rs *HFRopeScalingConfig) ([]float32, error) {
 	get := func(p *float64, def float64) float64 {
 		if p == nil {
 			return def

@@ -59,13 +59,7 @@ func Load(f *gguf.File, opts Options) (*Model, error) {
 // bytes of each one repacked (its pages are not read again).
 func newModel(cfg Config, w *Weights, opts Options, evict func([]byte)) (*Model, error) {
 	m := &Model{Config: cfg, Weights: w}
-	m.rope = kernels.RoPE{
-		HeadDim:     cfg.HeadDim,
-		Base:        cfg.RopeBase,
-		FreqScale:   cfg.RopeFreqScale,
-		FreqFactors: w.RopeFreqs,
-		Neox:        cfg.RopeNeox,
-	}
+	m.rope = cfg.ropeKernel(w.RopeFreqs)
 	if err := m.rope.Validate(); err != nil {
 		return nil, fmt.Errorf("model: %w", err)
 	}

@@ -95,16 +95,17 @@ done
 record() {
   local name="$1" vocab_file="$2" synth_json="$3" quant_json="$4"; shift 4
   local cmd="node llamacpp.mjs $*"
-  local oracle_json
-  oracle_json="$(node "$ORACLE" "$@")"
-  CMD="$cmd" VOCAB_FILE="$vocab_file" SYNTH="$synth_json" QUANT="$quant_json" ORACLE_OUT="$oracle_json" \
+  # The oracle's output goes through a file: 256 positions of it pass the
+  # kernel's 128 KiB limit on one environment string.
+  node "$ORACLE" "$@" > "$WORK/oracle-out.json"
+  CMD="$cmd" VOCAB_FILE="$vocab_file" SYNTH="$synth_json" QUANT="$quant_json" ORACLE_FILE="$WORK/oracle-out.json" \
   node -e '
     const NOTE = "oracle probabilities are llama.cpp softmax at temperature 1 over the whole vocabulary (topK 0, topP 1, minP 0; goldens recorded before 2026-11-28 were renormalized after top-k 40 / top-p 0.95): compare log p - log p(top-1) within the listed tokens";
     const e = process.env, rec = {command: e.CMD.replace(/\S*\/(\S+\.gguf)/g, "$1")};
     if (e.SYNTH) { const s = JSON.parse(e.SYNTH); delete s.file; s.vocab = e.VOCAB_FILE; rec.synth = s; }
     if (e.QUANT) rec.quantize = JSON.parse(e.QUANT);
     if (e.CMD.includes(" probs ")) rec.note = NOTE;
-    rec.oracle = JSON.parse(e.ORACLE_OUT);
+    rec.oracle = JSON.parse(require("fs").readFileSync(e.ORACLE_FILE, "utf8"));
     process.stdout.write(JSON.stringify(rec) + "\n");' > "$OUT/$name.json"
   echo "wrote testdata/oracle/$name.json" >&2
 }
@@ -136,7 +137,7 @@ declare -A EXTRA=(
 declare -A MORE_TYPES=([llama]="Q4_1 Q5_0 Q5_1 Q5_K" [qwen3]="Q4_1 Q5_0 Q5_1 Q5_K" [qwen3moe]="Q4_1 Q5_0 Q5_1 Q5_K")
 
 FULL=1
-[[ -n "${ARCHS:-}${TYPES:-}${MIXES:-}" ]] && FULL=0
+[[ -n "${ARCHS:-}${TYPES:-}${MIXES:-}${YARN:-}" ]] && FULL=0
 if [[ "$FULL" == 1 || -n "${ARCHS:-}${TYPES:-}" ]]; then
   for arch in ${ARCHS:-llama qwen2 qwen3 qwen3moe mixtral}; do
     for typ in ${TYPES:-F32 F16 BF16 Q8_0 Q4_0 Q4_K Q6_K ${MORE_TYPES[$arch]:-}}; do
@@ -154,6 +155,25 @@ if [[ "$FULL" == 1 || -n "${MIXES:-}" ]]; then
     "$KILN" quantize "$WORK/llama-F32.gguf" "$WORK/llama-$mix.gguf" "$mix" >&2
     q="{\"type\":\"$mix\",\"sha256\":\"$(sha256sum "$WORK/llama-$mix.gguf" | cut -d' ' -f1)\"}"
     record "llama-$mix" "${VOCAB[llama]}" "$rec" "$q" probs "$WORK/llama-$mix.gguf" "ids:$IDS" --top 20 --all-positions
+  done
+fi
+
+# YaRN as Qwen2.5 and Qwen3 declare it (config.json rope_scaling {"type": "yarn", "factor": 4,
+# "original_max_position_embeddings": ...}), with an original context of 64 so that a 256-token
+# prompt (the LCG above, continued) runs to 4x past it. context_length is 512: the oracle in a
+# context of exactly the prompt's length returned a wrong last position (3.3 off; a context shift).
+# YARN=1 makes only these.
+if [[ "$FULL" == 1 || -n "${YARN:-}" ]]; then
+  LONG_IDS="$IDS"; y=$x
+  for _ in $(seq 192); do
+    y=$(( (y * 1103515245 + 12345) % 2147483648 ))
+    LONG_IDS="$LONG_IDS,$(( 3 + (y >> 8) % 497 ))"
+  done
+  for arch in qwen2 qwen3; do
+    # shellcheck disable=SC2086
+    rec="$(synth "$arch" F32 --vocab "$SHARED/${VOCAB[$arch]}" ${EXTRA[$arch]} --ctx 512 --rope-scaling yarn:4:64)"
+    mv "$WORK/$arch-F32.gguf" "$WORK/${arch}yarn-F32.gguf"
+    record "${arch}yarn-F32" "${VOCAB[$arch]}" "$rec" "" probs "$WORK/${arch}yarn-F32.gguf" "ids:$LONG_IDS" --top 20 --all-positions --ctx 512
   done
 fi
 

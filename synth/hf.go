@@ -170,6 +170,13 @@ func (m *Model) hfConfig(v *tokenizer.Vocab) map[string]any {
 		cfg["rope_scaling"] = map[string]any{"rope_type": "llama3", "factor": r.Factor, "low_freq_factor": r.LowFreqFactor,
 			"high_freq_factor": r.HighFreqFactor, "original_max_position_embeddings": r.OriginalContext}
 	}
+	if r := s.ScaledRope; r != nil { // Qwen2.5's spelling: "type"
+		rs := map[string]any{"type": r.Type, "factor": r.Factor}
+		if r.Type == "yarn" {
+			rs["original_max_position_embeddings"] = r.OriginalContext
+		}
+		cfg["rope_scaling"] = rs
+	}
 	if s.Arch != "llama" {
 		cfg["use_sliding_window"] = false
 	}

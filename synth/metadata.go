@@ -49,6 +49,13 @@ func (s Spec) Metadata(ft convert.FileType) []gguf.KV {
 		u32("attention.key_length", s.HeadDim)
 		u32("attention.value_length", s.HeadDim)
 	}
+	if r := s.ScaledRope; r != nil { // TextModel.set_gguf_parameters
+		add(s.Arch+".rope.scaling.type", gguf.StringValue(r.Type))
+		f32("rope.scaling.factor", r.Factor)
+		if r.Type == "yarn" {
+			u32("rope.scaling.original_context_length", r.OriginalContext)
+		}
+	}
 	if s.PoolingType > 0 {
 		u32("pooling_type", s.PoolingType)
 	}

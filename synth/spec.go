@@ -55,6 +55,19 @@ type Spec struct {
 	// RopeScaling, when set (llama only), is Llama 3's frequency scaling,
 	// written as the rope_freqs.weight tensor as convert_hf_to_gguf.py does.
 	RopeScaling *Llama3Rope `json:"llama3_rope,omitempty"`
+	// ScaledRope, when set, is a linear or YaRN rope scaling written as
+	// metadata (rope.scaling.type, .factor, and for YaRN
+	// .original_context_length), as convert_hf_to_gguf.py writes Qwen2.5's
+	// rope_scaling {"type": "yarn", "factor": 4.0,
+	// "original_max_position_embeddings": 32768}.
+	ScaledRope *ScaledRope `json:"rope_scaling,omitempty"`
+}
+
+// ScaledRope is HF's rope_scaling {"type": "linear" | "yarn", ...}.
+type ScaledRope struct {
+	Type            string  `json:"type"`                       // "linear" or "yarn"
+	Factor          float64 `json:"factor"`                     // context extension factor (> 0)
+	OriginalContext int     `json:"original_context,omitempty"` // yarn: original_max_position_embeddings
 }
 
 // Llama3Rope is HF's rope_scaling {"rope_type": "llama3", ...}.
@@ -185,6 +198,23 @@ func (s Spec) Validate() error {
 		}
 		if r.OriginalContext <= 0 {
 			bad("rope scaling original context %d is not positive", r.OriginalContext)
+		}
+	}
+	if r := d.ScaledRope; r != nil {
+		if d.RopeScaling != nil {
+			bad("llama3 rope scaling and %s rope scaling exclude each other", r.Type)
+		}
+		if r.Type != "linear" && r.Type != "yarn" {
+			bad("rope scaling type %q is not linear or yarn", r.Type)
+		}
+		if !(r.Factor > 0) || math.IsInf(r.Factor, 0) {
+			bad("rope scaling factor %v is not a positive number", r.Factor)
+		}
+		if r.Type == "yarn" && (r.OriginalContext <= 0 || r.OriginalContext >= 1<<24) {
+			bad("yarn rope scaling original context %d is not in 1..%d", r.OriginalContext, 1<<24-1)
+		}
+		if r.Type == "linear" && r.OriginalContext != 0 {
+			bad("linear rope scaling takes no original context")
 		}
 	}
 	return errors.Join(errs...)

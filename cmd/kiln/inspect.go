@@ -83,6 +83,9 @@ func runInspect(args []string, stdout, stderr io.Writer) error {
 		}
 		fmt.Fprintf(w, "numerics:      rms eps %g, rope base %g, rope freq scale %g, rope %s\n",
 			cfg.NormEps, cfg.RopeBase, cfg.RopeFreqScale, map[bool]string{true: "neox", false: "normal"}[cfg.RopeNeox])
+		if rs := cfg.RopeScalingSummary(); rs != "" {
+			fmt.Fprintf(w, "rope scaling:  %s\n", rs)
+		}
 		_, hasOut := f.Tensor("output.weight")
 		fmt.Fprintf(w, "embeddings:    tied %v\n", !hasOut)
 	} else if len(f.Tensors) > 0 {

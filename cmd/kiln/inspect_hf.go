@@ -45,6 +45,9 @@ func inspectHF(dir string, tensors bool, stdout io.Writer) error {
 		}
 		fmt.Fprintf(w, "numerics:      rms eps %g, rope base %g, rope freq scale %g, rope %s\n",
 			cfg.NormEps, cfg.RopeBase, cfg.RopeFreqScale, map[bool]string{true: "neox", false: "normal (q/k rows permuted at load)"}[cfg.RopeNeox])
+		if rs := cfg.RopeScalingSummary(); rs != "" {
+			fmt.Fprintf(w, "rope scaling:  %s\n", rs)
+		}
 		fmt.Fprintf(w, "embeddings:    tied %v\n", cfg.Tied)
 	} else {
 		fmt.Fprintf(w, "model:         cannot run: %v\n", cerr)

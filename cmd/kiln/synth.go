@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -51,6 +52,7 @@ func runSynth(args []string, stdout, stderr io.Writer) error {
 	asJSON := fs.Bool("json", false, "print a JSON record of what was written (resolved spec, type, seed, vocab, sha256) instead of a summary line")
 	format := fs.String("format", "gguf", "output: gguf (OUT is a file) or hf (OUT is a new Hugging Face folder: config.json, model.safetensors, tokenizer.json; --type F32, F16 or BF16)")
 	llama3 := fs.String("llama3-rope", "", "Llama 3 rope scaling FACTOR,LOW,HIGH,ORIGCTX (e.g. 32,1,4,8192): writes rope_freqs.weight")
+	ropeScaling := fs.String("rope-scaling", "", "rope scaling metadata yarn:FACTOR:ORIGCTX (as Qwen2.5's rope_scaling, e.g. yarn:4:32768) or linear:FACTOR")
 	fs.Usage = func() {
 		io.WriteString(fs.Output(), "usage: kiln synth OUT.gguf (--shape NAME | --arch A --dim N --layers N --heads N --ffn N ...) [--type TYPE] [--seed N] [--vocab SOURCE]\n"+
 			"       kiln synth --format hf OUTDIR ... (the same model as a Hugging Face folder)\n")
@@ -101,6 +103,13 @@ func runSynth(args []string, stdout, stderr io.Writer) error {
 			return usageErrorf("--llama3-rope: %v", err)
 		}
 		spec.RopeScaling = r
+	}
+	if *ropeScaling != "" {
+		r, err := parseScaledRope(*ropeScaling)
+		if err != nil {
+			return usageErrorf("--rope-scaling: %v", err)
+		}
+		spec.ScaledRope = r
 	}
 	var v *synth.Vocab
 	if *vocab != "" {
@@ -246,6 +255,30 @@ func overrideSpec(base, sp synth.Spec, set map[string]bool) synth.Spec {
 		base.PoolingType = sp.PoolingType
 	}
 	return base
+}
+
+// parseScaledRope reads yarn:FACTOR:ORIGCTX or linear:FACTOR.
+func parseScaledRope(s string) (*synth.ScaledRope, error) {
+	parts := strings.Split(s, ":")
+	switch {
+	case parts[0] == "yarn" && len(parts) == 3, parts[0] == "linear" && len(parts) == 2:
+	default:
+		return nil, fmt.Errorf("want yarn:FACTOR:ORIGCTX or linear:FACTOR, got %q", s)
+	}
+	r := &synth.ScaledRope{Type: parts[0]}
+	f, err := strconv.ParseFloat(parts[1], 64)
+	if err != nil || !(f > 0) || math.IsInf(f, 0) {
+		return nil, fmt.Errorf("factor %q is not a positive number", parts[1])
+	}
+	r.Factor = f
+	if len(parts) == 3 {
+		n, err := strconv.Atoi(parts[2])
+		if err != nil || n <= 0 {
+			return nil, fmt.Errorf("original context %q is not a positive integer", parts[2])
+		}
+		r.OriginalContext = n
+	}
+	return r, nil
 }
 
 // parseLlama3Rope reads FACTOR,LOW,HIGH,ORIGCTX.
