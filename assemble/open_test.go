@@ -8,6 +8,7 @@ import (
 
 	"kiln/convert"
 	"kiln/engine"
+	"kiln/kernels"
 	"kiln/sample"
 	"kiln/synth"
 )
@@ -38,7 +39,7 @@ func TestOpenKVSizing(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer a.Close()
-	per := a.Model.Config.KVBytesPerBlock(16, true) // F16 elements
+	per := a.Model.Config.KVBytesPerBlock(16, kernels.KVF16) // F16 elements
 	for _, c := range []struct {
 		kv   KV
 		want int
@@ -48,11 +49,11 @@ func TestOpenKVSizing(t *testing.T) {
 		{KV{BlockSize: 16, PerSeq: 64, Seqs: 1}, 4},                                 // the default budget holds one sequence
 		{KV{Blocks: 7, BlockSize: 8}, 7},
 	} {
-		if n, err := c.kv.numBlocks(a.KVModels(), false); err != nil || n != c.want {
+		if n, err := c.kv.numBlocks(a.KVModels(), kernels.KVF16); err != nil || n != c.want {
 			t.Errorf("%+v: %d blocks, %v; want %d", c.kv, n, err, c.want)
 		}
 	}
-	_, err = KV{Budget: int64(3 * per), BlockSize: 16, PerSeq: 64, Seqs: 1}.numBlocks(a.KVModels(), false)
+	_, err = KV{Budget: int64(3 * per), BlockSize: 16, PerSeq: 64, Seqs: 1}.numBlocks(a.KVModels(), kernels.KVF16)
 	var pe *PoolError
 	if !errors.As(err, &pe) || pe.Tokens != 48 || pe.Need != 64 || pe.BlockBytes != per {
 		t.Fatalf("a budget of 3 blocks for 4: %v", err)

@@ -97,7 +97,7 @@ func newDrafter(cfg *Config, vocab int) (*drafter, error) {
 	case s.DraftBackend != nil:
 		d.b = s.DraftBackend
 	case s.Draft != nil:
-		kv, err := s.Draft.NewKVStore(model.KVStoreOptions{NumBlocks: cfg.NumBlocks + d.maxAsks*d.perAsk, BlockSize: cfg.BlockSize, F32: cfg.F32KV})
+		kv, err := s.Draft.NewKVStore(model.KVStoreOptions{NumBlocks: cfg.NumBlocks + d.maxAsks*d.perAsk, BlockSize: cfg.BlockSize, Type: cfg.kvType()})
 		if err != nil {
 			return nil, fmt.Errorf("engine: draft model: %w", err)
 		}

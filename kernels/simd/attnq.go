@@ -1,0 +1,108 @@
+package simd
+
+import "fmt"
+
+// Strided-row primitives for attention over a quantized KV cache (Q8_0 or
+// Q4_0 blocks of 32 elements), in the arithmetic of llama.cpp's CPU flash
+// attention for such caches (ggml_compute_forward_flash_attn_ext_f16_one_chunk):
+// keys are dotted with the query quantized to Q8_0 by the type's vec_dot
+// (ggml_vec_dot_q8_0_q8_0 / ggml_vec_dot_q4_0_q8_0 on AVX2), values are
+// dequantized exactly (dequantize_row_q8_0 / _q4_0: q*d, exact in float32)
+// and added with one fused multiply-add per element (ggml_vec_mad_f32).
+// Rows are stride bytes apart; each holds len(q)/34*32 (Q8_0 query)
+// elements of the key or len(acc) of the value.
+
+// DotQ8_0Rows sets out[j], j < len(out), to DotQ8_0Q8_0(n, k[j*stride:], qq),
+// n = 32*len(qq)/34: the scores of len(out) Q8_0 key rows against the
+// Q8_0-quantized query qq. It panics on a qq that is not whole blocks, a
+// stride shorter than a row, or a short k.
+func DotQ8_0Rows(qq, k []byte, stride int, out []float32) {
+	nb := checkQRows("DotQ8_0Rows", qq, bytesQ8_0, k, stride, len(out))
+	if nb == 0 {
+		clear(out)
+		return
+	}
+	rb := nb * bytesQ8_0
+	for j := range out {
+		out[j] = DotQ8_0Q8_0(nb*qk, k[j*stride:j*stride+rb], qq)
+	}
+}
+
+// DotQ4_0Rows is DotQ8_0Rows for Q4_0 key rows: out[j] =
+// DotQ4_0Q8_0Lanes(n, k[j*stride:], qq), ggml_vec_dot_q4_0_q8_0's AVX2 order
+// (8 lanes over elements 4j..4j+3 of every block, hsum8 at the end).
+func DotQ4_0Rows(qq, k []byte, stride int, out []float32) {
+	nb := checkQRows("DotQ4_0Rows", qq, bytesQ4_0, k, stride, len(out))
+	if nb == 0 {
+		clear(out)
+		return
+	}
+	rb := nb * bytesQ4_0
+	for j := range out {
+		out[j] = DotQ4_0Q8_0Lanes(nb*qk, k[j*stride:j*stride+rb], qq)
+	}
+}
+
+// checkQRows validates a strided quantized-key call and returns the blocks
+// per row.
+func checkQRows(fn string, qq []byte, rowBlockBytes int, k []byte, stride, rows int) int {
+	if len(qq)%bytesQ8_0 != 0 {
+		panic(fmt.Sprintf("simd: %s: query of %d bytes is not whole Q8_0 blocks", fn, len(qq)))
+	}
+	nb := len(qq) / bytesQ8_0
+	checkRows(fn, nb*rowBlockBytes, len(k), stride, rows)
+	return nb
+}
+
+// AxpyQ8_0Rows adds p[j] times the dequantized Q8_0 value row
+// v[j*stride:] to acc, for j = 0, 1, ... in order, element by element:
+//
+//	acc[i] = fma(q_ji*d_jb, p[j], acc[i])     (b = i/32; q*d exact)
+//
+// what ggml_vec_mad_f32(acc, dequantize_row_q8_0(v_j), p[j]) computes key
+// after key. len(acc) must be a multiple of 32. It panics if stride is
+// shorter than a row or v is short.
+func AxpyQ8_0Rows(p []float32, v []byte, stride int, acc []float32) {
+	nb := checkAxpyQ("AxpyQ8_0Rows", len(acc), bytesQ8_0, len(v), stride, len(p))
+	for j, pj := range p {
+		row := v[j*stride:]
+		for b := range nb {
+			blk := row[b*bytesQ8_0 : (b+1)*bytesQ8_0]
+			d := f16At(blk, 0)
+			a := acc[b*qk : (b+1)*qk]
+			for i := range a {
+				a[i] = fma32(float32(int8(blk[2+i]))*d, pj, a[i])
+			}
+		}
+	}
+}
+
+// AxpyQ4_0Rows is AxpyQ8_0Rows for Q4_0 value rows: element i < 16 of a
+// block is (qs[i]&15)-8, element 16+i is (qs[i]>>4)-8, times the block's d
+// (dequantize_row_q4_0).
+func AxpyQ4_0Rows(p []float32, v []byte, stride int, acc []float32) {
+	nb := checkAxpyQ("AxpyQ4_0Rows", len(acc), bytesQ4_0, len(v), stride, len(p))
+	for j, pj := range p {
+		row := v[j*stride:]
+		for b := range nb {
+			blk := row[b*bytesQ4_0 : (b+1)*bytesQ4_0]
+			d := f16At(blk, 0)
+			a := acc[b*qk : (b+1)*qk]
+			for i := range 16 {
+				a[i] = fma32(float32(int32(blk[2+i]&15)-8)*d, pj, a[i])
+				a[16+i] = fma32(float32(int32(blk[2+i]>>4)-8)*d, pj, a[16+i])
+			}
+		}
+	}
+}
+
+// checkAxpyQ validates a strided quantized-value call and returns the
+// blocks per row.
+func checkAxpyQ(fn string, d, blockBytes, have, stride, rows int) int {
+	if d%qk != 0 {
+		panic(fmt.Sprintf("simd: %s: accumulator of %d is not whole blocks of %d", fn, d, qk))
+	}
+	nb := d / qk
+	checkRows(fn, nb*blockBytes, have, stride, rows)
+	return nb
+}
