@@ -130,7 +130,7 @@ func (p *Pool) Attention(kv *PagedKV, b *AttnBatch) error {
 	rows := attnRunLen * group
 	per := attnTileKV + rows*hd + 2*rows
 	if kv.Type.Quantized() {
-		per = max(per, 2*attnTileKV+hd) // scores, probabilities, one row's accumulator
+		per = max(per, 2*attnTileKV+2*hd) // scores, probabilities, one row's accumulator and rotated query
 		if len(s.attnQ) < p.threads {
 			s.attnQ = make([][]byte, p.threads)
 		}

@@ -9,16 +9,18 @@ import (
 // Attention over a Q8_0 or Q4_0 cache follows llama.cpp's CPU flash
 // attention for quantized K/V, which never takes the tiled path (that needs
 // F16 or F32 K and V): ggml_compute_forward_flash_attn_ext_f16_one_chunk,
-// one query row at a time, bit for bit:
+// one query row at a time, bit for bit, between llama.cpp's Hadamard
+// rotations (hadamard.go: the query rotated as the keys were, the output
+// rotated back as the values were):
 //
-//	qq    = Q8_0 of the query row (quantize_row_q8_0, AVX2 rounding)
+//	qq    = Q8_0 of the (rotated) query row (quantize_row_q8_0, AVX2 rounding)
 //	for each position j = 0..pos, in order:
 //	  s = dot(K_j, qq) * Scale        (vec_dot_q8_0_q8_0 / vec_dot_q4_0_q8_0)
 //	  if s > M: ms = expf(M - s); M = s; acc *= ms; vs = 1
 //	  else:     ms = 1; vs = expf(s - M)
 //	  acc[d] = fma(dequant(V_j)[d], vs, acc[d])
 //	  S = S*ms + vs                   (see attnSumFMA)
-//	out = acc * (1/S)                 (0 when S is 0)
+//	out = acc * (1/S)                 (0 when S is 0), then rotated back
 //
 // with glibc's expf. Scores are computed for a page's run of up to
 // attnTileKV positions at once, and the values between two new maxima are
@@ -38,7 +40,8 @@ func (t *attnTask) runQuant(worker, lo, hi int) {
 	hd, g := kv.HeadDim, t.group
 	const T = attnTileKV
 	wk := t.work[worker]
-	sc, p, acc := wk[:T], wk[T:2*T], wk[2*T:2*T+hd]
+	sc, p, acc, qr := wk[:T], wk[T:2*T], wk[2*T:2*T+hd], wk[2*T+hd:2*T+2*hd]
+	rotK, rotV := kv.rotK(), kv.rotV()
 	qq := t.qq[worker][:KVQ8_0.RowBytes(hd)]
 	bs, rb := kv.BlockSize, kv.RowBytes()
 	hb := kv.Type.RowBytes(hd) // bytes of one head's part of a row
@@ -54,7 +57,13 @@ func (t *attnTask) runQuant(worker, lo, hi int) {
 			pos := int(b.Positions[tok])
 			for h := 0; h < g; h++ {
 				row := (tok*b.Heads + kvh*g + h) * hd
-				quantizeActQ8_0(b.Q[row:row+hd], qq)
+				q := b.Q[row : row+hd]
+				if rotK > 0 {
+					copy(qr, q)
+					fwht(qr, rotK)
+					q = qr
+				}
+				quantizeActQ8_0(q, qq)
 				clear(acc)
 				m, s := float32(math.Inf(-1)), float32(0)
 				for j := 0; j <= pos; {
@@ -92,6 +101,9 @@ func (t *attnTask) runQuant(worker, lo, hi int) {
 				o := b.Out[row : row+hd]
 				for i, v := range acc {
 					o[i] = v * inv
+				}
+				if rotV > 0 {
+					fwht(o, rotV) // back from the rotated values
 				}
 			}
 		}

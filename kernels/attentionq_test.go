@@ -2,6 +2,7 @@ package kernels
 
 import (
 	"bytes"
+	"fmt"
 	"crypto/sha256"
 	"encoding/hex"
 	"math/rand/v2"
@@ -20,18 +21,23 @@ func ggmlType(t KVType) int32 {
 
 // TestStoreQuantGgml: the rows Store writes into a Q8_0 / Q4_0 cache are
 // the bytes ggml_cpy (llama.cpp's cache write: from_float of the type)
-// makes of the same floats, and those of the quant package's llama.cpp
-// quantizers (QuantizeActQ8_0: AVX2 quantize_row_q8_0; QuantizeQ4_0:
-// quantize_row_q4_0_ref). Values include ties of the rounding, zeros and
-// a whole-zero block.
+// makes of the same floats after llama.cpp's Hadamard rotation (none for
+// heads of 32; K in chunks of 64 or 128, V of 64 otherwise), and those of
+// the quant package's llama.cpp quantizers (QuantizeActQ8_0: AVX2
+// quantize_row_q8_0; QuantizeQ4_0: quantize_row_q4_0_ref) of the rotated
+// rows. Values include ties of the rounding, zeros and a whole-zero block.
 func TestStoreQuantGgml(t *testing.T) {
 	for _, tc := range []struct {
 		typ  KVType
-		want string
-	}{{KVQ8_0, "94c3e7e696478b7d"}, {KVQ4_0, "e523632f9f9e1774"}} {
+		hd   int
+		want string // K rows then V rows
+	}{
+		{KVQ8_0, 32, "6b05ed9640b40332"}, {KVQ4_0, 32, "58b04663b7a70a30"},
+		{KVQ8_0, 64, "c7aa7d91dd6aac09"}, {KVQ4_0, 128, "f26298085d89caa1"},
+	} {
 		r := rand.New(rand.NewPCG(61, uint64(tc.typ)))
-		const hkv, hd, n = 2, 64, 12
-		w := hkv * hd
+		const hkv, n = 2, 12
+		w := hkv * tc.hd
 		x := randFloats(r, n*w, 1)
 		for i := 0; i < 32; i++ {
 			x[w+i] = 0 // a zero block
@@ -39,7 +45,7 @@ func TestStoreQuantGgml(t *testing.T) {
 		for i := 0; i < 64; i++ {
 			x[2*w+i] = float32(i%9-4) * 0.5 // ties: x*id lands on .5 in several blocks
 		}
-		kv := NewPagedKV(4, 4, hkv, hd, tc.typ)
+		kv := NewPagedKV(4, 4, hkv, tc.hd, tc.typ)
 		table := []int32{2, 0, 3}
 		pos := make([]int32, n)
 		for i := range pos {
@@ -49,42 +55,46 @@ func TestStoreQuantGgml(t *testing.T) {
 			t.Fatal(err)
 		}
 		rb := kv.RowBytes()
-		var got []byte
+		var gotK, gotV []byte
 		for p := range n {
 			o := (int(table[p/4])*4 + p%4) * rb
-			got = append(got, kv.KQ[o:o+rb]...)
-			if !bytes.Equal(kv.KQ[o:o+rb], kv.VQ[o:o+rb]) {
-				t.Fatalf("%s: position %d: K and V rows of the same floats differ", tc.typ, p)
+			gotK = append(gotK, kv.KQ[o:o+rb]...)
+			gotV = append(gotV, kv.VQ[o:o+rb]...)
+		}
+		name := fmt.Sprintf("%s head %d", tc.typ, tc.hd)
+		for _, c := range []struct {
+			got []byte
+			rot int
+		}{{gotK, kv.rotK()}, {gotV, kv.rotV()}} {
+			xr := append([]float32(nil), x...)
+			if c.rot > 0 {
+				fwht(xr, c.rot)
+			}
+			ref := make([]byte, n*rb)
+			if tc.typ == KVQ8_0 {
+				quant.QuantizeActQ8_0(xr, ref)
+			} else {
+				quant.QuantizeQ4_0(xr, ref)
+			}
+			if !bytes.Equal(c.got, ref) {
+				t.Errorf("%s (rotation %d): stored rows differ from the quant package's", name, c.rot)
+			}
+			if live := ggmlRun(t, ggmlRecord(int32(7), []int32{int32(w), n, ggmlType(tc.typ), int32(c.rot)}, x)); live != nil && !bytes.Equal(live, c.got) {
+				t.Errorf("%s (rotation %d): stored rows differ from ggml's", name, c.rot)
 			}
 		}
-		ref := make([]byte, n*rb)
-		if tc.typ == KVQ8_0 {
-			quant.QuantizeActQ8_0(x, ref)
-		} else {
-			quant.QuantizeQ4_0(x, ref)
-		}
-		if !bytes.Equal(got, ref) {
-			t.Errorf("%s: stored rows differ from the quant package's", tc.typ)
-		}
-		sum := sha256.Sum256(got)
-		h := hex.EncodeToString(sum[:])[:16]
-		if live := ggmlRun(t, ggmlRecord(int32(7), []int32{int32(w), n, ggmlType(tc.typ)}, x)); live != nil {
-			if !bytes.Equal(live, got) {
-				t.Errorf("%s: stored rows differ from ggml_cpy's", tc.typ)
-			} else if h != tc.want {
-				t.Logf("%s: equal to ggml's live output; record its hash %q", tc.typ, h)
-			}
-		}
-		if h != tc.want {
-			t.Errorf("%s: stored rows hash to %s, ggml's recorded to %s", tc.typ, h, tc.want)
+		sum := sha256.Sum256(append(gotK, gotV...))
+		if h := hex.EncodeToString(sum[:])[:16]; h != tc.want {
+			t.Errorf("%s: stored rows hash to %s, ggml's recorded to %s", name, h, tc.want)
 		}
 	}
 }
 
-// TestAttentionQuantGgml: Attention over Q8_0 and Q4_0 pages against
-// ggml_flash_attn_ext over a cache ggml_cpy quantized from the same floats
-// (its one_chunk path, which quantized caches always take), pages
-// scattered, rows computed in two calls.
+// TestAttentionQuantGgml: Store and Attention over Q8_0 and Q4_0 pages
+// against ggml_flash_attn_ext over a cache ggml_cpy quantized from the
+// same floats (its one_chunk path, which quantized caches always take),
+// between llama.cpp's Hadamard rotations of q, k, v and the output (heads
+// of 64 and 128; none for 32), pages scattered, rows computed in two calls.
 func TestAttentionQuantGgml(t *testing.T) {
 	pool := NewPool(2)
 	defer pool.Close()
@@ -96,11 +106,11 @@ func TestAttentionQuantGgml(t *testing.T) {
 		blockSize            int
 		want                 string
 	}{
-		{"q8_0 head 64", KVQ8_0, 64, 4, 2, 20, 300, 3, 16, "9a359db87076a467"},
-		{"q8_0 head 128", KVQ8_0, 128, 4, 1, 9, 230, 5, 7, "3ecc9810db9e58a5"},
+		{"q8_0 head 64", KVQ8_0, 64, 4, 2, 20, 300, 3, 16, "c4b147c777d887c6"},
+		{"q8_0 head 128", KVQ8_0, 128, 4, 1, 9, 230, 5, 7, "26106f9ad0d85681"},
 		{"q8_0 head 32 MHA", KVQ8_0, 32, 3, 3, 70, 100, 0.5, 32, "d06b82204278eb4a"},
-		{"q4_0 head 64", KVQ4_0, 64, 4, 2, 20, 300, 3, 16, "7c88978d099ede89"},
-		{"q4_0 head 128", KVQ4_0, 128, 4, 1, 9, 230, 5, 7, "2bc9bac2ba50a560"},
+		{"q4_0 head 64", KVQ4_0, 64, 4, 2, 20, 300, 3, 16, "b7aa14af7b0fecaf"},
+		{"q4_0 head 128", KVQ4_0, 128, 4, 1, 9, 230, 5, 7, "1f1589fa3ffa0637"},
 	} {
 		r := rand.New(rand.NewPCG(71, uint64(tc.nkv)))
 		q := randFloats(r, tc.nq*tc.hq*tc.hd, float32(tc.qScale))
@@ -133,7 +143,8 @@ func TestAttentionQuantGgml(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		rec := ggmlRecord(int32(6), []int32{int32(tc.hd), int32(tc.hq), int32(tc.hkv), int32(tc.nq), int32(tc.nkv), ggmlType(tc.typ)},
+		rec := ggmlRecord(int32(6), []int32{int32(tc.hd), int32(tc.hq), int32(tc.hkv), int32(tc.nq), int32(tc.nkv), ggmlType(tc.typ),
+			int32(kv.rotK()), int32(kv.rotV())},
 			AttnScale(tc.hd), q, kf, vf, pos)
 		checkGgml(t, tc.name, rec, got, tc.want)
 	}

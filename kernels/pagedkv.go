@@ -28,6 +28,8 @@ type PagedKV struct {
 	KQ, VQ                      []byte
 	NumBlocks                   int
 	BlockSize, KVHeads, HeadDim int
+
+	rot []float32 // [KVHeads*HeadDim] Store's scratch for rotated rows (quantized types; hadamard.go)
 }
 
 // NewPagedKV allocates a zeroed cache of numBlocks pages of type typ. It
@@ -55,6 +57,7 @@ func NewPagedKV(numBlocks, blockSize, kvHeads, headDim int, typ KVType) *PagedKV
 	default:
 		nb := numBlocks * blockSize * kv.RowBytes()
 		kv.KQ, kv.VQ = make([]byte, nb), make([]byte, nb)
+		kv.rot = make([]float32, kvHeads*headDim)
 	}
 	return kv
 }
@@ -114,7 +117,10 @@ func (kv *PagedKV) slot(blockTable []int32, pos int32) (int, error) {
 // as llama.cpp's x86 AVX2 quantize_row_q8_0 (its CPU from_float, which
 // ggml_set_rows uses: quant.QuantizeActQ8_0), Q4_0 rows as
 // quantize_row_q4_0_ref (quant.QuantizeQ4_0), in blocks of 32 along the
-// whole row as llama.cpp's cache rows. It checks every slot
+// whole row as llama.cpp's cache rows, after llama.cpp's Walsh-Hadamard
+// rotation of each head (hadamard.go: K in chunks of rotK, V of rotV; k
+// and v are not modified). Store is not safe for concurrent calls on one
+// cache (the rotation's scratch is the cache's). It checks every slot
 // before writing any, and returns an error (writing nothing) if a position
 // is negative or not covered by blockTable, or k, v are too short.
 func (kv *PagedKV) Store(blockTable, positions []int32, k, v []float32) error {
@@ -138,17 +144,27 @@ func (kv *PagedKV) Store(blockTable, positions []int32, k, v []float32) error {
 		case KVF32:
 			copy(kv.K32[off:off+w], kr)
 			copy(kv.V32[off:off+w], vr)
-		case KVQ8_0:
+		default:
 			rb := kv.RowBytes()
 			o := off / w * rb
-			quantizeActQ8_0(kr, kv.KQ[o:o+rb])
-			quantizeActQ8_0(vr, kv.VQ[o:o+rb])
-		case KVQ4_0:
-			rb := kv.RowBytes()
-			o := off / w * rb
-			quant.QuantizeQ4_0(kr, kv.KQ[o:o+rb])
-			quant.QuantizeQ4_0(vr, kv.VQ[o:o+rb])
+			kv.storeQuant(kr, kv.KQ[o:o+rb], kv.rotK())
+			kv.storeQuant(vr, kv.VQ[o:o+rb], kv.rotV())
 		}
 	}
 	return nil
+}
+
+// storeQuant writes the row x (KVHeads*HeadDim) into dst as the cache's
+// quantized type, rotated in chunks of rot elements first (0: as is).
+func (kv *PagedKV) storeQuant(x []float32, dst []byte, rot int) {
+	if rot > 0 {
+		copy(kv.rot, x)
+		fwht(kv.rot, rot)
+		x = kv.rot
+	}
+	if kv.Type == KVQ8_0 {
+		quantizeActQ8_0(x, dst)
+	} else {
+		quant.QuantizeQ4_0(x, dst)
+	}
 }
