@@ -2,9 +2,9 @@ package kernels
 
 import (
 	"bytes"
-	"fmt"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"math/rand/v2"
 	"testing"
 
