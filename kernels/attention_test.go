@@ -33,12 +33,19 @@ type attnCase struct {
 type seqSpec struct{ from, to int }
 
 func newAttnCase(r *rand.Rand, f16 bool, heads, kvHeads, headDim, blockSize int, seqs []seqSpec) *attnCase {
+	return newAttnCaseKV(r, kvt(f16), heads, kvHeads, headDim, blockSize, seqs)
+}
+
+// newAttnCaseKV is newAttnCase over a cache of any type (history and vals
+// hold the floats as given for the quantized types).
+func newAttnCaseKV(r *rand.Rand, typ KVType, heads, kvHeads, headDim, blockSize int, seqs []seqSpec) *attnCase {
+	f16 := typ == KVF16
 	need := 0
 	for _, s := range seqs {
 		need += (s.to + blockSize - 1) / blockSize
 	}
 	numBlocks := need + 3
-	kv := NewPagedKV(numBlocks, blockSize, kvHeads, headDim, kvt(f16))
+	kv := NewPagedKV(numBlocks, blockSize, kvHeads, headDim, typ)
 	perm := r.Perm(numBlocks) // scattered, non-contiguous pages
 	c := &attnCase{kv: kv, batch: &AttnBatch{Heads: heads}}
 	w := kvHeads * headDim

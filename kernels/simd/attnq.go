@@ -9,6 +9,8 @@ import "fmt"
 // (ggml_vec_dot_q8_0_q8_0 / ggml_vec_dot_q4_0_q8_0 on AVX2), values are
 // dequantized exactly (dequantize_row_q8_0 / _q4_0: q*d, exact in float32)
 // and added with one fused multiply-add per element (ggml_vec_mad_f32).
+// The AVX2 assembly (attn_amd64.s, generated) performs exactly the Go
+// code's operations, so every kernel set gives the same bits.
 // Rows are stride bytes apart; each holds len(q)/34*32 (Q8_0 query)
 // elements of the key or len(acc) of the value.
 
@@ -64,6 +66,13 @@ func checkQRows(fn string, qq []byte, rowBlockBytes int, k []byte, stride, rows 
 // shorter than a row or v is short.
 func AxpyQ8_0Rows(p []float32, v []byte, stride int, acc []float32) {
 	nb := checkAxpyQ("AxpyQ8_0Rows", len(acc), bytesQ8_0, len(v), stride, len(p))
+	if len(p) == 0 || nb == 0 {
+		return
+	}
+	if fast.Load() {
+		axpyQ8_0RowsAVX2(&p[0], len(p), &v[0], stride, &acc[0], len(acc))
+		return
+	}
 	for j, pj := range p {
 		row := v[j*stride:]
 		for b := range nb {
@@ -82,6 +91,13 @@ func AxpyQ8_0Rows(p []float32, v []byte, stride int, acc []float32) {
 // (dequantize_row_q4_0).
 func AxpyQ4_0Rows(p []float32, v []byte, stride int, acc []float32) {
 	nb := checkAxpyQ("AxpyQ4_0Rows", len(acc), bytesQ4_0, len(v), stride, len(p))
+	if len(p) == 0 || nb == 0 {
+		return
+	}
+	if fast.Load() {
+		axpyQ4_0RowsAVX2(&p[0], len(p), &v[0], stride, &acc[0], len(acc))
+		return
+	}
 	for j, pj := range p {
 		row := v[j*stride:]
 		for b := range nb {

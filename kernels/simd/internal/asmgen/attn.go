@@ -22,6 +22,11 @@ func GenerateAttn() []byte {
 	dotRows(a, "dotF32RowsAVX2", false)
 	axpyRows(a, "axpyF16RowsAVX2", true)
 	axpyRows(a, "axpyF32RowsAVX2", false)
+	vec32(a, "aqMask", 0x0f)
+	vec32(a, "aqEight", 8)
+	a.p("")
+	axpyQRows(a, "axpyQ8_0RowsAVX2", false)
+	axpyQRows(a, "axpyQ4_0RowsAVX2", true)
 	expSum(a)
 	swiglu(a)
 	return a.b.Bytes()
@@ -324,6 +329,97 @@ func axpyRows(a *asm, name string, f16 bool) {
 	a.i("CMPQ DX, $64")
 	a.i("JB %s", lbl("narrow"))
 	block(8, "w")
+	a.i("JMP %s", lbl("wide"))
+	a.p("%s:", lbl("narrow"))
+	a.i("TESTQ DX, DX")
+	a.i("JZ %s", lbl("ret"))
+	block(1, "n")
+	a.i("JMP %s", lbl("narrow"))
+	a.p("%s:", lbl("ret"))
+	a.i("VZEROUPPER")
+	a.i("RET")
+	a.p("")
+}
+
+// axpyQRows: func name(p *float32, n int, v *byte, stride int, acc *float32, d int)
+// acc[i] = fma(q_ji*d_jb, p[j], acc[i]) for rows j = 0..n-1 of Q8_0 (or,
+// with q4, Q4_0) blocks, d a positive multiple of 32: the dequantized
+// value (int8 or nibble-8, converted exactly, times the block's f16 scale:
+// exact in float32) fused into acc, which stays in registers for two
+// blocks (64 elements, 8 vectors) at a time, then one block.
+//
+//	GPR: DI p, CX n, SI v, R8 stride, R11 acc, DX elements left,
+//	AX row pointer, BX row counter, R9 p cursor.
+//	YMM: Y0-Y7 acc, Y8 p[j], Y10 d, Y11-Y12 values, Y14-Y15 nibble mask and 8.
+func axpyQRows(a *asm, name string, q4 bool) {
+	bb := 34
+	if q4 {
+		bb = 18
+	}
+	lbl := func(s string) string { return name + s }
+	a.p("// func %s(p *float32, n int, v *byte, stride int, acc *float32, d int)", name)
+	a.p("TEXT ·%s(SB), NOSPLIT, $0-48", name)
+	a.i("MOVQ p+0(FP), DI")
+	a.i("MOVQ n+8(FP), CX")
+	a.i("MOVQ v+16(FP), SI")
+	a.i("MOVQ stride+24(FP), R8")
+	a.i("MOVQ acc+32(FP), R11")
+	a.i("MOVQ d+40(FP), DX")
+	if q4 {
+		a.i("VMOVUPS aqMask<>(SB), Y14")
+		a.i("VMOVUPS aqEight<>(SB), Y15")
+	}
+	block := func(nb int, tag string) {
+		for v := 0; v < 4*nb; v++ {
+			a.i("VMOVUPS %d(R11), Y%d", 32*v, v)
+		}
+		a.i("MOVQ SI, AX")
+		a.i("MOVQ DI, R9")
+		a.i("MOVQ CX, BX")
+		a.p("%s:", lbl(tag+"row"))
+		a.i("VBROADCASTSS (R9), Y8")
+		for b := 0; b < nb; b++ {
+			o := b * bb
+			a.i("VPBROADCASTW %d(AX), X10", o)
+			a.i("VCVTPH2PS X10, Y10")
+			if !q4 {
+				for k := 0; k < 4; k++ {
+					a.i("VPMOVSXBD %d(AX), Y11", o+2+8*k)
+					a.i("VCVTDQ2PS Y11, Y11")
+					a.i("VMULPS Y10, Y11, Y11")
+					a.i("VFMADD231PS Y11, Y8, Y%d", 4*b+k)
+				}
+				continue
+			}
+			for h := 0; h < 2; h++ { // quant bytes 8h..8h+7: elements 8h.. (low) and 16+8h.. (high)
+				a.i("VPMOVZXBD %d(AX), Y11", o+2+8*h)
+				a.i("VPSRLD $4, Y11, Y12")
+				a.i("VPAND Y14, Y11, Y11")
+				a.i("VPSUBD Y15, Y11, Y11")
+				a.i("VPSUBD Y15, Y12, Y12")
+				a.i("VCVTDQ2PS Y11, Y11")
+				a.i("VCVTDQ2PS Y12, Y12")
+				a.i("VMULPS Y10, Y11, Y11")
+				a.i("VMULPS Y10, Y12, Y12")
+				a.i("VFMADD231PS Y11, Y8, Y%d", 4*b+h)
+				a.i("VFMADD231PS Y12, Y8, Y%d", 4*b+2+h)
+			}
+		}
+		a.i("ADDQ R8, AX")
+		a.i("ADDQ $4, R9")
+		a.i("DECQ BX")
+		a.i("JNZ %s", lbl(tag+"row"))
+		for v := 0; v < 4*nb; v++ {
+			a.i("VMOVUPS Y%d, %d(R11)", v, 32*v)
+		}
+		a.i("ADDQ $%d, R11", 128*nb)
+		a.i("ADDQ $%d, SI", bb*nb)
+		a.i("SUBQ $%d, DX", 32*nb)
+	}
+	a.p("%s:", lbl("wide"))
+	a.i("CMPQ DX, $64")
+	a.i("JB %s", lbl("narrow"))
+	block(2, "w")
 	a.i("JMP %s", lbl("wide"))
 	a.p("%s:", lbl("narrow"))
 	a.i("TESTQ DX, DX")
