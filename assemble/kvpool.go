@@ -72,7 +72,7 @@ func blockBytes(models []*model.Config, blockSize int, typ kernels.KVType) int {
 func (kv KV) numBlocks(models []*model.Config, typ kernels.KVType) (int, error) {
 	for _, c := range models {
 		if err := c.CheckKVType(typ); err != nil {
-			return 0, fmt.Errorf("assemble: %w", err)
+			return 0, err
 		}
 	}
 	bs := kv.BlockSize

@@ -94,7 +94,7 @@ func kvTypeFlag(fs *flag.FlagSet) func() (kernels.KVType, error) {
 	return func() (kernels.KVType, error) {
 		t, err := kernels.ParseKVType(v.name)
 		if err != nil {
-			return 0, usageErrorf("--kv-cache-dtype %q: want one of %s", v.name, strings.Join(kernels.KVTypeNames(), ", "))
+			return 0, usageErrorf("--kv-cache-dtype (--kv-type) %q: want one of %s", v.name, strings.Join(kernels.KVTypeNames(), ", "))
 		}
 		return t, nil
 	}
