@@ -72,23 +72,36 @@ func (t *attnTask) runQuant(worker, lo, hi int) {
 					off := (int(table[j/bs])*bs+slot)*rb + kvh*hb
 					end := off + (n-1)*rb + hb
 					dot(qq, kv.KQ[off:end], rb, sc[:n])
-					j0 := 0 // first key of the values not yet added
+					// The arguments of every expf first (the running max is a
+					// prefix max of the scores), computed in one vector call;
+					// then the sums and values key by key.
+					m0 := m
 					for i, x := range sc[:n] {
 						x *= t.scale
+						sc[i] = x
+						if x > m {
+							p[i] = m - x // ms = expf(Mold - M)
+							m = x
+						} else {
+							p[i] = x - m // vs = expf(s - M)
+						}
+					}
+					simd.ExpfRow(p[:n], p[:n])
+					m = m0
+					j0 := 0 // first key of the values not yet added
+					for i, x := range sc[:n] {
 						if x > m {
 							if i > j0 {
 								axpy(p[j0:i], kv.VQ[off+j0*rb:off+(i-1)*rb+hb], rb, acc)
 							}
-							ms := expf(m - x)
+							ms := p[i]
 							m = x
 							simd.Scale(ms, acc)
 							p[i] = 1
 							s = sumStep(s, ms, 1)
 							j0 = i
 						} else {
-							vs := expf(x - m)
-							p[i] = vs
-							s = sumStep(s, 1, vs)
+							s = sumStep(s, 1, p[i])
 						}
 					}
 					axpy(p[j0:n], kv.VQ[off+j0*rb:end], rb, acc)

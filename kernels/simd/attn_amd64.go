@@ -28,3 +28,6 @@ func axpyQ8_0RowsAVX2(p *float32, n int, v *byte, stride int, acc *float32, d in
 
 //go:noescape
 func axpyQ4_0RowsAVX2(p *float32, n int, v *byte, stride int, acc *float32, d int)
+
+//go:noescape
+func expfRowAVX2(y *float32, x *float32, n int)

@@ -1336,6 +1336,95 @@ axpyQ4_0RowsAVX2ret:
 	VZEROUPPER
 	RET
 
+DATA efTab<>+0(SB)/8, $0x3ff0000000000000
+DATA efTab<>+8(SB)/8, $0x3fefd9b0d3158574
+DATA efTab<>+16(SB)/8, $0x3fefb5586cf9890f
+DATA efTab<>+24(SB)/8, $0x3fef9301d0125b51
+DATA efTab<>+32(SB)/8, $0x3fef72b83c7d517b
+DATA efTab<>+40(SB)/8, $0x3fef54873168b9aa
+DATA efTab<>+48(SB)/8, $0x3fef387a6e756238
+DATA efTab<>+56(SB)/8, $0x3fef1e9df51fdee1
+DATA efTab<>+64(SB)/8, $0x3fef06fe0a31b715
+DATA efTab<>+72(SB)/8, $0x3feef1a7373aa9cb
+DATA efTab<>+80(SB)/8, $0x3feedea64c123422
+DATA efTab<>+88(SB)/8, $0x3feece086061892d
+DATA efTab<>+96(SB)/8, $0x3feebfdad5362a27
+DATA efTab<>+104(SB)/8, $0x3feeb42b569d4f82
+DATA efTab<>+112(SB)/8, $0x3feeab07dd485429
+DATA efTab<>+120(SB)/8, $0x3feea47eb03a5585
+DATA efTab<>+128(SB)/8, $0x3feea09e667f3bcd
+DATA efTab<>+136(SB)/8, $0x3fee9f75e8ec5f74
+DATA efTab<>+144(SB)/8, $0x3feea11473eb0187
+DATA efTab<>+152(SB)/8, $0x3feea589994cce13
+DATA efTab<>+160(SB)/8, $0x3feeace5422aa0db
+DATA efTab<>+168(SB)/8, $0x3feeb737b0cdc5e5
+DATA efTab<>+176(SB)/8, $0x3feec49182a3f090
+DATA efTab<>+184(SB)/8, $0x3feed503b23e255d
+DATA efTab<>+192(SB)/8, $0x3feee89f995ad3ad
+DATA efTab<>+200(SB)/8, $0x3feeff76f2fb5e47
+DATA efTab<>+208(SB)/8, $0x3fef199bdd85529c
+DATA efTab<>+216(SB)/8, $0x3fef3720dcef9069
+DATA efTab<>+224(SB)/8, $0x3fef5818dcfba487
+DATA efTab<>+232(SB)/8, $0x3fef7c97337b9b5f
+DATA efTab<>+240(SB)/8, $0x3fefa4afa2a490da
+DATA efTab<>+248(SB)/8, $0x3fefd0765b6e4540
+GLOBL efTab<>(SB), RODATA|NOPTR, $256
+DATA efInv<>+0(SB)/8, $0x40471547652b82fe
+GLOBL efInv<>(SB), RODATA|NOPTR, $8
+DATA efShift<>+0(SB)/8, $0x4338000000000000
+GLOBL efShift<>(SB), RODATA|NOPTR, $8
+DATA efC0<>+0(SB)/8, $0x3ebc6af84b912394
+GLOBL efC0<>(SB), RODATA|NOPTR, $8
+DATA efC1<>+0(SB)/8, $0x3f2ebfce50fac4f3
+GLOBL efC1<>(SB), RODATA|NOPTR, $8
+DATA efC2<>+0(SB)/8, $0x3f962e42ff0c52d6
+GLOBL efC2<>(SB), RODATA|NOPTR, $8
+DATA efOne<>+0(SB)/8, $0x3ff0000000000000
+GLOBL efOne<>(SB), RODATA|NOPTR, $8
+DATA efMask<>+0(SB)/8, $0x000000000000001f
+GLOBL efMask<>(SB), RODATA|NOPTR, $8
+
+// func expfRowAVX2(y *float32, x *float32, n int)
+TEXT ·expfRowAVX2(SB), NOSPLIT, $0-24
+	MOVQ y+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ n+16(FP), CX
+	LEAQ efTab<>(SB), AX
+	VBROADCASTSD efInv<>(SB), Y10
+	VBROADCASTSD efShift<>(SB), Y11
+	VBROADCASTSD efC0<>(SB), Y12
+	VBROADCASTSD efC1<>(SB), Y13
+	VBROADCASTSD efC2<>(SB), Y14
+	VBROADCASTSD efOne<>(SB), Y15
+	VBROADCASTSD efMask<>(SB), Y9
+expfRowAVX2loop:
+	VCVTPS2PD (SI), Y0
+	VMOVAPD Y11, Y1
+	VFMADD231PD Y0, Y10, Y1
+	VSUBPD Y11, Y1, Y3
+	VFMSUB231PD Y0, Y10, Y3
+	VPAND Y9, Y1, Y4
+	VPCMPEQQ Y5, Y5, Y5
+	VPXOR Y6, Y6, Y6
+	VPGATHERQQ Y5, (AX)(Y4*8), Y6
+	VPSLLQ $47, Y1, Y1
+	VPADDQ Y1, Y6, Y6
+	VMOVAPD Y13, Y7
+	VFMADD231PD Y3, Y12, Y7
+	VMOVAPD Y15, Y8
+	VFMADD231PD Y3, Y14, Y8
+	VMULPD Y3, Y3, Y2
+	VFMADD231PD Y2, Y7, Y8
+	VMULPD Y6, Y8, Y8
+	VCVTPD2PSY Y8, X8
+	VMOVUPS X8, (DI)
+	ADDQ $16, SI
+	ADDQ $16, DI
+	SUBQ $4, CX
+	JNZ expfRowAVX2loop
+	VZEROUPPER
+	RET
+
 // func expSumAVX2(y *float32, x *float32, n int, max float32) float64
 TEXT ·expSumAVX2(SB), NOSPLIT, $0-40
 	MOVQ y+0(FP), DI

@@ -1,6 +1,9 @@
 package simd
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+)
 
 // Strided-row primitives for attention over a quantized KV cache (Q8_0 or
 // Q4_0 blocks of 32 elements), in the arithmetic of llama.cpp's CPU flash
@@ -25,8 +28,14 @@ func DotQ8_0Rows(qq, k []byte, stride int, out []float32) {
 		return
 	}
 	rb := nb * bytesQ8_0
+	if fast.Load() { // the AVX2 kernel's bits, as DotQ8_0Q8_0's every set
+		for j := range out {
+			out[j] = dotQ8_0Q8_0AVX2(nb, k[j*stride:j*stride+rb], qq)
+		}
+		return
+	}
 	for j := range out {
-		out[j] = DotQ8_0Q8_0(nb*qk, k[j*stride:j*stride+rb], qq)
+		out[j] = dotQ8_0Q8_0Generic(nb, k[j*stride:j*stride+rb], qq)
 	}
 }
 
@@ -40,8 +49,14 @@ func DotQ4_0Rows(qq, k []byte, stride int, out []float32) {
 		return
 	}
 	rb := nb * bytesQ4_0
+	if fast.Load() {
+		for j := range out {
+			out[j] = dotQ4_0Q8_0LanesAVX2(nb, k[j*stride:j*stride+rb], qq)
+		}
+		return
+	}
 	for j := range out {
-		out[j] = DotQ4_0Q8_0Lanes(nb*qk, k[j*stride:j*stride+rb], qq)
+		out[j] = dotQ4_0Q8_0LanesGeneric(nb, k[j*stride:j*stride+rb], qq)
 	}
 }
 
@@ -121,4 +136,37 @@ func checkAxpyQ(fn string, d, blockBytes, have, stride, rows int) int {
 	nb := d / qk
 	checkRows(fn, nb*blockBytes, have, stride, rows)
 	return nb
+}
+
+// ExpfRow sets y[i] = Expf(x[i]) (glibc's expf, bit for bit) for i <
+// len(x); y and x may be the same slice. The AVX2 assembly computes four
+// lanes at a time with Expf's float64 FMAs and table; inputs of magnitude
+// 88 or more, Inf and NaN take Expf itself. It panics if y is shorter than x.
+func ExpfRow(y, x []float32) {
+	if len(y) < len(x) {
+		panic(fmt.Sprintf("simd: ExpfRow: y holds %d of %d values", len(y), len(x)))
+	}
+	i := 0
+	if fast.Load() {
+		var at [64]int32 // special inputs of a chunk, saved before y may overwrite x
+		var sv [64]float32
+		for i+4 <= len(x) {
+			n := min(64, len(x)-i) &^ 3
+			k := 0
+			for j, v := range x[i : i+n] {
+				if math.Float32bits(v)>>20&0x7ff >= 0x42b {
+					at[k], sv[k] = int32(j), v
+					k++
+				}
+			}
+			expfRowAVX2(&y[i], &x[i], n)
+			for m, j := range at[:k] {
+				y[i+int(j)] = Expf(sv[m])
+			}
+			i += n
+		}
+	}
+	for ; i < len(x); i++ {
+		y[i] = Expf(x[i])
+	}
 }

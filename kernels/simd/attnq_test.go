@@ -97,3 +97,33 @@ func TestQRowsBadShapesPanic(t *testing.T) {
 		}()
 	}
 }
+
+// TestExpfRow: ExpfRow gives Expf's bits (glibc's expf) under every kernel
+// set, in place and not, on a sweep of float32 bit patterns of both signs
+// (specials included: +-Inf, NaN, |x| >= 88, subnormals), at lengths that
+// are not multiples of 4 or 64.
+func TestExpfRow(t *testing.T) {
+	var x []float32
+	for u := uint32(0); u < 0x7f800000; u += 7919 {
+		x = append(x, math.Float32frombits(u), math.Float32frombits(u|0x80000000))
+	}
+	x = append(x, float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()), -88, 88, -87.99, 0x1.62e42ep6, -0x1.9fe368p6)
+	want := make([]float32, len(x))
+	for i, v := range x {
+		want[i] = Expf(v)
+	}
+	bothImpls(t, func(t *testing.T, impl string) {
+		for _, n := range []int{len(x), len(x) - 3, 67, 5, 1} {
+			y := make([]float32, n)
+			ExpfRow(y, x[len(x)-n:])
+			in := append([]float32(nil), x[len(x)-n:]...)
+			ExpfRow(in, in)
+			for i := range y {
+				w := want[len(x)-n+i]
+				if !sameBits(y[i], w) || !sameBits(in[i], w) {
+					t.Fatalf("%s n=%d: expf(%g) = %g (in place %g), Expf %g", impl, n, x[len(x)-n+i], y[i], in[i], w)
+				}
+			}
+		}
+	})
+}

@@ -105,6 +105,7 @@ func dotF32RowsAVX2(*float32, int, *float32, int, *float32, int)   { attnUnavail
 func axpyF16RowsAVX2(*float32, int, *uint16, int, *float32, int)   { attnUnavailable() }
 func axpyQ8_0RowsAVX2(*float32, int, *byte, int, *float32, int)    { attnUnavailable() }
 func axpyQ4_0RowsAVX2(*float32, int, *byte, int, *float32, int)    { attnUnavailable() }
+func expfRowAVX2(*float32, *float32, int)                           { attnUnavailable() }
 func axpyF32RowsAVX2(*float32, int, *float32, int, *float32, int)  { attnUnavailable() }
 func expSumAVX2(*float32, *float32, int, float32) float64          { attnUnavailable(); return 0 }
 func swigluAVX2(*float32, *float32, *float32, int)                 { attnUnavailable() }

@@ -27,6 +27,7 @@ func GenerateAttn() []byte {
 	a.p("")
 	axpyQRows(a, "axpyQ8_0RowsAVX2", false)
 	axpyQRows(a, "axpyQ4_0RowsAVX2", true)
+	expfRow(a)
 	expSum(a)
 	swiglu(a)
 	return a.b.Bytes()
@@ -427,6 +428,85 @@ func axpyQRows(a *asm, name string, q4 bool) {
 	block(1, "n")
 	a.i("JMP %s", lbl("narrow"))
 	a.p("%s:", lbl("ret"))
+	a.i("VZEROUPPER")
+	a.i("RET")
+	a.p("")
+}
+
+// glibcExp2Tab is glibc's __exp2f_data.tab (kernels/simd exp2Tab32).
+var glibcExp2Tab = [32]uint64{
+	0x3ff0000000000000, 0x3fefd9b0d3158574, 0x3fefb5586cf9890f, 0x3fef9301d0125b51,
+	0x3fef72b83c7d517b, 0x3fef54873168b9aa, 0x3fef387a6e756238, 0x3fef1e9df51fdee1,
+	0x3fef06fe0a31b715, 0x3feef1a7373aa9cb, 0x3feedea64c123422, 0x3feece086061892d,
+	0x3feebfdad5362a27, 0x3feeb42b569d4f82, 0x3feeab07dd485429, 0x3feea47eb03a5585,
+	0x3feea09e667f3bcd, 0x3fee9f75e8ec5f74, 0x3feea11473eb0187, 0x3feea589994cce13,
+	0x3feeace5422aa0db, 0x3feeb737b0cdc5e5, 0x3feec49182a3f090, 0x3feed503b23e255d,
+	0x3feee89f995ad3ad, 0x3feeff76f2fb5e47, 0x3fef199bdd85529c, 0x3fef3720dcef9069,
+	0x3fef5818dcfba487, 0x3fef7c97337b9b5f, 0x3fefa4afa2a490da, 0x3fefd0765b6e4540,
+}
+
+// expfRow: func expfRowAVX2(y *float32, x *float32, n int), n a positive
+// multiple of 4: glibc's expf (kernels/simd Expf) four lanes at a time in
+// float64, the same FMAs, the table read by a gather. Inputs with |x| >= 88,
+// Inf or NaN come out wrong; the Go wrapper recomputes them.
+//
+//	Y10-Y15 constants 32/ln2, shift, c0, c1, c2, 1.
+func expfRow(a *asm) {
+	for i := 0; i < 32; i++ {
+		a.p("DATA efTab<>+%d(SB)/8, $0x%016x", 8*i, glibcExp2Tab[i])
+	}
+	a.p("GLOBL efTab<>(SB), RODATA|NOPTR, $256")
+	for _, c := range []struct {
+		name string
+		v    uint64
+	}{
+		{"efInv", 0x40471547652b82fe}, // 0x1.71547652b82fep+5
+		{"efShift", 0x4338000000000000},
+		{"efC0", 0x3ebc6af84b912394},
+		{"efC1", 0x3f2ebfce50fac4f3},
+		{"efC2", 0x3f962e42ff0c52d6},
+		{"efOne", 0x3ff0000000000000},
+		{"efMask", 31},
+	} {
+		a.p("DATA %s<>+0(SB)/8, $0x%016x", c.name, c.v)
+		a.p("GLOBL %s<>(SB), RODATA|NOPTR, $8", c.name)
+	}
+	a.p("")
+	a.p("// func expfRowAVX2(y *float32, x *float32, n int)")
+	a.p("TEXT ·expfRowAVX2(SB), NOSPLIT, $0-24")
+	a.i("MOVQ y+0(FP), DI")
+	a.i("MOVQ x+8(FP), SI")
+	a.i("MOVQ n+16(FP), CX")
+	a.i("LEAQ efTab<>(SB), AX")
+	for i, c := range []string{"efInv", "efShift", "efC0", "efC1", "efC2", "efOne"} {
+		a.i("VBROADCASTSD %s<>(SB), Y%d", c, 10+i)
+	}
+	a.i("VBROADCASTSD efMask<>(SB), Y9")
+	a.p("expfRowAVX2loop:")
+	a.i("VCVTPS2PD (SI), Y0")     // xd
+	a.i("VMOVAPD Y11, Y1")        // shift
+	a.i("VFMADD231PD Y0, Y10, Y1") // kd = xd*InvLn2N + shift
+	a.i("VSUBPD Y11, Y1, Y3")     // kd - shift
+	a.i("VFMSUB231PD Y0, Y10, Y3") // r = xd*InvLn2N - kd
+	a.i("VPAND Y9, Y1, Y4")       // ki % 32
+	a.i("VPCMPEQQ Y5, Y5, Y5")
+	a.i("VPXOR Y6, Y6, Y6")
+	a.i("VPGATHERQQ Y5, (AX)(Y4*8), Y6") // tab[ki%32]
+	a.i("VPSLLQ $47, Y1, Y1")
+	a.i("VPADDQ Y1, Y6, Y6")      // s
+	a.i("VMOVAPD Y13, Y7")
+	a.i("VFMADD231PD Y3, Y12, Y7") // z = c0*r + c1
+	a.i("VMOVAPD Y15, Y8")
+	a.i("VFMADD231PD Y3, Y14, Y8") // y = c2*r + 1
+	a.i("VMULPD Y3, Y3, Y2")      // r*r
+	a.i("VFMADD231PD Y2, Y7, Y8") // y = z*r2 + y
+	a.i("VMULPD Y6, Y8, Y8")      // y*s
+	a.i("VCVTPD2PSY Y8, X8")
+	a.i("VMOVUPS X8, (DI)")
+	a.i("ADDQ $16, SI")
+	a.i("ADDQ $16, DI")
+	a.i("SUBQ $4, CX")
+	a.i("JNZ expfRowAVX2loop")
 	a.i("VZEROUPPER")
 	a.i("RET")
 	a.p("")
