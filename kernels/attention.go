@@ -130,12 +130,15 @@ func (p *Pool) Attention(kv *PagedKV, b *AttnBatch) error {
 	rows := attnRunLen * group
 	per := attnTileKV + rows*hd + 2*rows
 	if kv.Type.Quantized() {
-		per = max(per, 2*attnTileKV+2*hd) // scores, probabilities, one row's accumulator and rotated query
+		// runQuant: the group's scores, weights, accumulators, maxima and
+		// sums, a rotated query, four heads' scores, and the group's
+		// quantized queries (padded to a multiple of 4).
+		per = max(per, 2*group*attnTileKV+group*hd+hd+2*group+4*attnTileKV)
 		if len(s.attnQ) < p.threads {
 			s.attnQ = make([][]byte, p.threads)
 		}
 		for w := range s.attnQ[:p.threads] {
-			if n := KVQ8_0.RowBytes(hd); len(s.attnQ[w]) < n {
+			if n := (group + 3) / 4 * 4 * KVQ8_0.RowBytes(hd); len(s.attnQ[w]) < n {
 				s.attnQ[w] = make([]byte, n)
 			}
 		}

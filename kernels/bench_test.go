@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"runtime"
+	"syscall"
 	"testing"
+	"time"
 
 	"kiln/gguf"
 )
@@ -130,11 +132,18 @@ func BenchmarkAttentionKV(b *testing.B) {
 				if err := pool.Attention(c.kv, c.batch); err != nil {
 					b.Fatal(err)
 				}
+				var ru0, ru1 syscall.Rusage
+				syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
 				b.ResetTimer()
 				for b.Loop() {
 					_ = pool.Attention(c.kv, c.batch)
 				}
+				syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
 				b.ReportMetric(float64(len(c.batch.Positions))*float64(b.N)/b.Elapsed().Seconds(), "tok/s")
+				// Process CPU time per call: less sensitive than wall time to
+				// other processes on a shared machine.
+				cpu := time.Duration(ru1.Utime.Nano() - ru0.Utime.Nano() + ru1.Stime.Nano() - ru0.Stime.Nano())
+				b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "cpu-us/op")
 			})
 		}
 	}

@@ -31,3 +31,9 @@ func axpyQ4_0RowsAVX2(p *float32, n int, v *byte, stride int, acc *float32, d in
 
 //go:noescape
 func expfRowAVX2(y *float32, x *float32, n int)
+
+//go:noescape
+func axpyQ8_0Rows2AVX2(p0, p1 *float32, n int, v *byte, stride int, acc0, acc1 *float32, d int)
+
+//go:noescape
+func axpyQ4_0Rows2AVX2(p0, p1 *float32, n int, v *byte, stride int, acc0, acc1 *float32, d int)

@@ -60,6 +60,52 @@ func DotQ4_0Rows(qq, k []byte, stride int, out []float32) {
 	}
 }
 
+// DotQ8_0Rows4 sets out[4*j+h], for key rows j < len(out)/4 and queries h
+// < 4, to DotQ8_0Q8_0(n, k[j*stride:], qq[h*qStride:]): four Q8_0 queries
+// (the query heads of one KV head) against each Q8_0 key row, the key read
+// once (DotQ8_0Q8_0x4's kernel, the single-row call's bits). It panics on
+// an n that is not whole blocks, a len(out) not a multiple of 4, or short
+// inputs.
+func DotQ8_0Rows4(n int, qq []byte, qStride int, k []byte, stride int, out []float32) {
+	nb := checkQRows4("DotQ8_0Rows4", n, qq, qStride, bytesQ8_0, k, stride, out)
+	rb := nb * bytesQ8_0
+	for j := 0; j < len(out)/4; j++ {
+		o := (*[4]float32)(out[4*j : 4*j+4])
+		if fast.Load() {
+			dotQ8_0Q8_0x4AVX2(nb, k[j*stride:j*stride+rb], qq, qStride, o)
+		} else {
+			dotX4Generic(dotQ8_0Q8_0Generic, nb, k[j*stride:j*stride+rb], qq, qStride, o)
+		}
+	}
+}
+
+// DotQ4_0Rows4 is DotQ8_0Rows4 for Q4_0 key rows, in DotQ4_0Q8_0Lanes's
+// order (ggml_vec_dot_q4_0_q8_0 on AVX2).
+func DotQ4_0Rows4(n int, qq []byte, qStride int, k []byte, stride int, out []float32) {
+	nb := checkQRows4("DotQ4_0Rows4", n, qq, qStride, bytesQ4_0, k, stride, out)
+	rb := nb * bytesQ4_0
+	for j := 0; j < len(out)/4; j++ {
+		o := (*[4]float32)(out[4*j : 4*j+4])
+		if fast.Load() {
+			dotQ4_0Q8_0Lanesx4AVX2(nb, k[j*stride:j*stride+rb], qq, qStride, o)
+		} else {
+			dotX4Generic(dotQ4_0Q8_0LanesGeneric, nb, k[j*stride:j*stride+rb], qq, qStride, o)
+		}
+	}
+}
+
+func checkQRows4(fn string, n int, qq []byte, qStride, keyBlockBytes int, k []byte, stride int, out []float32) int {
+	if n%qk != 0 || len(out)%4 != 0 {
+		panic(fmt.Sprintf("simd: %s: %d elements, %d outputs: want whole blocks and a multiple of 4", fn, n, len(out)))
+	}
+	nb := n / qk
+	if qStride < nb*bytesQ8_0 || len(qq) < 3*qStride+nb*bytesQ8_0 {
+		panic(fmt.Sprintf("simd: %s: queries hold %d bytes, 4 rows of %d blocks at stride %d need %d", fn, len(qq), nb, qStride, 3*qStride+nb*bytesQ8_0))
+	}
+	checkRows(fn, nb*keyBlockBytes, len(k), stride, len(out)/4)
+	return nb
+}
+
 // checkQRows validates a strided quantized-key call and returns the blocks
 // per row.
 func checkQRows(fn string, qq []byte, rowBlockBytes int, k []byte, stride, rows int) int {
@@ -124,6 +170,49 @@ func AxpyQ4_0Rows(p []float32, v []byte, stride int, acc []float32) {
 				a[16+i] = fma32(float32(int32(blk[2+i]>>4)-8)*d, pj, a[16+i])
 			}
 		}
+	}
+}
+
+// AxpyQ8_0Rows2 is AxpyQ8_0Rows for two accumulators at once (two query
+// heads reading the same value rows) with their own weights: acc0 as
+// AxpyQ8_0Rows(p0, v, stride, acc0), acc1 as AxpyQ8_0Rows(p1, v, stride,
+// acc1), bit for bit, each row dequantized once. len(p1) must equal
+// len(p0) and len(acc1) len(acc0).
+func AxpyQ8_0Rows2(p0, p1 []float32, v []byte, stride int, acc0, acc1 []float32) {
+	axpyQRows2("AxpyQ8_0Rows2", false, p0, p1, v, stride, acc0, acc1)
+}
+
+// AxpyQ4_0Rows2 is AxpyQ8_0Rows2 for Q4_0 value rows.
+func AxpyQ4_0Rows2(p0, p1 []float32, v []byte, stride int, acc0, acc1 []float32) {
+	axpyQRows2("AxpyQ4_0Rows2", true, p0, p1, v, stride, acc0, acc1)
+}
+
+func axpyQRows2(fn string, q4 bool, p0, p1 []float32, v []byte, stride int, acc0, acc1 []float32) {
+	if len(p1) != len(p0) || len(acc1) != len(acc0) {
+		panic(fmt.Sprintf("simd: %s: weights of %d and %d, accumulators of %d and %d", fn, len(p0), len(p1), len(acc0), len(acc1)))
+	}
+	bb := bytesQ8_0
+	if q4 {
+		bb = bytesQ4_0
+	}
+	nb := checkAxpyQ(fn, len(acc0), bb, len(v), stride, len(p0))
+	if len(p0) == 0 || nb == 0 {
+		return
+	}
+	if fast.Load() {
+		if q4 {
+			axpyQ4_0Rows2AVX2(&p0[0], &p1[0], len(p0), &v[0], stride, &acc0[0], &acc1[0], len(acc0))
+		} else {
+			axpyQ8_0Rows2AVX2(&p0[0], &p1[0], len(p0), &v[0], stride, &acc0[0], &acc1[0], len(acc0))
+		}
+		return
+	}
+	if q4 {
+		AxpyQ4_0Rows(p0, v, stride, acc0)
+		AxpyQ4_0Rows(p1, v, stride, acc1)
+	} else {
+		AxpyQ8_0Rows(p0, v, stride, acc0)
+		AxpyQ8_0Rows(p1, v, stride, acc1)
 	}
 }
 

@@ -57,16 +57,24 @@ func TestAxpyQRows(t *testing.T) {
 					acc0 := randF32(r, nb*qk, 1)
 					want := append([]float32(nil), acc0...)
 					recipeAxpyQ(q4, p, v, stride, want)
+					p1 := randF32(r, rows, 2)
+					acc1 := randF32(r, nb*qk, 3)
+					want1 := append([]float32(nil), acc1...)
+					recipeAxpyQ(q4, p1, v, stride, want1)
 					bothImpls(t, func(t *testing.T, impl string) {
 						got := append([]float32(nil), acc0...)
+						g0, g1 := append([]float32(nil), acc0...), append([]float32(nil), acc1...)
 						if q4 {
 							AxpyQ4_0Rows(p, v, stride, got)
+							AxpyQ4_0Rows2(p, p1, v, stride, g0, g1)
 						} else {
 							AxpyQ8_0Rows(p, v, stride, got)
+							AxpyQ8_0Rows2(p, p1, v, stride, g0, g1)
 						}
 						for i := range got {
-							if !sameBits(got[i], want[i]) {
-								t.Fatalf("%s %s %s nb=%d rows=%d: acc[%d] = %g, recipe %g", impl, name, mode, nb, rows, i, got[i], want[i])
+							if !sameBits(got[i], want[i]) || !sameBits(g0[i], want[i]) || !sameBits(g1[i], want1[i]) {
+								t.Fatalf("%s %s %s nb=%d rows=%d: acc[%d] = %g (two heads %g, %g), recipe %g, %g",
+									impl, name, mode, nb, rows, i, got[i], g0[i], g1[i], want[i], want1[i])
 							}
 						}
 					})
@@ -126,4 +134,54 @@ func TestExpfRow(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestDotQRows: the strided key-row dots (one query, and four at once)
+// give the single-row calls' bits under every kernel set.
+func TestDotQRows(t *testing.T) {
+	r := rand.New(rand.NewPCG(97, 98))
+	fx := formats["Q8_0"]
+	for _, name := range []string{"Q8_0", "Q4_0"} {
+		fk := formats[name]
+		for _, mode := range modes {
+			for _, nb := range []int{1, 2, 4, 8} {
+				qStride := nb*fx.bytes + 5
+				qq := make([]byte, 3*qStride+nb*fx.bytes)
+				for h := range 4 {
+					copy(qq[h*qStride:], genRow(r, fx, nb, mode))
+				}
+				rows := 7
+				stride := nb*fk.bytes + 3*fk.bytes
+				k := make([]byte, (rows-1)*stride+nb*fk.bytes)
+				for j := range rows {
+					copy(k[j*stride:], genRow(r, fk, nb, mode))
+				}
+				n := nb * qk
+				bothImpls(t, func(t *testing.T, impl string) {
+					one := make([]float32, rows)
+					four := make([]float32, 4*rows)
+					if name == "Q8_0" {
+						DotQ8_0Rows(qq[:nb*fx.bytes], k, stride, one)
+						DotQ8_0Rows4(n, qq, qStride, k, stride, four)
+					} else {
+						DotQ4_0Rows(qq[:nb*fx.bytes], k, stride, one)
+						DotQ4_0Rows4(n, qq, qStride, k, stride, four)
+					}
+					for j := range rows {
+						for h := range 4 {
+							var want float32
+							if name == "Q8_0" {
+								want = DotQ8_0Q8_0(n, k[j*stride:j*stride+nb*fk.bytes], qq[h*qStride:h*qStride+nb*fx.bytes])
+							} else {
+								want = DotQ4_0Q8_0Lanes(n, k[j*stride:j*stride+nb*fk.bytes], qq[h*qStride:h*qStride+nb*fx.bytes])
+							}
+							if !sameBits(four[4*j+h], want) || (h == 0 && !sameBits(one[j], want)) {
+								t.Fatalf("%s %s %s nb=%d row %d query %d: %g (one query %g), single-row call %g", impl, name, mode, nb, j, h, four[4*j+h], one[j], want)
+							}
+						}
+					}
+				})
+			}
+		}
+	}
 }

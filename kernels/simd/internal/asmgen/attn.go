@@ -27,6 +27,8 @@ func GenerateAttn() []byte {
 	a.p("")
 	axpyQRows(a, "axpyQ8_0RowsAVX2", false)
 	axpyQRows(a, "axpyQ4_0RowsAVX2", true)
+	axpyQRows2(a, "axpyQ8_0Rows2AVX2", false)
+	axpyQRows2(a, "axpyQ4_0Rows2AVX2", true)
 	expfRow(a)
 	expSum(a)
 	swiglu(a)
@@ -433,6 +435,85 @@ func axpyQRows(a *asm, name string, q4 bool) {
 	a.p("")
 }
 
+// axpyQRows2: func name(p0, p1 *float32, n int, v *byte, stride int, acc0, acc1 *float32, d int)
+// axpyQRows for two accumulators (two query heads of one KV head) with
+// their own weights p0, p1, each value row dequantized once: per block of
+// 32 elements, acc0 in Y0-Y3 and acc1 in Y4-Y7 across all rows.
+//
+//	GPR: DI p0, R10 p1, CX n, SI v, R8 stride, R11 acc0, R12 acc1, DX
+//	elements left, AX row pointer, BX row counter, R9 p cursor (bytes).
+//	YMM: Y8-Y11 dequantized values, Y12 d, Y13 p0[j], Y14 p1[j].
+func axpyQRows2(a *asm, name string, q4 bool) {
+	bb := 34
+	if q4 {
+		bb = 18
+	}
+	lbl := func(s string) string { return name + s }
+	a.p("// func %s(p0, p1 *float32, n int, v *byte, stride int, acc0, acc1 *float32, d int)", name)
+	a.p("TEXT ·%s(SB), NOSPLIT, $0-64", name)
+	a.i("MOVQ p0+0(FP), DI")
+	a.i("MOVQ p1+8(FP), R10")
+	a.i("MOVQ n+16(FP), CX")
+	a.i("MOVQ v+24(FP), SI")
+	a.i("MOVQ stride+32(FP), R8")
+	a.i("MOVQ acc0+40(FP), R11")
+	a.i("MOVQ acc1+48(FP), R12")
+	a.i("MOVQ d+56(FP), DX")
+	a.p("%s:", lbl("block"))
+	for v := 0; v < 4; v++ {
+		a.i("VMOVUPS %d(R11), Y%d", 32*v, v)
+		a.i("VMOVUPS %d(R12), Y%d", 32*v, 4+v)
+	}
+	a.i("MOVQ SI, AX")
+	a.i("XORQ R9, R9")
+	a.i("MOVQ CX, BX")
+	a.p("%s:", lbl("row"))
+	a.i("VBROADCASTSS (DI)(R9*1), Y13")
+	a.i("VBROADCASTSS (R10)(R9*1), Y14")
+	a.i("VPBROADCASTW (AX), X12")
+	a.i("VCVTPH2PS X12, Y12")
+	if !q4 {
+		for k := 0; k < 4; k++ {
+			a.i("VPMOVSXBD %d(AX), Y%d", 2+8*k, 8+k)
+			a.i("VCVTDQ2PS Y%d, Y%d", 8+k, 8+k)
+			a.i("VMULPS Y12, Y%d, Y%d", 8+k, 8+k)
+		}
+	} else {
+		for h := 0; h < 2; h++ { // bytes 8h..8h+7: elements 8h.. (Y8+h) and 16+8h.. (Y10+h)
+			lo, hi := 8+h, 10+h
+			a.i("VPMOVZXBD %d(AX), Y%d", 2+8*h, lo)
+			a.i("VPSRLD $4, Y%d, Y%d", lo, hi)
+			a.i("VPAND aqMask<>(SB), Y%d, Y%d", lo, lo)
+			a.i("VPSUBD aqEight<>(SB), Y%d, Y%d", lo, lo)
+			a.i("VPSUBD aqEight<>(SB), Y%d, Y%d", hi, hi)
+			a.i("VCVTDQ2PS Y%d, Y%d", lo, lo)
+			a.i("VCVTDQ2PS Y%d, Y%d", hi, hi)
+			a.i("VMULPS Y12, Y%d, Y%d", lo, lo)
+			a.i("VMULPS Y12, Y%d, Y%d", hi, hi)
+		}
+	}
+	for k := 0; k < 4; k++ {
+		a.i("VFMADD231PS Y%d, Y13, Y%d", 8+k, k)
+		a.i("VFMADD231PS Y%d, Y14, Y%d", 8+k, 4+k)
+	}
+	a.i("ADDQ R8, AX")
+	a.i("ADDQ $4, R9")
+	a.i("DECQ BX")
+	a.i("JNZ %s", lbl("row"))
+	for v := 0; v < 4; v++ {
+		a.i("VMOVUPS Y%d, %d(R11)", v, 32*v)
+		a.i("VMOVUPS Y%d, %d(R12)", 4+v, 32*v)
+	}
+	a.i("ADDQ $128, R11")
+	a.i("ADDQ $128, R12")
+	a.i("ADDQ $%d, SI", bb)
+	a.i("SUBQ $32, DX")
+	a.i("JNZ %s", lbl("block"))
+	a.i("VZEROUPPER")
+	a.i("RET")
+	a.p("")
+}
+
 // glibcExp2Tab is glibc's __exp2f_data.tab (kernels/simd exp2Tab32).
 var glibcExp2Tab = [32]uint64{
 	0x3ff0000000000000, 0x3fefd9b0d3158574, 0x3fefb5586cf9890f, 0x3fef9301d0125b51,
@@ -483,24 +564,24 @@ func expfRow(a *asm) {
 	}
 	a.i("VBROADCASTSD efMask<>(SB), Y9")
 	a.p("expfRowAVX2loop:")
-	a.i("VCVTPS2PD (SI), Y0")     // xd
-	a.i("VMOVAPD Y11, Y1")        // shift
+	a.i("VCVTPS2PD (SI), Y0")      // xd
+	a.i("VMOVAPD Y11, Y1")         // shift
 	a.i("VFMADD231PD Y0, Y10, Y1") // kd = xd*InvLn2N + shift
-	a.i("VSUBPD Y11, Y1, Y3")     // kd - shift
+	a.i("VSUBPD Y11, Y1, Y3")      // kd - shift
 	a.i("VFMSUB231PD Y0, Y10, Y3") // r = xd*InvLn2N - kd
-	a.i("VPAND Y9, Y1, Y4")       // ki % 32
+	a.i("VPAND Y9, Y1, Y4")        // ki % 32
 	a.i("VPCMPEQQ Y5, Y5, Y5")
 	a.i("VPXOR Y6, Y6, Y6")
 	a.i("VPGATHERQQ Y5, (AX)(Y4*8), Y6") // tab[ki%32]
 	a.i("VPSLLQ $47, Y1, Y1")
-	a.i("VPADDQ Y1, Y6, Y6")      // s
+	a.i("VPADDQ Y1, Y6, Y6") // s
 	a.i("VMOVAPD Y13, Y7")
 	a.i("VFMADD231PD Y3, Y12, Y7") // z = c0*r + c1
 	a.i("VMOVAPD Y15, Y8")
 	a.i("VFMADD231PD Y3, Y14, Y8") // y = c2*r + 1
-	a.i("VMULPD Y3, Y3, Y2")      // r*r
-	a.i("VFMADD231PD Y2, Y7, Y8") // y = z*r2 + y
-	a.i("VMULPD Y6, Y8, Y8")      // y*s
+	a.i("VMULPD Y3, Y3, Y2")       // r*r
+	a.i("VFMADD231PD Y2, Y7, Y8")  // y = z*r2 + y
+	a.i("VMULPD Y6, Y8, Y8")       // y*s
 	a.i("VCVTPD2PSY Y8, X8")
 	a.i("VMOVUPS X8, (DI)")
 	a.i("ADDQ $16, SI")
