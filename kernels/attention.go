@@ -84,6 +84,11 @@ const attnRunLen = 16
 // strided row primitives (DotF32F16Rows, AxpyF16Rows and their F32 twins),
 // whose every implementation performs exactly these FMA chains.
 //
+// Over a Q8_0 or Q4_0 cache the arithmetic is instead that of llama.cpp's
+// one_chunk flash attention, key by key, with its Hadamard rotations
+// (attentionq.go): the path llama.cpp takes for quantized caches whatever
+// the batch, so there kiln agrees with llama.cpp for decode too.
+//
 // Work items are (run, KV head) pairs: a run is up to 16 consecutive tokens
 // of one sequence; each item serves the Heads/KVHeads query heads of its
 // KV head.

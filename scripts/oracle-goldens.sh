@@ -53,6 +53,9 @@
 # Q4_0 pages) on llama (head 64) and qwen3 (head 128) models of two weight
 # types each, over 256 fixed token ids at every position (top 8, to keep
 # the files small); the record's "kv_type" tells the test which cache to use.
+# llama.cpp rotates q, k, v and the attention output by a Walsh-Hadamard
+# matrix for quantized caches by default (LLAMA_ATTN_ROT_DISABLE unset), and
+# kiln follows it: do not set that variable when recording.
 # Usage: scripts/oracle-goldens.sh   (from anywhere; writes into the repo)
 #        ARCHS="qwen3moe" TYPES="F32 Q8_0" scripts/oracle-goldens.sh
 #        KVTYPES="q8_0 q4_0" scripts/oracle-goldens.sh   (only the KV goldens)
