@@ -8,7 +8,6 @@ import (
 	"sync"
 	"time"
 
-	"kiln/kernels"
 	"kiln/kvcache"
 	"kiln/model"
 	"kiln/runner"
@@ -24,7 +23,7 @@ type Config struct {
 	NumBlocks        int                  // KV blocks (kvcache.BlocksForBudget sizes it from memory)
 	BlockSize        int                  // token slots per block; 0 means 16
 	F32KV            bool                 // store the KV in F32 instead of F16 (overrides KVType)
-	KVType           kernels.KVType       // KV element type (and the draft's); the zero value is F16
+	KVType           model.KVType         // KV element type (and the draft's); the zero value is F16
 	NoPrefixCache    bool                 // every prompt is computed whole (kvcache.Pool.DisablePrefixCache)
 	MaxBatchedTokens int                  // new tokens per step; 0 means 512
 	MaxSeqs          int                  // running requests at most; 0 means 64

@@ -13,7 +13,6 @@ import (
 	"kiln/engine"
 	"kiln/gguf"
 	"kiln/internal/testutil/tinymodel"
-	"kiln/kernels"
 	"kiln/model"
 	"kiln/runner/scripted"
 	"kiln/sample"
@@ -121,11 +120,11 @@ func mixed() []engine.Request {
 // preempt, with prompts chunked at 64 tokens a step.
 func TestInvariance(t *testing.T) {
 	m, _ := tiny(t)
-	testInvariance(t, m, kernels.KVF16)
+	testInvariance(t, m, model.KVF16)
 }
 
 // testInvariance is TestInvariance on m with a KV cache of type typ.
-func testInvariance(t *testing.T, m *model.Model, typ kernels.KVType) {
+func testInvariance(t *testing.T, m *model.Model, typ model.KVType) {
 	reqs := mixed()
 	alone := make([]*result, len(reqs))
 	for i, req := range reqs {
@@ -169,11 +168,11 @@ func testInvariance(t *testing.T, m *model.Model, typ kernels.KVType) {
 // log-softmax of the logits, top 5 included) to a cold run.
 func TestPrefixHit(t *testing.T) {
 	m, _ := tiny(t)
-	testPrefixHit(t, m, kernels.KVF16)
+	testPrefixHit(t, m, model.KVF16)
 }
 
 // testPrefixHit is TestPrefixHit on m with a KV cache of type typ.
-func testPrefixHit(t *testing.T, m *model.Model, typ kernels.KVType) {
+func testPrefixHit(t *testing.T, m *model.Model, typ model.KVType) {
 	prompt := make([]int32, 70)
 	for i := range prompt {
 		prompt[i] = int32(i*7%300 + 1)

@@ -8,13 +8,12 @@ import (
 
 	"kiln/engine"
 	"kiln/internal/testutil/tinymodel"
-	"kiln/kernels"
 	"kiln/model"
 	"kiln/sample"
 )
 
 // quantKV are the quantized cache types the engine tests run over.
-var quantKV = []kernels.KVType{kernels.KVQ8_0, kernels.KVQ4_0}
+var quantKV = []model.KVType{model.KVQ8_0, model.KVQ4_0}
 
 // tinyKV loads a small random-weight model whose heads (64 wide) a
 // quantized cache can hold (tiny's are 16 wide); llama.cpp's Hadamard
@@ -57,7 +56,7 @@ func TestQuantKVDiffers(t *testing.T) {
 	m := tinyKV(t, 2)
 	req := engine.Request{Prompt: repetitive(50), Params: sample.Params{TopP: 1, RepetitionPenalty: 1, MaxTokens: 8, Logprobs: true}}
 	var got [][]float32
-	for _, typ := range []kernels.KVType{kernels.KVF16, kernels.KVQ8_0, kernels.KVQ4_0} {
+	for _, typ := range []model.KVType{model.KVF16, model.KVQ8_0, model.KVQ4_0} {
 		got = append(got, run(t, newEngine(t, m, engine.Config{NumBlocks: 16, KVType: typ}), req).logprobs)
 	}
 	if slices.Equal(got[0], got[1]) || slices.Equal(got[0], got[2]) || slices.Equal(got[1], got[2]) {

@@ -6,6 +6,18 @@ import (
 	"kiln/kernels"
 )
 
+// KVType is the element type of a KV cache (kernels.KVType), here for
+// packages that reach the kernels only through the model (the engine).
+type KVType = kernels.KVType
+
+// The cache types: llama.cpp's f16 (the zero value), f32, q8_0 and q4_0.
+const (
+	KVF16  = kernels.KVF16
+	KVF32  = kernels.KVF32
+	KVQ8_0 = kernels.KVQ8_0
+	KVQ4_0 = kernels.KVQ4_0
+)
+
 // KVStore is the paged key/value storage of every layer: NumBlocks pages of
 // BlockSize token slots each. It is storage only: which sequence holds which
 // block is bookkeeping, decided outside the model (package kvcache); the
