@@ -73,11 +73,14 @@ func FromHF(dir, out string, opts Options, auto bool) (*Report, error) {
 	}
 	for _, tr := range rep.Tensors {
 		t, d := byName[tr.Name], data[tr.Name]
-		if tr.To == t.Type {
-			err = w.AddTensor(t.Name, t.Type, t.Shape, d)
-		} else {
+		switch {
+		case tr.To == t.Type && d.parts == nil:
+			err = w.AddTensor(t.Name, t.Type, t.Shape, d.whole)
+		case tr.To == t.Type:
+			err = w.AddTensorFunc(t.Name, t.Type, t.Shape, d.writeTo)
+		default:
 			err = w.AddTensorFunc(t.Name, tr.To, t.Shape, func(dst io.Writer) error {
-				return convertTensor(dst, t, d, tr.To)
+				return d.convert(dst, t, tr.To)
 			})
 		}
 		if err != nil {
@@ -91,15 +94,66 @@ func FromHF(dir, out string, opts Options, auto bool) (*Report, error) {
 	return rep, nil
 }
 
+// hfData is one tensor's bytes: whole, or, for experts stacked from one
+// HF tensor per expert, in parts (their concatenation is the tensor).
+type hfData struct {
+	whole []byte
+	parts [][]byte
+}
+
+// writeTo writes the tensor's bytes.
+func (d hfData) writeTo(w io.Writer) error {
+	if d.parts == nil {
+		_, err := w.Write(d.whole)
+		return err
+	}
+	for _, p := range d.parts {
+		if _, err := w.Write(p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// convert writes the tensor t (whose bytes d holds) converted to type to,
+// row by row as convertTensor does; a row never spans two parts (each
+// part is whole rows).
+func (d hfData) convert(dst io.Writer, t *gguf.TensorInfo, to gguf.Type) error {
+	if d.parts == nil {
+		return convertTensor(dst, t, d.whole, to)
+	}
+	ne0 := int(t.Shape[0])
+	inRow, err := t.Type.RowBytes(ne0)
+	if err != nil {
+		return err
+	}
+	rows := int(t.Elements() / t.Shape[0])
+	perPart := rows / len(d.parts)
+	for _, p := range d.parts {
+		if len(p) != perPart*inRow {
+			return fmt.Errorf("an expert holds %d bytes, want %d", len(p), perPart*inRow)
+		}
+	}
+	return WriteRows(dst, to, ne0, rows, func(r int, row []float32) error {
+		p, at := d.parts[r/perPart], r%perPart
+		return Decode(t.Type, p[at*inRow:(at+1)*inRow], row)
+	})
+}
+
 // hfPlan is FromHF's tensor plan: h's tensors with norms and biases widened
 // to F32 (their data in data, by name), and the report of what each
 // becomes under opts (auto: the matrices keep their stored type).
-func hfPlan(h *model.HFFolder, opts Options, auto bool) ([]gguf.TensorInfo, map[string][]byte, *Report, error) {
+func hfPlan(h *model.HFFolder, opts Options, auto bool) ([]gguf.TensorInfo, map[string]hfData, *Report, error) {
 	c := h.Config
 	tensors := make([]gguf.TensorInfo, len(h.Tensors))
-	data := map[string][]byte{}
+	data := map[string]hfData{}
 	for i, t := range h.Tensors {
 		info, d := t.Info, t.Data
+		if t.Parts != nil {
+			tensors[i] = info
+			data[info.Name] = hfData{parts: t.Parts}
+			continue
+		}
 		if len(info.Shape) == 1 && info.Type != gguf.TypeF32 {
 			f := make([]float32, info.Shape[0])
 			if err := Decode(info.Type, d, f); err != nil {
@@ -112,7 +166,7 @@ func hfPlan(h *model.HFFolder, opts Options, auto bool) ([]gguf.TensorInfo, map[
 			info.Type, info.Size = gguf.TypeF32, uint64(len(d))
 		}
 		tensors[i] = info
-		data[info.Name] = d
+		data[info.Name] = hfData{whole: d}
 	}
 	if auto {
 		opts.Scheme.FileType = FileTypeF32
@@ -125,7 +179,7 @@ func hfPlan(h *model.HFFolder, opts Options, auto bool) ([]gguf.TensorInfo, map[
 			}
 		}
 	}
-	info := ModelInfo{Arch: c.Arch, Layers: c.Layers, Heads: c.Heads, KVHeads: c.KVHeads}
+	info := ModelInfo{Arch: c.Arch, Layers: c.Layers, Heads: c.Heads, KVHeads: c.KVHeads, Experts: c.Experts}
 	rep, err := plan(info, tensors, opts)
 	if err != nil {
 		return nil, nil, nil, err
@@ -156,17 +210,18 @@ func LoadHF(dir string, opts Options, mopts model.Options) (*model.Model, *Repor
 	out := map[string]model.HFTensor{}
 	for _, tr := range rep.Tensors {
 		t, d := byName[tr.Name], data[tr.Name]
-		if tr.To != t.Type {
-			buf := bytes.NewBuffer(make([]byte, 0, tr.Bytes)) // the exact size: no growth slack
-			if err := convertTensor(buf, t, d, tr.To); err != nil {
-				h.Close()
-				return nil, nil, fmt.Errorf("convert: tensor %s: %w", t.Name, err)
-			}
-			d = buf.Bytes()
-		}
 		info := *t
-		info.Type, info.Size = tr.To, uint64(len(d))
-		out[t.Name] = model.HFTensor{Info: info, Data: d}
+		if tr.To == t.Type {
+			out[t.Name] = model.HFTensor{Info: info, Data: d.whole, Parts: d.parts}
+			continue
+		}
+		buf := bytes.NewBuffer(make([]byte, 0, tr.Bytes)) // the exact size: no growth slack
+		if err := d.convert(buf, t, tr.To); err != nil {
+			h.Close()
+			return nil, nil, fmt.Errorf("convert: tensor %s: %w", t.Name, err)
+		}
+		info.Type, info.Size = tr.To, uint64(buf.Len())
+		out[t.Name] = model.HFTensor{Info: info, Data: buf.Bytes()}
 	}
 	for i := range h.Tensors {
 		h.Tensors[i] = out[h.Tensors[i].Info.Name]
@@ -181,7 +236,8 @@ func LoadHF(dir string, opts Options, mopts model.Options) (*model.Model, *Repor
 // hfMetadata is the general.* and {arch}.* metadata convert_hf_to_gguf.py
 // writes (the same keys and types as synth.Spec.Metadata): integers
 // uint32, floats float32; llama adds vocab_size and rope.dimension_count;
-// key_length/value_length when config.json has head_dim.
+// key_length/value_length when config.json has head_dim; the expert keys
+// of a mixture of experts.
 func hfMetadata(h *model.HFFolder, name string, ft FileType) []gguf.KV {
 	c := h.Config
 	var kv []gguf.KV
@@ -198,7 +254,20 @@ func hfMetadata(h *model.HFFolder, name string, ft FileType) []gguf.KV {
 	u32("attention.head_count", c.Heads)
 	u32("attention.head_count_kv", c.KVHeads)
 	f32("rope.freq_base", c.RopeBase)
-	f32("attention.layer_norm_rms_epsilon", c.NormEps)
+	f32("attention.layer_norm_rms_epsilon", c.NormEps) // olmoe: 1e-5, as the script overrides it (model.LoadHF refuses another)
+	if c.MoE() {
+		// TextModel's num_local_experts/num_experts and num_experts_per_tok;
+		// Qwen2MoeModel's (and so Qwen3MoeModel's) moe_intermediate_size and
+		// shared_expert_intermediate_size.
+		u32("expert_count", c.Experts)
+		u32("expert_used_count", c.ExpertsUsed)
+		if c.Arch == "qwen2moe" || c.Arch == "qwen3moe" {
+			u32("expert_feed_forward_length", c.ExpertFFN)
+		}
+		if c.SharedFFN > 0 {
+			u32("expert_shared_feed_forward_length", c.SharedFFN)
+		}
+	}
 	if h.HF.HeadDim != nil || c.HeadDim*c.Heads != c.Dim {
 		u32("attention.key_length", c.HeadDim)
 		u32("attention.value_length", c.HeadDim)

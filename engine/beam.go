@@ -130,7 +130,7 @@ func (e *Engine) admitBeam(bs *beamSearch) error {
 		return fmt.Errorf("engine: %w", err)
 	}
 	if err := e.addMember(bs, g.req.ID); err != nil {
-		e.sched.Abort(g.req.ID)
+		e.sched.Abort(g.req.ID) // retire drops the rest
 		bs.ended = true
 		return err
 	}
@@ -152,10 +152,10 @@ func (e *Engine) addMember(bs *beamSearch, id string) error {
 	return nil
 }
 
-// dropMember frees beam member id's blocks and sampler.
+// dropMember frees beam member id's blocks (and, at the next retire, its
+// sampler).
 func (e *Engine) dropMember(id string) {
 	e.sched.Abort(id)
-	e.runner.Remove(id)
 	delete(e.beams, id)
 }
 

@@ -1,13 +1,28 @@
 // Package engine runs generation requests on one model: it owns the model's
 // KV store, the kvcache pool, the scheduler and the runner, and drives them
-// from one loop goroutine.
+// from one loop goroutine. The loop drives a runner, not a model: the
+// forwards (the target's, and a draft model's) are built and run in
+// package runner.
 //
 //	Submit(ctx, req) ──inbox──┐            one goroutine, one loop:
 //	ctx cancelled ───cancels──┤   intake:  admit submissions, abort cancellations
-//	Close ────────────closed──┘   plan := sched.Schedule()
-//	                              out  := runner.Run(&plan)    // copies, forward, sample
-//	                              evs  := sched.Update(plan, out.Tokens)
+//	Close ────────────closed──┘   plan := sched.Schedule()      // reads the drafts stored last step
+//	                              out  := runner.Run(&plan)    // copies, forward, sample / verify
+//	                              drafter.Run(&plan)           // a draft model's KV kept in step
+//	                              evs  := sched.UpdateDrafts(plan, out.Tokens, out.Accepted)
 //	  <-chan Event  <──────────── emit:    token, text delta; final event frees the request
+//	                              retire:  the runner, drafter, policy drop sched.Retired()
+//	                              propose: drafts for the next step -> sched.SetDrafts
+//
+// Requests. The scheduler is the registry of live requests: a request is
+// ended by one call, sched.Scheduler.Abort (or by Update, on a stop token
+// or its length limit), and what else keeps state per request (the
+// runner's samplers, the draft model's KV record, the speculation
+// policy) drops the ids the scheduler reports retired (retire, after
+// intake and after each step). Admission adds the request to the
+// scheduler first, so a failure later in admission is undone by aborting
+// it there. The engine's own tables (live completions and beam members)
+// map ids to their event streams.
 //
 // Streams. Each request's events go to a buffered channel (Config.StreamBuffer
 // token events, plus one slot held back for the final event). The loop never
@@ -52,14 +67,16 @@
 // rounds keep and prune them; the best N sequences are delivered at the
 // end, as token events and a final event each (with Event.CumLogprob).
 //
-// Speculative decoding (Config.Spec, spec.go): n-gram prompt lookup or a
-// draft model (draft.go) drafts k tokens per decoding request in steps
-// that begin with few running requests; the drafts are verified in the
-// same ragged batch and accepted tokens arrive as token events like any
-// other. Output is unchanged, token for token, greedy or seeded (Stats
-// counts drafts and acceptance). The draft model's KV lives in a store of
-// its own under the target's block ids (plus a few scratch blocks), so
-// the block manager, prefix cache and copy-on-write serve both models.
+// Speculative decoding (Config.Spec, spec.go): after a step that ends
+// with few running requests, n-gram prompt lookup or a draft model
+// (runner.Drafter) drafts k tokens for every request that decodes next,
+// and the drafts are stored on the requests (sched.Scheduler.SetDrafts);
+// the next plan verifies them in the same ragged batch as everything
+// else, and accepted tokens arrive as token events like any other.
+// Output is unchanged, token for token, greedy or seeded (Stats counts
+// drafts and acceptance). The draft model's KV lives in a store of its
+// own under the target's block ids (plus a few scratch blocks), so the
+// block manager, prefix cache and copy-on-write serve both models.
 //
 // Prompt logits (Request.PromptLogits): the raw logit rows of the
 // prompt's last positions ride on the first token event; those positions

@@ -96,7 +96,7 @@ func TestDraftStepInvariants(t *testing.T) {
 			if !tc.noPrefix {
 				continue
 			}
-			for id, kv := range e.drafter.kv {
+			for id, kv := range e.drafter.Records() {
 				table := e.pool.TableView(id)
 				if n := e.pool.Len(id); kv > n {
 					t.Fatalf("%s, step %d: %s has draft KV of %d positions, %d committed", what, steps, id, kv, n)

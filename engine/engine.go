@@ -88,19 +88,21 @@ type Engine struct {
 	eog []int32 // the tokenizer's end-of-generation ids
 
 	// Owned by the loop goroutine.
-	pool     *kvcache.Pool
-	sched    *sched.Scheduler
-	runner   *runner.Runner
-	live     map[string]*stream
-	beams    map[string]*beamSearch // beam search member id -> its search
-	searches []*beamSearch          // step's scratch: searches whose round is due
-	spare    []*group               // the inbox's other buffer
-	stalled  bool                   // the last plan was empty: wait for a wake-up
-	specStep bool                   // this step speculates (spec.go)
-	draft    []int32                // propose's scratch (n-gram)
-	drafter  *drafter               // the draft model (Speculation.Draft); nil for other methods
-	policy   *spec.Policy           // Speculation.Adaptive's; nil: fixed draft lengths
-	ctr      Counters
+	pool       *kvcache.Pool
+	sched      *sched.Scheduler
+	runner     *runner.Runner
+	live       map[string]*stream
+	beams      map[string]*beamSearch     // beam search member id -> its search
+	searches   []*beamSearch              // step's scratch: searches whose round is due
+	retired    []string                   // retire's scratch
+	spare      []*group                   // the inbox's other buffer
+	stalled    bool                       // the last plan was empty: wait for a wake-up
+	asks       []sched.DraftAsk           // propose's scratch
+	draft      []int32                    // propose's scratch (n-gram)
+	drafter    *runner.Drafter            // the draft model (Speculation.Draft); nil for other methods
+	wantsDraft func(*sched.DraftAsk) bool // e.wantsAsk (spec.go)
+	policy     *spec.Policy               // Speculation.Adaptive's; nil: fixed draft lengths
+	ctr        Counters
 
 	mu      sync.Mutex // guards the fields below
 	inbox   []*group
@@ -175,13 +177,11 @@ func build(r *runner.Runner, cfg Config) (*Engine, error) {
 	if cfg.Tokenizer != nil {
 		e.eog = cfg.Tokenizer.EOG()
 	}
+	e.wantsDraft = e.wantsAsk
 	if cfg.Spec.Method == "draft" {
 		if e.drafter, err = newDrafter(&e.cfg, r.Vocab()); err != nil {
 			return nil, err
 		}
-	}
-	if cfg.Spec.Method != "" {
-		s.SetProposer(e.propose)
 	}
 	if cfg.Spec.Adaptive {
 		e.policy = spec.NewPolicy(cfg.Spec.Tokens)

@@ -41,6 +41,7 @@ func (e *Engine) intake() bool {
 			e.endGroup(g, Abort, g.ctx.Err())
 		}
 		e.sweep()
+		e.retire()
 		if closed {
 			return false
 		}
@@ -72,7 +73,10 @@ func (e *Engine) sweep() {
 	}
 }
 
-// admit hands a submission to the scheduler and the runner.
+// admit hands a submission to the scheduler, the registry of live
+// requests, then gives each completion its sampler in the runner. A
+// failure aborts the request in the scheduler: retire then drops what
+// the runner was given.
 func (e *Engine) admit(g *group) {
 	abort := func(err error) {
 		for _, st := range g.members {
@@ -94,46 +98,39 @@ func (e *Engine) admit(g *group) {
 		abort(fmt.Errorf("engine: %w", err))
 		return
 	}
-	for i, st := range g.members {
-		if err := e.runner.Add(st.id, g.req.Prompt, st.sampler); err != nil {
-			e.sched.Abort(g.req.ID)
-			for _, prev := range g.members[:i] {
-				e.runner.Remove(prev.id)
-			}
-			abort(fmt.Errorf("engine: %w", err))
-			return
-		}
-	}
-	if g.logits > 0 {
-		keep := e.runner.KeepPromptLogits
-		if g.hidden {
-			keep = e.runner.KeepPromptHidden
-		}
-		if err := keep(g.members[0].id, g.logits); err != nil {
-			e.sched.Abort(g.req.ID)
-			for _, st := range g.members {
-				e.runner.Remove(st.id)
-			}
-			abort(fmt.Errorf("engine: %w", err))
-			return
-		}
+	err := e.addMembers(g)
+	if err != nil {
+		e.sched.Abort(g.req.ID) // and its completions not yet forked
+		abort(fmt.Errorf("engine: %w", err))
+		return
 	}
 	for _, st := range g.members {
 		e.live[st.id] = st
 	}
 }
 
-// end drops a live completion from the scheduler (freeing its blocks) and
-// the runner, and sends its final event.
+// addMembers gives the runner each completion of g and the prompt rows g
+// asks for.
+func (e *Engine) addMembers(g *group) error {
+	for _, st := range g.members {
+		if err := e.runner.Add(st.id, g.req.Prompt, st.sampler); err != nil {
+			return err
+		}
+	}
+	if g.logits == 0 {
+		return nil
+	}
+	if g.hidden {
+		return e.runner.KeepPromptHidden(g.members[0].id, g.logits)
+	}
+	return e.runner.KeepPromptLogits(g.members[0].id, g.logits)
+}
+
+// end drops a live completion from the scheduler (freeing its blocks; the
+// runner and the rest follow at the next retire) and sends its final
+// event.
 func (e *Engine) end(st *stream, reason FinishReason, err error) {
 	e.sched.Abort(st.id)
-	e.runner.Remove(st.id)
-	if e.drafter != nil {
-		e.drafter.forget(st.id)
-	}
-	if e.policy != nil {
-		e.policy.Forget(st.id)
-	}
 	delete(e.live, st.id)
 	if reason == Abort {
 		e.ctr.Aborted++
@@ -142,6 +139,26 @@ func (e *Engine) end(st *stream, reason FinishReason, err error) {
 	}
 	e.publish() // a reader who sees the final event sees the blocks freed
 	st.finish(reason, err)
+}
+
+// retire drops the requests that left the scheduler since the last call
+// (sched.Scheduler.Retired: finished, aborted, completions never forked)
+// from the runner, the draft model's KV record and the speculation
+// policy. The scheduler is the registry of live requests: aborting one
+// there is the one call that ends it; the loop calls retire after each
+// stage that may end requests (intake, a step, a failed step, shutdown).
+func (e *Engine) retire() {
+	e.retired = e.sched.Retired(e.retired[:0])
+	for _, id := range e.retired {
+		e.runner.Remove(id)
+		if e.drafter != nil {
+			e.drafter.Forget(id)
+		}
+		if e.policy != nil {
+			e.policy.Forget(id)
+		}
+	}
+	clear(e.retired)
 }
 
 // endGroup ends every live completion of g (a beam search's members too).
@@ -160,20 +177,9 @@ func (e *Engine) endGroup(g *group, reason FinishReason, err error) {
 // step runs one scheduler plan: the whole loop body.
 func (e *Engine) step() {
 	start := e.cfg.Now()
-	e.specStep = e.speculating()
-	if d := e.drafter; d != nil {
-		clear(d.copied)
-		d.pending = d.pending[:0]
-	}
 	plan := e.sched.Schedule()
 	if len(plan.Seqs) == 0 {
 		e.stalled = true // nothing fits now (not expected): sleep until something changes
-		return
-	}
-	if d := e.drafter; d != nil && d.err != nil {
-		err := d.err
-		d.err = nil
-		e.fail(plan.Seqs, err)
 		return
 	}
 	e.ctr.Steps++
@@ -202,11 +208,11 @@ func (e *Engine) step() {
 	e.ctr.ForwardTime += out.Forward
 	e.ctr.SampleTime += out.Sample
 	if d := e.drafter; d != nil {
-		decode := func(q *sched.Seq) bool {
+		skip := func(q *sched.Seq) bool {
 			st := e.live[q.ID]
 			return st == nil || len(q.Tokens) == 1 && q.Sample && q.Start >= len(st.g.req.Prompt)
 		}
-		if err := d.prefill(&plan, decode); err != nil {
+		if err := d.Run(&plan, skip); err != nil {
 			e.fail(plan.Seqs, err)
 			return
 		}
@@ -221,9 +227,7 @@ func (e *Engine) step() {
 		return
 	}
 	if d := e.drafter; d != nil {
-		d.update(&plan, out.Accepted, func(id string) bool { return e.live[id] != nil })
-		e.ctr.DraftTime += d.time
-		d.time = 0
+		d.Update(&plan, out.Accepted, func(id string) bool { return e.live[id] != nil })
 	}
 
 	// One event per sample: ev.Sample indexes out (sequences, then forks).
@@ -261,11 +265,7 @@ func (e *Engine) step() {
 		case st.stopped():
 			e.end(st, Stop, nil) // a stop string, whatever the scheduler decided
 		case ev.Done:
-			reason := Length
-			if ev.Reason == sched.Stop {
-				reason = Stop
-			}
-			e.end(st, reason, nil)
+			e.end(st, ev.Reason, nil)
 		}
 	}
 	for _, bs := range searches {
@@ -278,6 +278,12 @@ func (e *Engine) step() {
 	}
 	clear(searches)
 	e.searches = searches[:0]
+	e.retire()
+	e.propose() // drafts for the next step
+	if d := e.drafter; d != nil {
+		e.ctr.DraftTime += d.Time
+		d.Time = 0
+	}
 	e.ctr.StepTime += e.cfg.Now().Sub(start)
 	e.publish()
 }
@@ -300,6 +306,7 @@ func (e *Engine) fail(seqs []sched.Seq, err error) {
 			e.endGroup(g, Abort, err)
 		}
 	}
+	e.retire()
 	e.publish()
 }
 
@@ -321,5 +328,6 @@ func (e *Engine) shutdown() {
 	for _, bs := range e.beams {
 		e.endBeam(bs, Abort, ErrClosed)
 	}
+	e.retire()
 	e.publish()
 }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"kiln/sample"
+	"kiln/sched"
 )
 
 // Request is one generation request.
@@ -65,13 +66,14 @@ type Request struct {
 	NoSpec bool
 }
 
-// FinishReason says why a request ended.
-type FinishReason string
+// FinishReason says why a request ended: the scheduler's reason
+// (sched.FinishReason), the same type whichever layer ended it.
+type FinishReason = sched.FinishReason
 
 const (
-	Stop   FinishReason = "stop"   // a stop string, a stop or end-of-generation token (the last token event)
-	Length FinishReason = "length" // MaxTokens, the context, or the pool's capacity
-	Abort  FinishReason = "abort"  // cancelled, a slow reader, Close, or an error (Event.Err)
+	Stop   = sched.Stop   // a stop string, a stop or end-of-generation token (the last token event)
+	Length = sched.Length // MaxTokens, the context, or the pool's capacity
+	Abort  = sched.Abort  // cancelled, a slow reader, Close, or an error (Event.Err)
 )
 
 // Errors a final event can carry.

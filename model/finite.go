@@ -61,24 +61,31 @@ func checkFinite(w *Weights, tied bool) error {
 		return nil
 	}
 	var buf []float32
-	mat := func(name string, m *kernels.Matrix) error {
-		bs, bb := m.Type.BlockSize(), m.Type.BlockBytes()
-		if bs <= 0 || bb <= 0 || len(m.Data) < bb {
+	// stacked samples the matrices in parts as one tensor (the experts of a
+	// 3-D tensor, each its own slice: one mapping's consecutive runs in a
+	// GGUF, separate HF tensors in a folder): samplesPerMatrix stretches
+	// over all of them, none crossing from one part to the next.
+	stacked := func(name string, parts ...*kernels.Matrix) error {
+		typ := parts[0].Type
+		bs, bb := typ.BlockSize(), typ.BlockBytes()
+		if bs <= 0 || bb <= 0 || len(parts[0].Data) < bb {
 			return nil
 		}
 		per := max(1, sampleElems/bs) // blocks per stretch
-		nblocks := len(m.Data) / bb
+		perPart := len(parts[0].Data) / bb
+		nblocks := perPart * len(parts)
 		if cap(buf) < per*bs {
 			buf = make([]float32, per*bs)
 		}
 		for s := 0; s < samplesPerMatrix; s++ {
 			first := int(int64(s) * int64(nblocks) / samplesPerMatrix)
-			n := min(per, nblocks-first)
-			if n <= 0 {
+			part, at := first/perPart, first%perPart
+			n := min(per, perPart-at)
+			if n <= 0 || len(parts[part].Data) < (at+n)*bb {
 				continue
 			}
 			out := buf[:n*bs]
-			if err := quant.Dequantize(m.Type, m.Data[first*bb:(first+n)*bb], out); err != nil {
+			if err := quant.Dequantize(typ, parts[part].Data[at*bb:(at+n)*bb], out); err != nil {
 				return nil // a type kiln cannot decode here is refused elsewhere
 			}
 			if i := firstNonFinite(out); i >= 0 {
@@ -87,6 +94,7 @@ func checkFinite(w *Weights, tied bool) error {
 		}
 		return nil
 	}
+	mat := func(name string, m *kernels.Matrix) error { return stacked(name, m) }
 	firstErr := func(errs ...error) error {
 		for _, err := range errs {
 			if err != nil {
@@ -119,16 +127,13 @@ func checkFinite(w *Weights, tied bool) error {
 		if ly.Experts == nil {
 			continue
 		}
-		// Each 3-D expert tensor as one matrix: its experts' slices are
-		// consecutive runs of one mapping, so the first one's capacity
-		// reaches them all.
-		all := func(m *kernels.Matrix) *kernels.Matrix {
-			n := len(ly.Experts) * len(m.Data)
-			return &kernels.Matrix{Type: m.Type, Data: m.Data[:n:n]}
+		gate, up, down := make([]*kernels.Matrix, len(ly.Experts)), make([]*kernels.Matrix, len(ly.Experts)), make([]*kernels.Matrix, len(ly.Experts))
+		for e := range ly.Experts {
+			x := &ly.Experts[e]
+			gate[e], up[e], down[e] = &x.Gate, &x.Up, &x.Down
 		}
-		x := &ly.Experts[0]
-		if err := firstErr(mat(p+"ffn_gate_inp.weight", &ly.Router), mat(p+"ffn_gate_exps.weight", all(&x.Gate)),
-			mat(p+"ffn_up_exps.weight", all(&x.Up)), mat(p+"ffn_down_exps.weight", all(&x.Down))); err != nil {
+		if err := firstErr(mat(p+"ffn_gate_inp.weight", &ly.Router), stacked(p+"ffn_gate_exps.weight", gate...),
+			stacked(p+"ffn_up_exps.weight", up...), stacked(p+"ffn_down_exps.weight", down...)); err != nil {
 			return err
 		}
 	}

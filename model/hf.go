@@ -3,9 +3,11 @@ package model
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"unsafe"
 
@@ -29,14 +31,20 @@ import (
 // permutation at load (permuteHeads: copies of Q and K on the heap), so an
 // HF folder and its GGUF conversion compute bit-identical logits. Qwen2
 // and Qwen3 use the NeoX rotation in both worlds: no permutation.
+//
+// Mixtures of experts (Mixtral, Qwen2-MoE, Qwen3-MoE, OLMoE): hfmoe.go.
 
 // HFArchitectures maps the config.json architectures kiln loads to kiln's
 // architecture names.
 var HFArchitectures = map[string]string{
-	"LlamaForCausalLM":   "llama",
-	"MistralForCausalLM": "llama",
-	"Qwen2ForCausalLM":   "qwen2",
-	"Qwen3ForCausalLM":   "qwen3",
+	"LlamaForCausalLM":    "llama",
+	"MistralForCausalLM":  "llama",
+	"MixtralForCausalLM":  "llama", // with experts (hfmoe.go)
+	"Qwen2ForCausalLM":    "qwen2",
+	"Qwen3ForCausalLM":    "qwen3",
+	"Qwen2MoeForCausalLM": "qwen2moe",
+	"Qwen3MoeForCausalLM": "qwen3moe",
+	"OlmoeForCausalLM":    "olmoe",
 }
 
 // hfPermute turns the llama q/k row permutation off, only for the test
@@ -63,6 +71,17 @@ type HFConfig struct {
 	HiddenAct             *string         `json:"hidden_act"`
 	SlidingWindow         *int            `json:"sliding_window"`
 	UseSlidingWindow      *bool           `json:"use_sliding_window"`
+
+	// Mixture of experts (hfmoe.go).
+	NumLocalExperts              *int            `json:"num_local_experts"` // Mixtral
+	NumExperts                   *int            `json:"num_experts"`       // Qwen2-MoE, Qwen3-MoE, OLMoE
+	NumExpertsPerTok             *int            `json:"num_experts_per_tok"`
+	MoEIntermediateSize          *int            `json:"moe_intermediate_size"`
+	SharedExpertIntermediateSize *int            `json:"shared_expert_intermediate_size"`
+	NormTopKProb                 *bool           `json:"norm_topk_prob"`
+	DecoderSparseStep            *int            `json:"decoder_sparse_step"`
+	MLPOnlyLayers                []int           `json:"mlp_only_layers"`
+	ClipQKV                      json.RawMessage `json:"clip_qkv"` // OLMoE
 }
 
 // hfRopeScaling is config.json's rope_scaling object.
@@ -96,11 +115,11 @@ func ConfigFromHF(dir string) (c Config, hc HFConfig, ropeFreqs []float32, err e
 	}
 	arch, ok := HFArchitectures[hc.Architectures[0]]
 	if !ok {
-		return fail("architectures[0] %q is not supported (kiln loads LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM)", hc.Architectures[0])
+		return fail("architectures[0] %q is not supported (kiln loads %s)", hc.Architectures[0], strings.Join(slices.Sorted(maps.Keys(HFArchitectures)), ", "))
 	}
 	c.Arch = arch
 	tr := architectures[arch]
-	c.RopeNeox, c.QKVBias, c.QKNorm = tr.neox, tr.qkvBias, tr.qkNorm
+	c.RopeNeox, c.QKVBias, c.QKNorm, c.QKNormWhole = tr.neox, tr.qkvBias, tr.qkNorm, tr.qkWhole
 	need := func(field string, v *int) (int, error) {
 		if v == nil {
 			return 0, fmt.Errorf("model: %s: %s is missing", path, field)
@@ -165,7 +184,7 @@ func ConfigFromHF(dir string) (c Config, hc HFConfig, ropeFreqs []float32, err e
 	if hc.MLPBias != nil && *hc.MLPBias {
 		return fail("mlp_bias = true is not supported")
 	}
-	if hc.AttentionBias != nil && *hc.AttentionBias && arch != "qwen2" {
+	if hc.AttentionBias != nil && *hc.AttentionBias && !c.QKVBias {
 		return fail("attention_bias = true is not supported for %s", hc.Architectures[0])
 	}
 	if len(hc.RopeScaling) > 0 && string(hc.RopeScaling) != "null" {
@@ -190,6 +209,11 @@ func ConfigFromHF(dir string) (c Config, hc HFConfig, ropeFreqs []float32, err e
 			}
 		default:
 			return fail("rope_scaling.rope_type %q is not supported (kiln supports default, linear, llama3)", typ)
+		}
+	}
+	if hc.Architectures[0] == "MixtralForCausalLM" || tr.moe == 2 {
+		if err := hfExperts(&c, &hc, tr); err != nil {
+			return fail("%v", err)
 		}
 	}
 	if err := c.Validate(); err != nil {
@@ -235,10 +259,12 @@ func llama3Factors(c *Config, theta float64, rs *hfRopeScaling) ([]float32, erro
 	return out, nil
 }
 
-// hfTensor is one HF tensor seen as a GGUF tensor.
+// hfTensor is one HF tensor seen as a GGUF tensor: its bytes in data, or,
+// for experts stacked at load, one slice per expert in parts (data nil).
 type hfTensor struct {
-	info gguf.TensorInfo
-	data []byte
+	info  gguf.TensorInfo
+	data  []byte
+	parts [][]byte
 }
 
 // hfSource serves loadWeights from a safetensors set.
@@ -259,22 +285,38 @@ func (s hfSource) Data(t *gguf.TensorInfo) []byte {
 	return nil
 }
 
+// Parts serves loader.experts: a stacked expert tensor's per-expert
+// slices, nil for a tensor stored whole.
+func (s hfSource) Parts(t *gguf.TensorInfo) [][]byte {
+	if h, ok := s[t.Name]; ok && &h.info == t {
+		return h.parts
+	}
+	return nil
+}
+
 // hfName pairs an HF tensor name with its GGUF name and row-major shape;
 // permute > 0 means permute its rows in heads of that many (llama q/k).
+// A 3-D expert tensor has no HF name of its own: parts names the per-expert
+// HF tensors, each of shape shape[1:], stacked along the first axis as
+// convert_hf_to_gguf.py's torch.stack(datas, dim=0) does.
 type hfName struct {
 	hf, gguf string
 	shape    []int
 	permute  int
+	parts    []string
 }
 
 // HFTensorName is one tensor LoadHF reads, as a Hugging Face checkpoint
 // and as GGUF name it: HF name, GGUF name, HF (row-major) shape, and for
 // llama's q/k projections the heads in which GGUF interleaves the rows HF
-// keeps in rotate_half order (0: rows as they are).
+// keeps in rotate_half order (0: rows as they are). A stacked expert
+// tensor has HF "" and Parts: the HF names of expert 0, 1, ..., each of
+// shape Shape[1:] and holding the next Shape[1] rows of the GGUF tensor.
 type HFTensorName struct {
 	HF, GGUF string
 	Shape    []int
 	Permute  int
+	Parts    []string
 }
 
 // HFTensorNames lists the tensors a folder of config c holds (as
@@ -283,7 +325,7 @@ type HFTensorName struct {
 func HFTensorNames(c Config) []HFTensorName {
 	var out []HFTensorName
 	for _, n := range hfTensors(&c) {
-		out = append(out, HFTensorName{HF: n.hf, GGUF: n.gguf, Shape: n.shape, Permute: n.permute})
+		out = append(out, HFTensorName{HF: n.hf, GGUF: n.gguf, Shape: n.shape, Permute: n.permute, Parts: n.parts})
 	}
 	return out
 }
@@ -295,36 +337,48 @@ func hfTensors(c *Config) []hfName {
 		qh, kh = c.Heads, c.KVHeads
 	}
 	ns := []hfName{
-		{"model.embed_tokens.weight", "token_embd.weight", []int{c.Vocab, c.Dim}, 0},
-		{"model.norm.weight", "output_norm.weight", []int{c.Dim}, 0},
+		{hf: "model.embed_tokens.weight", gguf: "token_embd.weight", shape: []int{c.Vocab, c.Dim}},
+		{hf: "model.norm.weight", gguf: "output_norm.weight", shape: []int{c.Dim}},
 	}
 	if !c.Tied {
-		ns = append(ns, hfName{"lm_head.weight", "output.weight", []int{c.Vocab, c.Dim}, 0})
+		ns = append(ns, hfName{hf: "lm_head.weight", gguf: "output.weight", shape: []int{c.Vocab, c.Dim}})
 	}
+	one := func(hf, gguf string, shape ...int) hfName { return hfName{hf: hf, gguf: gguf, shape: shape} }
 	for i := 0; i < c.Layers; i++ {
 		p, g := fmt.Sprintf("model.layers.%d.", i), fmt.Sprintf("blk.%d.", i)
 		ns = append(ns,
-			hfName{p + "input_layernorm.weight", g + "attn_norm.weight", []int{c.Dim}, 0},
-			hfName{p + "self_attn.q_proj.weight", g + "attn_q.weight", []int{c.QDim(), c.Dim}, qh},
-			hfName{p + "self_attn.k_proj.weight", g + "attn_k.weight", []int{c.KVDim(), c.Dim}, kh},
-			hfName{p + "self_attn.v_proj.weight", g + "attn_v.weight", []int{c.KVDim(), c.Dim}, 0},
-			hfName{p + "self_attn.o_proj.weight", g + "attn_output.weight", []int{c.Dim, c.QDim()}, 0},
-			hfName{p + "post_attention_layernorm.weight", g + "ffn_norm.weight", []int{c.Dim}, 0},
-			hfName{p + "mlp.gate_proj.weight", g + "ffn_gate.weight", []int{c.FFN, c.Dim}, 0},
-			hfName{p + "mlp.up_proj.weight", g + "ffn_up.weight", []int{c.FFN, c.Dim}, 0},
-			hfName{p + "mlp.down_proj.weight", g + "ffn_down.weight", []int{c.Dim, c.FFN}, 0},
+			one(p+"input_layernorm.weight", g+"attn_norm.weight", c.Dim),
+			hfName{hf: p + "self_attn.q_proj.weight", gguf: g + "attn_q.weight", shape: []int{c.QDim(), c.Dim}, permute: qh},
+			hfName{hf: p + "self_attn.k_proj.weight", gguf: g + "attn_k.weight", shape: []int{c.KVDim(), c.Dim}, permute: kh},
+			one(p+"self_attn.v_proj.weight", g+"attn_v.weight", c.KVDim(), c.Dim),
+			one(p+"self_attn.o_proj.weight", g+"attn_output.weight", c.Dim, c.QDim()),
+			one(p+"post_attention_layernorm.weight", g+"ffn_norm.weight", c.Dim),
 		)
-		if c.QKVBias {
+		if c.MoE() {
+			ns = append(ns, hfExpertTensors(c, p, g)...)
+		} else {
 			ns = append(ns,
-				hfName{p + "self_attn.q_proj.bias", g + "attn_q.bias", []int{c.QDim()}, 0},
-				hfName{p + "self_attn.k_proj.bias", g + "attn_k.bias", []int{c.KVDim()}, 0},
-				hfName{p + "self_attn.v_proj.bias", g + "attn_v.bias", []int{c.KVDim()}, 0},
+				one(p+"mlp.gate_proj.weight", g+"ffn_gate.weight", c.FFN, c.Dim),
+				one(p+"mlp.up_proj.weight", g+"ffn_up.weight", c.FFN, c.Dim),
+				one(p+"mlp.down_proj.weight", g+"ffn_down.weight", c.Dim, c.FFN),
 			)
 		}
-		if c.QKNorm {
+		if c.QKVBias {
 			ns = append(ns,
-				hfName{p + "self_attn.q_norm.weight", g + "attn_q_norm.weight", []int{c.HeadDim}, 0},
-				hfName{p + "self_attn.k_norm.weight", g + "attn_k_norm.weight", []int{c.HeadDim}, 0},
+				one(p+"self_attn.q_proj.bias", g+"attn_q.bias", c.QDim()),
+				one(p+"self_attn.k_proj.bias", g+"attn_k.bias", c.KVDim()),
+				one(p+"self_attn.v_proj.bias", g+"attn_v.bias", c.KVDim()),
+			)
+		}
+		if c.QKNormWhole {
+			ns = append(ns,
+				one(p+"self_attn.q_norm.weight", g+"attn_q_norm.weight", c.QDim()),
+				one(p+"self_attn.k_norm.weight", g+"attn_k_norm.weight", c.KVDim()),
+			)
+		} else if c.QKNorm {
+			ns = append(ns,
+				one(p+"self_attn.q_norm.weight", g+"attn_q_norm.weight", c.HeadDim),
+				one(p+"self_attn.k_norm.weight", g+"attn_k_norm.weight", c.HeadDim),
 			)
 		}
 	}
@@ -351,44 +405,73 @@ func permuteHeads(data []byte, heads, rowBytes int) []byte {
 	return out
 }
 
+// hfLookup resolves one HF tensor of the given row-major shape: its GGUF
+// type and its bytes (a copy when the mapping leaves elements misaligned),
+// naming the file and tensor in any error.
+func hfLookup(set *safetensors.Set, name string, shape []int, tied bool) (gguf.Type, []byte, string, error) {
+	t, f, ok := set.Tensor(name)
+	if !ok && tied {
+		// A tied checkpoint may store only the output side.
+		t, f, ok = set.Tensor("lm_head.weight")
+	}
+	if !ok {
+		return 0, nil, "", fmt.Errorf("model: %s: tensor %s is missing from the safetensors files", set.Dir, name)
+	}
+	typ, ok := hfTypes[t.DType]
+	if !ok {
+		return 0, nil, "", fmt.Errorf("model: %s: tensor %s has dtype %s; kiln loads F32, F16 and BF16", f.Path, t.Name, t.DType)
+	}
+	good := len(t.Shape) == len(shape)
+	for i := 0; good && i < len(shape); i++ {
+		good = t.Shape[i] == uint64(shape[i])
+	}
+	if !good {
+		return 0, nil, "", fmt.Errorf("model: %s: tensor %s has shape %v, want %v from config.json", f.Path, t.Name, t.Shape, shape)
+	}
+	data := f.Data(t)
+	if uintptr(unsafe.Pointer(unsafe.SliceData(data)))%uintptr(t.DType.Size()) != 0 {
+		data = append([]byte(nil), data...) // misaligned elements: read a copy
+	}
+	return typ, data, f.Path, nil
+}
+
 // hfSourceFor resolves every tensor c needs in set, checking dtype and
 // shape, and names the file and tensor in any error.
 func hfSourceFor(set *safetensors.Set, c *Config, ropeFreqs []float32) (hfSource, error) {
 	src := hfSource{}
 	for _, n := range hfTensors(c) {
-		t, f, ok := set.Tensor(n.hf)
-		if !ok && n.gguf == "token_embd.weight" && c.Tied {
-			// A tied checkpoint may store only the output side.
-			t, f, ok = set.Tensor("lm_head.weight")
-		}
-		if !ok {
-			return nil, fmt.Errorf("model: %s: tensor %s is missing from the safetensors files", set.Dir, n.hf)
-		}
-		typ, ok := hfTypes[t.DType]
-		if !ok {
-			return nil, fmt.Errorf("model: %s: tensor %s has dtype %s; kiln loads F32, F16 and BF16", f.Path, t.Name, t.DType)
-		}
-		good := len(t.Shape) == len(n.shape)
-		for i := 0; good && i < len(n.shape); i++ {
-			good = t.Shape[i] == uint64(n.shape[i])
-		}
-		if !good {
-			return nil, fmt.Errorf("model: %s: tensor %s has shape %v, want %v from config.json", f.Path, t.Name, t.Shape, n.shape)
-		}
-		data := f.Data(t)
-		esz := int(t.DType.Size())
-		if uintptr(unsafe.Pointer(unsafe.SliceData(data)))%uintptr(esz) != 0 {
-			data = append([]byte(nil), data...) // misaligned elements: read a copy
-		}
-		if n.permute > 0 {
-			if n.shape[0]%n.permute != 0 || (n.shape[0]/n.permute)%2 != 0 {
-				return nil, fmt.Errorf("model: %s: tensor %s: %d rows do not split into %d heads of even size", f.Path, t.Name, n.shape[0], n.permute)
-			}
-			data = permuteHeads(data, n.permute, n.shape[len(n.shape)-1]*esz)
-		}
 		shape := make([]uint64, len(n.shape))
 		for i, d := range n.shape {
 			shape[len(shape)-1-i] = uint64(d) // GGUF order: contiguous dimension first
+		}
+		if n.parts != nil {
+			t, err := hfStack(set, n)
+			if err != nil {
+				return nil, err
+			}
+			t.info.Name, t.info.Shape = n.gguf, shape
+			src[n.gguf] = t
+			continue
+		}
+		typ, data, path, err := hfLookup(set, n.hf, n.shape, n.gguf == "token_embd.weight" && c.Tied)
+		if err != nil {
+			return nil, err
+		}
+		if n.permute > 0 {
+			if n.shape[0]%n.permute != 0 || (n.shape[0]/n.permute)%2 != 0 {
+				return nil, fmt.Errorf("model: %s: tensor %s: %d rows do not split into %d heads of even size", path, n.hf, n.shape[0], n.permute)
+			}
+			rb, err := typ.RowBytes(n.shape[len(n.shape)-1])
+			if err != nil {
+				return nil, fmt.Errorf("model: %s: tensor %s: %w", path, n.hf, err)
+			}
+			data = permuteHeads(data, n.permute, rb)
+		}
+		if typ != gguf.TypeF32 && hfWidened(n.gguf) {
+			if data, err = widenF32(typ, data); err != nil {
+				return nil, fmt.Errorf("model: %s: tensor %s: %w", path, n.hf, err)
+			}
+			typ = gguf.TypeF32
 		}
 		src[n.gguf] = &hfTensor{info: gguf.TensorInfo{Name: n.gguf, Shape: shape, Type: typ, Size: uint64(len(data))}, data: data}
 	}
@@ -412,9 +495,14 @@ func LoadHF(dir string, opts Options) (*Model, error) {
 
 // HFTensor is one tensor of a Hugging Face folder as a GGUF conversion
 // holds it: GGUF name and shape, stored type, llama q/k rows permuted.
+// A 3-D expert tensor stacked from per-expert HF tensors leaves Data nil
+// and has Parts instead: expert e's bytes (Info.Shape[0] x Info.Shape[1]
+// elements) are Parts[e], and the tensor is their concatenation, which
+// nothing needs to copy (the experts stay in the mapped files).
 type HFTensor struct {
-	Info gguf.TensorInfo
-	Data []byte
+	Info  gguf.TensorInfo
+	Data  []byte
+	Parts [][]byte
 }
 
 // HFFolder is a Hugging Face folder read for conversion to GGUF: what
@@ -451,7 +539,7 @@ func OpenHF(dir string) (*HFFolder, error) {
 	}
 	for _, n := range names {
 		t := src[n.gguf]
-		h.Tensors = append(h.Tensors, HFTensor{Info: t.info, Data: t.data})
+		h.Tensors = append(h.Tensors, HFTensor{Info: t.info, Data: t.data, Parts: t.parts})
 	}
 	return h, nil
 }
@@ -468,7 +556,7 @@ func (h *HFFolder) Load(opts Options) (*Model, error) {
 	src := hfSource{}
 	for i := range h.Tensors {
 		t := &h.Tensors[i]
-		src[t.Info.Name] = &hfTensor{info: t.Info, data: t.Data}
+		src[t.Info.Name] = &hfTensor{info: t.Info, data: t.Data, parts: t.Parts}
 	}
 	w, err := loadWeights(src, &cfg)
 	if err != nil {

@@ -18,7 +18,8 @@ import (
 	"kiln/tokenizer"
 )
 
-var hfArchNames = map[string]string{"llama": "LlamaForCausalLM", "qwen2": "Qwen2ForCausalLM", "qwen3": "Qwen3ForCausalLM"}
+var hfArchNames = map[string]string{"llama": "LlamaForCausalLM", "qwen2": "Qwen2ForCausalLM", "qwen3": "Qwen3ForCausalLM",
+	"qwen3moe": "Qwen3MoeForCausalLM", "qwen2moe": "Qwen2MoeForCausalLM", "olmoe": "OlmoeForCausalLM"}
 
 // ggufToHF writes f (a synth model) as a Hugging Face folder: the inverse
 // of convert_hf_to_gguf.py (HF names; llama q/k rows back to rotate_half
@@ -26,6 +27,12 @@ var hfArchNames = map[string]string{"llama": "LlamaForCausalLM", "qwen2": "Qwen2
 // lm_head.weight, tied qwen models only the embedding, as real checkpoints
 // do. edit, when set, may change the config map before it is written.
 func ggufToHF(t testing.TB, f *gguf.File, spec synth.Spec, edit func(cfg map[string]any)) string {
+	t.Helper()
+	return ggufToHFWithout(t, f, spec, edit, "")
+}
+
+// ggufToHFWithout is ggufToHF leaving the HF tensor drop out of the folder.
+func ggufToHFWithout(t testing.TB, f *gguf.File, spec synth.Spec, edit func(cfg map[string]any), drop string) string {
 	t.Helper()
 	c, err := model.ConfigFromGGUF(f)
 	if err != nil {
@@ -52,6 +59,22 @@ func ggufToHF(t testing.TB, f *gguf.File, spec synth.Spec, edit func(cfg map[str
 		cfg["rope_scaling"] = map[string]any{"rope_type": "llama3", "factor": r.Factor, "low_freq_factor": r.LowFreqFactor,
 			"high_freq_factor": r.HighFreqFactor, "original_max_position_embeddings": r.OriginalContext}
 	}
+	if c.MoE() {
+		cfg["num_experts_per_tok"] = c.ExpertsUsed
+		switch c.Arch {
+		case "llama":
+			cfg["architectures"] = []string{"MixtralForCausalLM"}
+			cfg["num_local_experts"] = c.Experts
+		case "olmoe":
+			cfg["num_experts"] = c.Experts
+		default:
+			cfg["num_experts"] = c.Experts
+			cfg["moe_intermediate_size"] = c.ExpertFFN
+			if c.SharedFFN > 0 {
+				cfg["shared_expert_intermediate_size"] = c.SharedFFN
+			}
+		}
+	}
 	if edit != nil {
 		edit(cfg)
 	}
@@ -74,12 +97,44 @@ func ggufToHF(t testing.TB, f *gguf.File, spec synth.Spec, edit func(cfg map[str
 			names[fmt.Sprintf("blk.%d.%s", i, g)] = fmt.Sprintf("model.layers.%d.%s", i, h)
 		}
 	}
+	// Mixture of experts: the router, the shared expert, and each 3-D
+	// expert tensor split into one HF tensor per expert (experts[g] is the
+	// name pattern of expert %d's slice).
+	experts := map[string]string{}
+	for i := 0; i < c.Layers; i++ {
+		g, h := fmt.Sprintf("blk.%d.", i), fmt.Sprintf("model.layers.%d.", i)
+		if c.Arch == "llama" {
+			names[g+"ffn_gate_inp.weight"] = h + "block_sparse_moe.gate.weight"
+			for gg, w := range map[string]string{"gate": "w1", "down": "w2", "up": "w3"} {
+				experts[g+"ffn_"+gg+"_exps.weight"] = h + "block_sparse_moe.experts.%d." + w + ".weight"
+			}
+			continue
+		}
+		names[g+"ffn_gate_inp.weight"] = h + "mlp.gate.weight"
+		names[g+"ffn_gate_inp_shexp.weight"] = h + "mlp.shared_expert_gate.weight"
+		for _, gg := range []string{"gate", "up", "down"} {
+			experts[g+"ffn_"+gg+"_exps.weight"] = h + "mlp.experts.%d." + gg + "_proj.weight"
+			names[g+"ffn_"+gg+"_shexp.weight"] = h + "mlp.shared_expert." + gg + "_proj.weight"
+		}
+	}
 	dtypes := map[gguf.Type]safetensors.DType{gguf.TypeF32: "F32", gguf.TypeF16: "F16", gguf.TypeBF16: "BF16"}
 	var ts []safetensors.WriteTensor
 	for i := range f.Tensors {
 		ti := &f.Tensors[i]
+		if pat, ok := experts[ti.Name]; ok {
+			data := f.Data(ti)
+			n := len(data) / int(ti.Shape[2])
+			for e := 0; e < int(ti.Shape[2]); e++ {
+				if fmt.Sprintf(pat, e) == drop {
+					continue
+				}
+				ts = append(ts, safetensors.WriteTensor{Name: fmt.Sprintf(pat, e), DType: dtypes[ti.Type],
+					Shape: []uint64{ti.Shape[1], ti.Shape[0]}, Data: append([]byte(nil), data[e*n:(e+1)*n]...)})
+			}
+			continue
+		}
 		h, ok := names[ti.Name]
-		if !ok {
+		if !ok || h == drop {
 			continue // rope_freqs.weight: config.json's rope_scaling carries it
 		}
 		dt, ok := dtypes[ti.Type]
@@ -89,6 +144,9 @@ func ggufToHF(t testing.TB, f *gguf.File, spec synth.Spec, edit func(cfg map[str
 		shape := []uint64{ti.Shape[0]}
 		if len(ti.Shape) == 2 {
 			shape = []uint64{ti.Shape[1], ti.Shape[0]}
+		}
+		if strings.HasSuffix(ti.Name, "ffn_gate_inp_shexp.weight") {
+			shape = []uint64{1, ti.Shape[0]} // a Linear(hidden, 1)
 		}
 		data := append([]byte(nil), f.Data(ti)...)
 		heads := 0
@@ -131,19 +189,21 @@ func ggufToHF(t testing.TB, f *gguf.File, spec synth.Spec, edit func(cfg map[str
 
 // TestHFMatchesSynthGGUF: for every architecture (llama untied, llama tied
 // with llama3 rope scaling stored as lm_head only, qwen2 with biases, qwen3
-// with q/k norms and a head width apart from Dim/Heads), in F32, F16 and
-// BF16, a GGUF model exported to a sharded HF folder loads with LoadHF to
-// the same config and bit-identical logits.
+// with q/k norms and a head width apart from Dim/Heads; the mixtures of
+// experts qwen3moe, Mixtral, qwen2moe with its shared expert, olmoe), in
+// F32, F16 and BF16, a GGUF model exported to a sharded HF folder (by this
+// test's own naming, one tensor per expert) loads with LoadHF to the same
+// config and bit-identical logits.
 func TestHFMatchesSynthGGUF(t *testing.T) {
 	prompt := []int32{1, 17, 230, 5, 99, 311, 42, 8, 150, 260, 3, 77}
 	for _, spec := range smallSpecs {
-		if spec.Experts > 0 {
-			continue // synth writes HF folders of dense models only
-		}
 		for _, typ := range []string{"F32", "F16", "BF16"} {
 			name := spec.Arch
 			if spec.RopeScaling != nil {
 				name += "-llama3rope"
+			}
+			if spec.Arch == "llama" && spec.Experts > 0 {
+				name = "mixtral"
 			}
 			t.Run(name+"-"+typ, func(t *testing.T) {
 				f, want := synthModel(t, spec, typ)
@@ -174,13 +234,13 @@ func TestHFMatchesSynthGGUF(t *testing.T) {
 func TestSynthHFFolder(t *testing.T) {
 	prompt := []int32{1, 17, 230, 5, 99, 311, 42, 8, 150, 260, 3, 77}
 	for _, spec := range smallSpecs {
-		if spec.Experts > 0 {
-			continue // synth writes HF folders of dense models only
-		}
 		for _, typ := range []string{"F32", "F16", "BF16"} {
 			name := spec.Arch
 			if spec.RopeScaling != nil {
 				name += "-llama3rope"
+			}
+			if spec.Arch == "llama" && spec.Experts > 0 {
+				name = "mixtral"
 			}
 			t.Run(name+"-"+typ, func(t *testing.T) {
 				f, want := synthModel(t, spec, typ) // seed 7

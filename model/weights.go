@@ -122,14 +122,35 @@ func (l *loader) experts(name string, rows, cols, n int) []kernels.Matrix {
 		l.err = fmt.Errorf("model: tensor %s: %w", name, err)
 		return nil
 	}
-	data, size := l.f.Data(t), rows*rb
-	if len(data) < n*size {
-		l.err = fmt.Errorf("model: tensor %s holds %d bytes, want %d", name, len(data), n*size)
-		return nil
+	size := rows * rb
+	var expert func(e int) []byte
+	if ps, ok := l.f.(interface {
+		Parts(*gguf.TensorInfo) [][]byte
+	}); ok && ps.Parts(t) != nil {
+		// Stacked from one tensor per expert (an HF folder): no copy.
+		parts := ps.Parts(t)
+		for e, p := range parts {
+			if len(p) != size {
+				l.err = fmt.Errorf("model: tensor %s, expert %d holds %d bytes, want %d", name, e, len(p), size)
+				return nil
+			}
+		}
+		if len(parts) != n {
+			l.err = fmt.Errorf("model: tensor %s has %d experts, want %d", name, len(parts), n)
+			return nil
+		}
+		expert = func(e int) []byte { return parts[e] }
+	} else {
+		data := l.f.Data(t)
+		if len(data) < n*size {
+			l.err = fmt.Errorf("model: tensor %s holds %d bytes, want %d", name, len(data), n*size)
+			return nil
+		}
+		expert = func(e int) []byte { return data[e*size : (e+1)*size] }
 	}
 	ms := make([]kernels.Matrix, n)
 	for e := range ms {
-		ms[e] = kernels.Matrix{Type: t.Type, Rows: rows, Cols: cols, Data: data[e*size : (e+1)*size], MulMatID: true}
+		ms[e] = kernels.Matrix{Type: t.Type, Rows: rows, Cols: cols, Data: expert(e), MulMatID: true}
 		if err := ms[e].Validate(); err != nil {
 			l.err = fmt.Errorf("model: tensor %s, expert %d: %w", name, e, err)
 			return nil
@@ -247,10 +268,16 @@ func (l *loader) moeLayer(ly *Layer, p string, c *Config) {
 	if c.SharedFFN == 0 {
 		return
 	}
-	// The shared expert's gate is one row, stored 1-D; llama.cpp multiplies
-	// it as a [1][Dim] matrix (mul_mat), so it is one here too.
+	// The shared expert's gate is one row, stored 1-D [Dim] or, as
+	// convert_hf_to_gguf.py writes HF's [1][Dim] Linear, [Dim, 1] (ggml
+	// reads both as {Dim}); llama.cpp multiplies it as a [1][Dim] matrix
+	// (mul_mat), so it is one here too.
 	name := p + "ffn_gate_inp_shexp.weight"
-	if t := l.tensor(name, c.Dim); t != nil {
+	shape := []int{c.Dim}
+	if t, ok := l.f.Tensor(name); ok && len(t.Shape) == 2 && t.Shape[1] == 1 {
+		shape = []int{c.Dim, 1}
+	}
+	if t := l.tensor(name, shape...); t != nil {
 		ly.SharedGate = kernels.Matrix{Type: t.Type, Rows: 1, Cols: c.Dim, Data: l.f.Data(t)}
 		if !kernels.Supported(t.Type) {
 			l.err = fmt.Errorf("model: tensor %s has type %s, which kiln cannot multiply yet", name, t.Type)

@@ -19,6 +19,12 @@
 // The model is behind the Backend interface: New wraps a model.Model and
 // its KV store, NewBackend takes a scripted double.
 //
+// A Drafter (draft.go) drives a draft model for speculative decoding the
+// same way: after a step it drafts for the requests that decode next
+// (Propose, one batched forward per drafted position), and in the next
+// step keeps the draft's KV in step with the target's under the same
+// block ids (Run, Update).
+//
 // Invariants:
 //   - Each request has one sample.Sampler for its whole life, created by
 //     Add and dropped by Remove: a preempted request keeps its sampler

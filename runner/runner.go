@@ -15,15 +15,16 @@ type Runner struct {
 	b   Backend
 	now func() time.Time // the clock of Output.Forward and Output.Sample
 
-	seqs  map[string]*seq
+	reqs  map[string]*request
 	batch model.Batch
 	out   Output
 	rows  []int32 // [len(plan.Seqs)] index into the logits (LogitRows) of each sequence's sample row, -1 where none
 	keeps []keep  // prompt rows to copy out of this step's logits
 }
 
-// seq is one request's sampling state.
-type seq struct {
+// request is one request's sampling state (its tokens and KV are the
+// scheduler's; the plan's sched.Seq is its part of one step).
+type request struct {
 	sampler *sample.Sampler
 	history []int32 // prompt, then every sampled token: the penalties' window
 
@@ -39,7 +40,7 @@ type seq struct {
 // keep is one sequence's run of prompt rows in a step's logits: rows
 // [row, row+n) are positions [pos, pos+n) of s.
 type keep struct {
-	s        *seq
+	s        *request
 	row, pos int
 	n        int
 	last     bool // the run ends at the prompt's last position
@@ -86,7 +87,7 @@ func New(m *model.Model, kv *model.KVStore) *Runner {
 
 // NewBackend returns a runner of any Backend.
 func NewBackend(b Backend) *Runner {
-	return &Runner{b: b, now: time.Now, seqs: map[string]*seq{}}
+	return &Runner{b: b, now: time.Now, reqs: map[string]*request{}}
 }
 
 // SetClock replaces time.Now as the clock that times forwards and
@@ -97,12 +98,12 @@ func (r *Runner) SetClock(now func() time.Time) { r.now = now }
 // caller, off the loop, with sample.New against this model's vocabulary).
 // The sampler lives until Remove, across preemptions.
 func (r *Runner) Add(id string, prompt []int32, s *sample.Sampler) error {
-	if r.seqs[id] != nil {
+	if r.reqs[id] != nil {
 		return fmt.Errorf("runner: request %q is already added", id)
 	}
 	h := make([]int32, len(prompt), len(prompt)+min(max(s.Params().MaxTokens, 16), 4096))
 	copy(h, prompt)
-	r.seqs[id] = &seq{sampler: s, history: h}
+	r.reqs[id] = &request{sampler: s, history: h}
 	return nil
 }
 
@@ -124,7 +125,7 @@ func (r *Runner) KeepPromptLogits(id string, n int) error {
 // keepPrompt asks for rows of width values (a logit or a hidden row) of
 // the last n prompt positions of request id.
 func (r *Runner) keepPrompt(id string, n, width int, hidden bool) error {
-	s := r.seqs[id]
+	s := r.reqs[id]
 	switch {
 	case s == nil:
 		return fmt.Errorf("runner: request %q was not added", id)
@@ -152,7 +153,7 @@ func (r *Runner) KeepPromptHidden(id string, n int) error {
 // first token has run; nil before that, after a first take, or when none
 // were asked for. The slice is the caller's.
 func (r *Runner) TakePromptLogits(id string) []float32 {
-	s := r.seqs[id]
+	s := r.reqs[id]
 	if s == nil || !s.ready || s.taken {
 		return nil
 	}
@@ -163,10 +164,10 @@ func (r *Runner) TakePromptLogits(id string) []float32 {
 }
 
 // Remove forgets request id (finished or aborted).
-func (r *Runner) Remove(id string) { delete(r.seqs, id) }
+func (r *Runner) Remove(id string) { delete(r.reqs, id) }
 
 // Len is the number of requests added and not removed.
-func (r *Runner) Len() int { return len(r.seqs) }
+func (r *Runner) Len() int { return len(r.reqs) }
 
 // Run applies plan.Copies to the KV store, runs one forward over
 // plan.Seqs and samples the sequences marked Sample, then each of
@@ -261,7 +262,7 @@ func (r *Runner) verify(plan *sched.Plan, i int, q sched.Seq, logits []float32) 
 
 // sample draws output i of the step for request id from its logit row.
 func (r *Runner) sample(plan *sched.Plan, i int, id string, row []float32) error {
-	s := r.seqs[id]
+	s := r.reqs[id]
 	if s == nil {
 		return fmt.Errorf("runner: step %d names request %q, which was not added", plan.Step, id)
 	}
@@ -282,7 +283,7 @@ func (r *Runner) build(plan *sched.Plan) error {
 	b.BlockTables, b.ContextLens, b.LogitRows = b.BlockTables[:0], b.ContextLens[:0], b.LogitRows[:0]
 	r.rows, r.keeps = r.rows[:0], r.keeps[:0]
 	for _, q := range plan.Seqs {
-		s := r.seqs[q.ID]
+		s := r.reqs[q.ID]
 		if s == nil {
 			return fmt.Errorf("runner: step %d names request %q, which was not added", plan.Step, q.ID)
 		}

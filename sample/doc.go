@@ -1,7 +1,8 @@
 // Package sample owns token selection for one request: its parameters
 // (Params, with Validate and OpenAI-like Defaults), the Sampler that turns a
-// row of logits into a token, the finish reasons ("stop", "length") and the
-// StopMatcher that finds stop strings in streamed text.
+// row of logits into a token, and the StopMatcher that finds stop strings
+// in streamed text. Whether a token ends a request (a stop token, the
+// length limit) is the scheduler's decision (sched.FinishReason).
 //
 // The chain, llama.cpp's default order (common/sampling), over a working
 // copy of the logits; the caller's row is never modified:

@@ -83,36 +83,3 @@ func TestNewBadVocab(t *testing.T) {
 		t.Fatalf("got %v, want a vocabulary size error", err)
 	}
 }
-
-func TestFinish(t *testing.T) {
-	p := Defaults()
-	p.MaxTokens = 3
-	p.StopTokens = []int32{7, 2}
-	s, err := New(p, 10)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tests := []struct {
-		id        int32
-		generated int
-		eog       bool
-		want      FinishReason
-	}{
-		{1, 1, false, NotFinished},
-		{1, 2, true, FinishStop},
-		{7, 1, false, FinishStop},
-		{2, 3, false, FinishStop}, // stop wins over length
-		{1, 3, false, FinishLength},
-		{1, 4, false, FinishLength},
-	}
-	for _, tt := range tests {
-		if got := s.Finish(tt.id, tt.generated, tt.eog); got != tt.want {
-			t.Errorf("Finish(%d, %d, %v) = %q, want %q", tt.id, tt.generated, tt.eog, got, tt.want)
-		}
-	}
-	p.MaxTokens = 0
-	s, _ = New(p, 10)
-	if got := s.Finish(1, 1<<20, false); got != NotFinished {
-		t.Errorf("MaxTokens 0: Finish = %q, want no limit", got)
-	}
-}

@@ -40,7 +40,6 @@ type Sampler struct {
 
 	biasIDs  []int32   // [len(LogitBias)] sorted ids
 	biasVals []float32 // [len(LogitBias)] bias of biasIDs[i]
-	stopToks []int32   // sorted Params.StopTokens
 
 	work   []float32      // [vocab] logits after bias and penalties (nil when there are none)
 	cands  []candidate    // [vocab] or [TopK]: tokens still in the running
@@ -75,8 +74,6 @@ func New(p Params, vocabSize int) (*Sampler, error) {
 	for i, id := range s.biasIDs {
 		s.biasVals[i] = p.LogitBias[id]
 	}
-	s.stopToks = slices.Clone(p.StopTokens)
-	slices.Sort(s.stopToks)
 	s.p.LogitBias, s.p.StopTokens = nil, nil // held above; the caller's map may change
 	s.p.Stop = slices.Clone(p.Stop)
 

@@ -7,12 +7,18 @@
 //	          └──────── preempt: blocks freed, recompute ──┤
 //	                                                       └─ Update: stop/length ─> done (blocks freed)
 //	Abort: from either queue, blocks freed at once.
+//	Retired: the ids that left (done or aborted) since the last call.
+//
+// The scheduler is the registry of live requests: the caller keeps other
+// per-request state (samplers, a draft model's KV record) only for ids
+// the scheduler holds, and drops what Retired reports.
 //
 // One step, with the engine loop around it:
 //
-//	plan := s.Schedule()            // decodes, then prompt chunks, then admissions
+//	plan := s.Schedule()            // decodes (with their stored drafts), then prompt chunks, then admissions
 //	apply plan.Copies to the KV store; run the forward over plan.Seqs; sample
-//	events, err := s.Update(plan, sampled)
+//	events, err := s.UpdateDrafts(plan, sampled, accepted)
+//	asks := s.DraftAsks(nil); propose a draft for each; s.SetDrafts(asks)
 //
 // A plan and the events are the scheduler's reused scratch (valid until
 // the next Schedule and Update): a steady decode step allocates nothing.
@@ -35,14 +41,18 @@
 // on each is an ordinary request. Completions not yet forked count
 // against MaxSeqs from their parent's admission.
 //
-// Speculative decoding (SetProposer): the proposer is asked once per step
-// for every decoding request (DraftAsk: its tokens, the most it may
-// draft, its block table and copy-on-write copies, for a draft model that
-// writes KV under the same block ids); a decoding request's step may carry
-// its last known token and a drafted continuation (Seq.Draft); the runner
-// reports how many drafted tokens it accepted and UpdateDrafts commits
-// those, rolls the rest back (kvcache.Pool.Truncate) and emits one event
-// per accepted token, then the sample's. A draft never preempts.
+// Speculative decoding (SetDrafts): drafting is the caller's stage after
+// a step's Update, never part of scheduling. DraftAsks lists the running
+// requests that decode in the next step (their tokens, the most they may
+// draft, their block tables); the caller proposes (n-gram lookup, a draft
+// model) and stores the drafts on the requests with SetDrafts, as vLLM's
+// update_draft_token_ids does. The next Schedule only reads them: once
+// every running request has its token and the admissions are placed, a
+// decode whose draft fits the budget left and the free blocks carries its
+// last known token and the draft (Seq.Draft); the runner reports how many
+// drafted tokens it accepted and UpdateDrafts commits those, rolls the
+// rest back (kvcache.Pool.Truncate) and emits one event per accepted
+// token, then the sample's. A draft never preempts, and lasts one step.
 //
 // Beam search (Request.Beam, beam.go): the caller decides which
 // continuations survive; the scheduler holds each sampled member until

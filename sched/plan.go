@@ -21,7 +21,7 @@ type Seq struct {
 	Table  []int32 // block table covering Start+len(Tokens) tokens
 	Sample bool    // the chunk ends at the last known token: sample the next from its last row
 	// Draft > 0: the last Draft tokens of Tokens are proposed, not known
-	// (speculative decoding, see Scheduler.SetProposer): Tokens is the
+	// (speculative decoding, see Scheduler.SetDrafts): Tokens is the
 	// last known token and the draft. The runner samples the Draft+1 last
 	// rows in turn, keeping drafted tokens while they equal the samples,
 	// and UpdateDrafts takes how many were accepted.

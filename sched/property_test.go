@@ -17,8 +17,8 @@ import (
 // on full blocks of matching tokens), and, through a shadow KV store that
 // applies the plan's copies and writes, that every running request reads
 // back exactly its own tokens. At the end every request must finish and
-// every block come back. With speculation (data[3] >= 128) a proposer
-// drafts random tokens and each step accepts a random number of them: the
+// every block come back. With speculation (data[3] >= 128) random
+// drafts are stored after each step (SetDrafts) and each step accepts a random number of them: the
 // rejected ones' KV must be rolled back (tables of exactly the committed
 // tokens' blocks after each step).
 func drive(t testing.TB, data []byte) {
@@ -55,26 +55,29 @@ func drive(t testing.TB, data []byte) {
 		data = data[1:]
 		return int(b)
 	}
-	if speculate {
-		s.SetProposer(func(asks []DraftAsk) {
-			for i := range asks {
-				a := &asks[i]
-				if a.Max <= 0 {
-					fail("%s: asked for a draft of at most %d tokens", a.ID, a.Max)
-				}
-				if need := (len(a.Tokens) + s.pool.BlockSize() - 1) / s.pool.BlockSize(); len(a.Table) < need {
-					fail("%s: ask's table of %d blocks does not cover its %d tokens", a.ID, len(a.Table), len(a.Tokens))
-				}
-				a.Draft = make([]int32, next()%6) // may exceed Max: the scheduler cuts it
-				for j := range a.Draft {
-					a.Draft[j] = int32(next() % 4)
-				}
+	// propose plays the engine's drafting stage after a step's Update:
+	// random drafts, sometimes longer than Max (the scheduler cuts them).
+	propose := func() {
+		asks := s.DraftAsks(nil)
+		for i := range asks {
+			a := &asks[i]
+			if a.Max <= 0 {
+				fail("%s: asked for a draft of at most %d tokens", a.ID, a.Max)
 			}
-		})
+			if need := (len(a.Tokens) - 1 + s.pool.BlockSize() - 1) / s.pool.BlockSize(); len(a.Table) < need {
+				fail("%s: ask's table of %d blocks does not cover its %d committed tokens", a.ID, len(a.Table), len(a.Tokens)-1)
+			}
+			a.Draft = make([]int32, next()%6)
+			for j := range a.Draft {
+				a.Draft[j] = int32(next() % 4)
+			}
+		}
+		s.SetDrafts(asks)
 	}
 	stems := [][]int32{{1, 2, 1, 2, 1, 2, 1, 2, 1, 2}, {3, 1, 3, 1, 3, 1, 3}}
 	ids := 0
 	searches := map[string][]string{} // beam search root -> its live members
+	known := map[string]bool{}        // every id the scheduler took: requests, their forks, branches
 
 	// rounds plays the engine's part in beam search: once every member of
 	// a search is held, each continues with 0 to 2 tokens (the extras as
@@ -104,6 +107,7 @@ func drive(t testing.TB, data []byte) {
 					ids++
 					if err := s.Branch(id, child, int32(next()%4)); err == nil {
 						next2 = append(next2, child)
+						known[child] = true
 					}
 				}
 				if k == 0 {
@@ -189,6 +193,9 @@ func drive(t testing.TB, data []byte) {
 			}
 		}
 		rounds()
+		if speculate {
+			propose()
+		}
 		if err := pool.Check(); err != nil {
 			fail("%v", err)
 		}
@@ -226,6 +233,12 @@ func drive(t testing.TB, data []byte) {
 			log = append(log, fmt.Sprintf("add %s prompt %v max %d prio %d forks %v beam %d: %v", req.ID, prompt, req.MaxTokens, req.Priority, req.Forks, req.Width, err))
 			if err == nil && req.Beam {
 				searches[req.ID] = []string{req.ID}
+			}
+			if err == nil {
+				known[req.ID] = true
+				for _, f := range req.Forks {
+					known[f] = true
+				}
 			}
 			if err == nil && (len(prompt) >= cfg.MaxModelLen || len(prompt) >= numBlocks*blockSize) {
 				fail("accepted a prompt of %d tokens that cannot fit", len(prompt))
@@ -265,6 +278,17 @@ func drive(t testing.TB, data []byte) {
 	}
 	if st := pool.Stats(); st.Free != st.Blocks || st.Sequences != 0 {
 		fail("all requests done but %d of %d blocks free, %d sequences", st.Free, st.Blocks, st.Sequences)
+	}
+	// Every id the scheduler took left it exactly once (Retired: what the
+	// engine's other per-request state follows).
+	for _, id := range s.Retired(nil) {
+		if !known[id] {
+			fail("retired %s: never taken, or retired twice", id)
+		}
+		delete(known, id)
+	}
+	if len(known) != 0 {
+		fail("all requests done but never retired: %v", slices.Sorted(maps.Keys(known)))
 	}
 }
 

@@ -32,12 +32,16 @@ type Request struct {
 	Width int
 }
 
-// FinishReason says why a request ended.
+// FinishReason says why a request ended: the scheduler's events carry
+// Stop or Length; Abort is the caller's (Scheduler.Abort, and the
+// engine's cancellations and errors). The engine's Event.Reason is this
+// type.
 type FinishReason string
 
 const (
 	Stop   FinishReason = "stop"   // sampled a stop token
 	Length FinishReason = "length" // MaxTokens, the context length, or the pool's capacity
+	Abort  FinishReason = "abort"  // ended from outside; never in an Event
 )
 
 // request is a Request's live state.
@@ -50,6 +54,7 @@ type request struct {
 	running  bool
 	held     bool    // a beam member whose last row was sampled: waits for Continue, Branch or Abort
 	search   *search // a beam member's search (nil otherwise)
+	spec     []int32 // the draft for the next step (SetDrafts; vLLM's spec_token_ids), spent by Schedule
 	chunk    []int32 // a speculative step's tokens: the last known one, then the draft
 }
 

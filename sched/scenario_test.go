@@ -22,9 +22,10 @@ var update = flag.Bool("update", false, "rewrite testdata/*.golden from the scen
 //	                         (n > 1: forks ID.1 ... ID.N-1; beam: a beam search of width W;
 //	                         tail: ComputeTail)
 //	step [ID=TOKEN ...]      schedule, then update; unnamed samples are 100+step (forks: 200+step)
-//	draft ID 5,6,7           the proposer drafts these tokens for ID at the next step
-//	                         (step ID/acc=N: N of them accepted, default all; accepted
-//	                         tokens' events are marked +)
+//	draft ID 5,6,7           store this draft for ID for the next step (SetDrafts; only a
+//	                         request that decodes next takes it: asked says whether
+//	                         DraftAsks named ID) (step ID/acc=N: N of them accepted,
+//	                         default all; accepted tokens' events are marked +)
 //	continue ID TOKEN        Continue a held beam member
 //	branch PARENT CHILD TOKEN
 //	abort ID
@@ -63,14 +64,6 @@ func runScript(t *testing.T, script string) string {
 	var out strings.Builder
 	var s *Scheduler
 	var pool *kvcache.Pool
-	drafts := map[string][]int32{}
-	propose := func(asks []DraftAsk) {
-		for i := range asks {
-			a := &asks[i]
-			a.Draft = drafts[a.ID]
-			delete(drafts, a.ID)
-		}
-	}
 	for ln, line := range strings.Split(script, "\n") {
 		line = strings.TrimSpace(line)
 		if line == "" || strings.HasPrefix(line, "#") {
@@ -97,7 +90,6 @@ func runScript(t *testing.T, script string) string {
 			if s, err = New(cfg, pool); err != nil {
 				t.Fatal(err)
 			}
-			s.SetProposer(propose)
 		case "add":
 			req := Request{ID: fields[1], Prompt: tokens(t, args["prompt"]), Stop: tokens(t, args["stop"])}
 			if v, ok := args["max"]; ok {
@@ -123,7 +115,15 @@ func runScript(t *testing.T, script string) string {
 		case "abort":
 			fmt.Fprintf(&out, "  aborted: %v\n", s.Abort(fields[1]))
 		case "draft":
-			drafts[fields[1]] = tokens(t, fields[2])
+			asks := s.DraftAsks(nil)
+			asked := false
+			for _, a := range asks {
+				if a.ID == fields[1] {
+					a.Draft, asked = tokens(t, fields[2]), true
+					s.SetDrafts([]DraftAsk{a})
+				}
+			}
+			fmt.Fprintf(&out, "  asked: %v\n", asked)
 		case "continue":
 			if err := s.Continue(fields[1], int32(atoi(t, fields[2]))); err != nil {
 				fmt.Fprintf(&out, "  error: %v\n", err)

@@ -25,10 +25,10 @@ type Scheduler struct {
 	running []*request // admission order
 	byID    map[string]*request
 	forkOf  map[string]*request // a completion not yet forked -> its parent
+	retired []string            // ids that left since the last Retired
 	arrived int64
 	step    int
 	marks   int // seatsHeld's counting passes
-	propose Proposer
 
 	// Scratch reused by every Schedule and Update (see Schedule).
 	plan   Plan
@@ -37,14 +37,6 @@ type Scheduler struct {
 	runs   []*request       // the running queue as the step began
 	entry  map[*request]int // index in seqs of a running request's entry
 	events []Event
-	asks   []DraftAsk // a step's proposer call
-	askers []asker    // the request of each ask
-}
-
-// asker is the request of a DraftAsk and the Max it was given.
-type asker struct {
-	r   *request
-	max int
 }
 
 // New returns a scheduler that places requests' KV in pool.
@@ -112,6 +104,7 @@ func (s *Scheduler) Abort(id string) bool {
 	if p := s.forkOf[id]; p != nil {
 		p.Forks = slices.DeleteFunc(p.Forks, func(f string) bool { return f == id })
 		delete(s.forkOf, id)
+		s.retired = append(s.retired, id)
 		return true
 	}
 	r := s.byID[id]
@@ -138,53 +131,80 @@ func (s *Scheduler) drop(r *request) {
 		r.search.members--
 	}
 	delete(s.byID, r.ID)
+	s.retired = append(s.retired, r.ID)
 	for _, f := range r.Forks {
 		delete(s.forkOf, f)
 	}
+	s.retired = append(s.retired, r.Forks...)
 	r.Forks = nil
 }
 
-// DraftAsk is one running request's part of a Proposer call: the
-// scheduler fills ID, Tokens, Max, Table and Copies; the proposer sets
-// Draft.
+// Retired appends to dst, and returns, the ids of the requests that left
+// the scheduler since the last call: finished by Update (a stop token,
+// the length limit), aborted (Abort), and the completions of either not
+// yet forked. The scheduler is the registry of live requests: what else
+// keeps state per request (the engine's runner, its draft model, its
+// speculation policy) drops these ids.
+func (s *Scheduler) Retired(dst []string) []string {
+	dst = append(dst, s.retired...)
+	clear(s.retired)
+	s.retired = s.retired[:0]
+	return dst
+}
+
+// DraftAsk is a running request that decodes in the next step, a
+// candidate for a draft (speculative decoding): DraftAsks lists them after
+// Update, the caller proposes and hands the drafts back with SetDrafts.
 type DraftAsk struct {
 	ID     string
-	Tokens []int32 // the request's known tokens (prompt, then output); the last is this step's decode token
-	Max    int     // draft at most this many tokens (length limit and step budget), >= 1; the proposer may lower it
-	// Table is the request's block table as this step's decode allocated
-	// it: it covers position len(Tokens)-1 (the decode token's) and may
-	// end there. A view of the pool's, valid during the call only.
+	Tokens []int32 // the request's known tokens (prompt, then output); the last is the next step's decode token
+	Max    int     // draft at most this many tokens (the length limit: the accepted draft and the sample after it must fit), >= 1
+	// Table is the request's block table as it stands: it covers the
+	// committed tokens, len(Tokens)-1 of them (the next step's decode
+	// allocates the last token's slot). A view of the pool's, valid until
+	// the next Schedule.
 	Table []int32
-	// Copies are the copy-on-write block copies the step makes for this
-	// request's table (applied to the target's KV by the runner after
-	// Schedule returns): a proposer that writes KV into Table's blocks
-	// must apply them to its own store first.
-	Copies []kvcache.Copy
-	// Draft is the proposal (nil: none); the scheduler copies it, so it
-	// may be the proposer's scratch.
+	// Draft is the proposal (nil: none), set by the caller; SetDrafts
+	// copies it, so it may be the caller's scratch.
 	Draft []int32
 }
 
-// Proposer drafts continuations for speculative decoding: one call per
-// step with every candidate request (asks, the scheduler's scratch, valid
-// during the call). It sets asks[i].Draft to up to asks[i].Max tokens to
-// follow asks[i].Tokens, or leaves it nil not to speculate (policy,
-// opt-out). One call lets a draft model run every request's passes
-// batched together.
-type Proposer func(asks []DraftAsk)
+// DraftAsks appends to dst, and returns, an ask for every running request
+// that decodes an output token in the next step (not a prompt's last
+// token, not a beam member) and has room for a drafted token: the
+// candidates for speculative decoding. Call it after Update, before the
+// next Schedule.
+func (s *Scheduler) DraftAsks(dst []DraftAsk) []DraftAsk {
+	for _, r := range s.running {
+		if r.Beam || r.output() == 0 || !r.decoding() {
+			continue // beams; a prompt's last token (its row may feed forks)
+		}
+		// The accepted draft and the sample after it must fit r's length limit.
+		if m := r.maxLen - len(r.tokens) - 1; m > 0 {
+			dst = append(dst, DraftAsk{ID: r.ID, Tokens: r.tokens, Max: m, Table: s.pool.TableView(r.ID)})
+		}
+	}
+	return dst
+}
 
-// SetProposer makes Schedule ask p for drafts for the running requests
-// that decode an output token (not the prompt's last, not beam members):
-// such a request's step then carries its last known token and the draft
-// (Seq.Draft), and UpdateDrafts takes how many drafted tokens the runner
-// accepted. Max is what the request's length limit allows (the accepted
-// draft and the sample after it must fit) and what is left of the step's
-// token budget, taken greedily in running order. A draft is cut before
-// its first stop token and to Max. Drafts are added last, after the
-// running requests' tokens and the admissions, only where blocks are left
-// over (a request whose draft does not fit goes without): a draft never
-// preempts nor delays a request. nil turns speculation off.
-func (s *Scheduler) SetProposer(p Proposer) { s.propose = p }
+// SetDrafts stores each ask's Draft on its request for the next Schedule
+// (vLLM's update_draft_token_ids): that step then carries the request's
+// last known token and as much of the draft as fits (Seq.Draft), and
+// UpdateDrafts takes how many drafted tokens the runner accepted. A
+// draft is cut before its first stop token and to the request's length
+// limit and what is left of the step's token budget after every running
+// request's token and the admissions, the drafts taking it in running
+// order;
+// a request whose draft does not fit the free blocks goes without: a
+// draft never preempts nor delays a request. Asks of requests that no
+// longer decode next are ignored; a draft lasts one Schedule.
+func (s *Scheduler) SetDrafts(asks []DraftAsk) {
+	for _, a := range asks {
+		if r := s.byID[a.ID]; r != nil && r.running && !r.Beam && r.output() > 0 && r.decoding() {
+			r.spec = append(r.spec[:0], a.Draft...)
+		}
+	}
+}
 
 // cut is d cut to max tokens and before its first stop token of r (a
 // stop token ends r: its own sample decides it).
@@ -252,7 +272,7 @@ func (s *Scheduler) Schedule() Plan {
 		}
 		s.running = slices.DeleteFunc(s.running, func(x *request) bool { return x == v })
 		s.pool.Free(v.ID)
-		v.running, v.computed = false, 0
+		v.running, v.computed, v.spec = false, 0, v.spec[:0]
 		if v.search != nil {
 			v.search.running--
 		}
@@ -326,9 +346,7 @@ func (s *Scheduler) Schedule() Plan {
 	// Drafts go to decodes once every running request has its blocks and
 	// the waiting ones were admitted, so they take only what is left over
 	// and never cause a preemption or delay an admission.
-	if s.propose != nil {
-		budget = s.drafts(seqs, copies, budget)
-	}
+	budget = s.drafts(seqs, budget)
 	for i, q := range seqs {
 		if q.Tokens == nil { // undone by a preemption
 			continue
@@ -347,35 +365,25 @@ func (s *Scheduler) Schedule() Plan {
 	return plan
 }
 
-// drafts asks the proposer for the drafts of this step's decodes (seqs,
-// copies: the step's entries so far) within budget tokens, allocates
-// those that fit and returns the budget left.
-func (s *Scheduler) drafts(seqs []Seq, copies [][]kvcache.Copy, budget int) int {
-	asks, who := s.asks[:0], s.askers[:0]
+// drafts adds the drafts stored by SetDrafts to this step's decodes
+// (seqs: the step's entries so far) within budget tokens, allocates those
+// that fit and returns the budget left. In running order, each draft is
+// cut to what its request's length limit and the budget left allow and
+// takes its length from the budget. Every stored draft is spent: a draft
+// is for one step.
+func (s *Scheduler) drafts(seqs []Seq, budget int) int {
 	for _, r := range s.running {
+		spec := r.spec
+		r.spec = r.spec[:0]
 		i, ok := s.entry[r]
-		if !ok || r.Beam || r.output() == 0 {
-			continue // beams; a prompt's last token (its row may feed forks)
+		if len(spec) == 0 || !ok || r.Beam || r.output() == 0 {
+			continue // no draft; beams; a prompt's last token (its row may feed forks)
 		}
 		if q := &seqs[i]; len(q.Tokens) != 1 || !q.Sample {
 			continue // not a decode
 		}
 		// The accepted draft and the sample after it must fit r's length limit.
-		m := min(r.maxLen-len(r.tokens)-1, budget)
-		if m <= 0 {
-			continue
-		}
-		budget -= m
-		asks = append(asks, DraftAsk{ID: r.ID, Tokens: r.tokens, Max: m, Table: seqs[i].Table, Copies: copies[i]})
-		who = append(who, asker{r, m})
-	}
-	if len(asks) > 0 {
-		s.propose(asks)
-	}
-	for j, a := range asks {
-		r, m := who[j].r, who[j].max
-		budget += m
-		draft := cut(r, a.Draft, min(a.Max, m)) // the proposer may have lowered Max
+		draft := cut(r, spec, min(r.maxLen-len(r.tokens)-1, budget))
 		if len(draft) == 0 {
 			continue
 		}
@@ -385,14 +393,11 @@ func (s *Scheduler) drafts(seqs []Seq, copies [][]kvcache.Copy, budget int) int 
 		// The decode's Allocate made the partial block private already:
 		// growing the table copies nothing.
 		s.pool.Allocate(r.ID, r.tokens, 1+len(draft))
-		q := &seqs[s.entry[r]]
+		q := &seqs[i]
 		r.chunk = append(append(r.chunk[:0], q.Tokens...), draft...)
 		q.Tokens, q.Draft, q.Table = r.chunk, len(draft), s.pool.TableView(r.ID)
 		budget -= len(draft)
 	}
-	clear(asks)
-	clear(who)
-	s.asks, s.askers = asks[:0], who[:0]
 	return budget
 }
 

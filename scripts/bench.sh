@@ -134,7 +134,7 @@ echo "|---|---|---|---|---|---|---|---|"
 for t in $TYPES; do
 	for f in prefill decode; do
 		for e in "${kilns[@]}"; do
-			bytes=$(jq -r .model_bytes "$out/$e-$t-1" | head -1)
+			bytes=$(jq -r '.step_bytes // .model_bytes' "$out/$e-$t-1" | head -1) # active bytes per token (MoE: the chosen experts only)
 			kset=$(jq -r .kernels "$out/$e-$t-1" | head -1)
 			k=$(col "$e" "$t" 1 "${f}_tok_s")
 			l=$(col llama "$t" 1 "${f}_tok_s")

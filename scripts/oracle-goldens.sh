@@ -4,9 +4,11 @@
 # forward-pass tests: testdata/oracle/*.json.
 #
 # For each architecture {llama, qwen2, qwen3, qwen3moe, mixtral, qwen2moe, olmoe} x type {F32 F16 BF16
-# Q8_0 Q4_0 Q4_K Q6_K} it makes a small random-weight model with `kiln synth` (dim 256,
-# 2 layers, 4 heads, 2 KV heads, ffn 512: every row a multiple of 256 so the
-# K types apply everywhere), runs the llama.cpp oracle's `probs` over 64
+# Q8_0 Q4_0 Q4_K Q6_K}, and for llama, qwen3 and qwen3moe also x {Q4_1 Q5_0
+# Q5_1 Q5_K} (with those, every tensor type kiln's kernels load), it makes
+# a small random-weight model with `kiln synth` (dim 256, 2 layers, 4 heads,
+# 2 KV heads, ffn 512: every row a multiple of 256 so the K types apply
+# everywhere), runs the llama.cpp oracle's `probs` over 64
 # fixed token ids at every position (top 20), and writes
 #
 #   testdata/oracle/<arch>-<type>.json = {
@@ -15,9 +17,10 @@
 #                vocab: the vocabulary's path relative to shared/models,
 #     "oracle":  the oracle's output }
 #
-# The oracle's probabilities are renormalized after node-llama-cpp's default
-# top-k 40 / top-p 0.95 (each golden's "note" says so): absolute values are
-# larger than a full softmax by a per-position factor, so compare
+# Goldens recorded before the oracle asked for topK 0 / topP 1 (2026-11-28)
+# hold probabilities renormalized after node-llama-cpp's default top-k 40 /
+# top-p 0.95, later ones the full softmax (each golden's "note" says which):
+# absolute values differ by a per-position factor, so compare
 # log p(token) - log p(top-1) within the listed tokens.
 #
 # A test regenerates the model with synth.Plan(spec, vocab, type, seed),
@@ -33,8 +36,9 @@
 # olmoe has 8 experts of width --ffn 256, 2 per token, not renormalised, q/k
 # RMSNorm over the whole projection, no GQA (OLMoE-1B-7B: 64 of 1024, 8 per
 # token), untied.
-# Also: llama3rope-F32 (Llama 3 rope_freqs), llama-Q4_K_M (an F32 synth model
-# put through `kiln quantize ... Q4_K_M`), and stories260K (a trained model):
+# Also: llama3rope-F32 (Llama 3 rope_freqs), llama-Q4_K_M and llama-Q5_K_M
+# (an F32 synth model put through `kiln quantize ... Q4_K_M` / `Q5_K_M`,
+# llama-quantize's mixes), and stories260K (a trained model):
 # greedy from "Once upon a time", probs on a prompt, and its F16 conversion.
 #
 # Vocabularies: llama uses tokenizers/tok512-spm.model (stories260K's
@@ -58,9 +62,11 @@
 # kiln follows it: do not set that variable when recording.
 # Usage: scripts/oracle-goldens.sh   (from anywhere; writes into the repo)
 #        ARCHS="qwen3moe" TYPES="F32 Q8_0" scripts/oracle-goldens.sh
+#        MIXES="Q5_K_M" scripts/oracle-goldens.sh
 #        KVTYPES="q8_0 q4_0" scripts/oracle-goldens.sh   (only the KV goldens)
-#   ARCHS and TYPES limit the synth goldens made; the llama3rope, Q4_K_M and
-#   stories260K records are made only when neither is set.
+#   ARCHS and TYPES limit the synth goldens made, MIXES the kiln quantize
+#   ones (llama-<mix>); the llama3rope and stories260K records (and the KV
+#   goldens) are made only when none is set.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
@@ -110,7 +116,7 @@ record() {
   oracle_json="$(node "$ORACLE" "$@")"
   KV="${KV_TYPE:-}" CMD="$cmd" VOCAB_FILE="$vocab_file" SYNTH="$synth_json" QUANT="$quant_json" ORACLE_OUT="$oracle_json" \
   node -e '
-    const NOTE = "oracle probabilities are llama.cpp softmax at temperature 1 after node-llama-cpp default top-k 40 and top-p 0.95, renormalized over the kept tokens: compare log p - log p(top-1) within the listed tokens, not absolute probabilities";
+    const NOTE = "oracle probabilities are llama.cpp softmax at temperature 1 over the whole vocabulary (topK 0, topP 1, minP 0; goldens recorded before 2026-11-28 were renormalized after top-k 40 / top-p 0.95): compare log p - log p(top-1) within the listed tokens";
     const e = process.env, rec = {command: e.CMD.replace(/\S*\/(\S+\.gguf)/g, "$1")};
     if (e.SYNTH) { const s = JSON.parse(e.SYNTH); delete s.file; s.vocab = e.VOCAB_FILE; rec.synth = s; }
     if (e.QUANT) rec.quantize = JSON.parse(e.QUANT);
@@ -159,16 +165,32 @@ if [[ -n "${KVTYPES:-}" ]]; then
   kv_goldens
   exit 0
 fi
+# The types with a minimum per block (Q4_1, Q5_1, Q5_K) or with no faster
+# llama.cpp path than vec_dot (Q5_0), recorded for fewer architectures: the
+# kernels are shared, the MoE path is qwen3moe's.
+declare -A MORE_TYPES=([llama]="Q4_1 Q5_0 Q5_1 Q5_K" [qwen3]="Q4_1 Q5_0 Q5_1 Q5_K" [qwen3moe]="Q4_1 Q5_0 Q5_1 Q5_K")
 
 FULL=1
-[[ -n "${ARCHS:-}${TYPES:-}" ]] && FULL=0
-for arch in ${ARCHS:-llama qwen2 qwen3 qwen3moe mixtral}; do
-  for typ in ${TYPES:-F32 F16 BF16 Q8_0 Q4_0 Q4_K Q6_K}; do
-    # shellcheck disable=SC2086
-    rec="$(synth "$arch" "$typ" --vocab "$SHARED/${VOCAB[$arch]}" ${EXTRA[$arch]})"
-    record "$arch-$typ" "${VOCAB[$arch]}" "$rec" "" probs "$WORK/$arch-$typ.gguf" "ids:$IDS" --top 20 --all-positions
+[[ -n "${ARCHS:-}${TYPES:-}${MIXES:-}" ]] && FULL=0
+if [[ "$FULL" == 1 || -n "${ARCHS:-}${TYPES:-}" ]]; then
+  for arch in ${ARCHS:-llama qwen2 qwen3 qwen3moe mixtral}; do
+    for typ in ${TYPES:-F32 F16 BF16 Q8_0 Q4_0 Q4_K Q6_K ${MORE_TYPES[$arch]:-}}; do
+      # shellcheck disable=SC2086
+      rec="$(synth "$arch" "$typ" --vocab "$SHARED/${VOCAB[$arch]}" ${EXTRA[$arch]})"
+      record "$arch-$typ" "${VOCAB[$arch]}" "$rec" "" probs "$WORK/$arch-$typ.gguf" "ids:$IDS" --top 20 --all-positions
+    done
   done
-done
+fi
+
+# kiln quantize: the F32 llama model as llama-quantize's mixes.
+if [[ "$FULL" == 1 || -n "${MIXES:-}" ]]; then
+  for mix in ${MIXES:-Q4_K_M Q5_K_M}; do
+    rec="$(synth llama F32 --vocab "$SHARED/${VOCAB[llama]}" ${EXTRA[llama]})"
+    "$KILN" quantize "$WORK/llama-F32.gguf" "$WORK/llama-$mix.gguf" "$mix" >&2
+    q="{\"type\":\"$mix\",\"sha256\":\"$(sha256sum "$WORK/llama-$mix.gguf" | cut -d' ' -f1)\"}"
+    record "llama-$mix" "${VOCAB[llama]}" "$rec" "$q" probs "$WORK/llama-$mix.gguf" "ids:$IDS" --top 20 --all-positions
+  done
+fi
 
 [[ "$FULL" == 1 ]] || exit 0
 
@@ -176,12 +198,6 @@ done
 rec="$(synth llama F32 --vocab "$SHARED/${VOCAB[llama]}" --head-dim 64 --rope-theta 500000 --norm-eps 1e-5 --llama3-rope 32,1,4,8192)"
 mv "$WORK/llama-F32.gguf" "$WORK/llama3rope-F32.gguf"
 record llama3rope-F32 "${VOCAB[llama]}" "$rec" "" probs "$WORK/llama3rope-F32.gguf" "ids:$IDS" --top 20 --all-positions
-
-# kiln quantize: the F32 llama model as llama-quantize's Q4_K_M mix.
-rec="$(synth llama F32 --vocab "$SHARED/${VOCAB[llama]}" ${EXTRA[llama]})"
-"$KILN" quantize "$WORK/llama-F32.gguf" "$WORK/llama-Q4_K_M.gguf" Q4_K_M >&2
-q="{\"type\":\"Q4_K_M\",\"sha256\":\"$(sha256sum "$WORK/llama-Q4_K_M.gguf" | cut -d' ' -f1)\"}"
-record llama-Q4_K_M "${VOCAB[llama]}" "$rec" "$q" probs "$WORK/llama-Q4_K_M.gguf" "ids:$IDS" --top 20 --all-positions
 
 # stories260K: a trained model, where greedy strings must agree token for token.
 S260="$SHARED/stories260K.gguf"

@@ -10,7 +10,7 @@
 //   - Spec: an architecture and its hyperparameters; Shape(name): named
 //     specs taken from the HF configs of real models (stories15m, smollm2-135m,
 //     qwen2.5-0.5b, llama-3.2-1b, tinyllama-1.1b, qwen3-0.6b, qwen3-30b-a3b,
-//     qwen1.5-moe-a2.7b, olmoe-1b-7b).
+//     qwen1.5-moe-a2.7b, olmoe-1b-7b, mixtral-8x7b).
 //   - Spec.Tensors: the tensor directory (names and ggml shapes) and
 //     Spec.Metadata: the {arch}.* and general.* keys.
 //   - the weights: deterministic normal deviates, one stream per
@@ -22,7 +22,8 @@
 //     Model.WriteFile / Write stream it to disk, one batch of rows at a time
 //     (a 1.1B F32 model is 4.4 GB and never sits in memory).
 //   - Model.WriteHF: the same weights as a Hugging Face folder (config.json,
-//     safetensors shards, tokenizer.json from the vocabulary), streamed the
+//     safetensors shards with one tensor per expert as checkpoints store
+//     them, tokenizer.json from the vocabulary), streamed the
 //     same way, under model.HFTensorNames' names; model.LoadHF of it equals
 //     model.Load of the GGUF.
 //

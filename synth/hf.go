@@ -38,7 +38,11 @@ import (
 // transformers' max_shard_size of 5 GB).
 const hfShardBytes = 5_000_000_000
 
-var hfArchitectures = map[string]string{"llama": "LlamaForCausalLM", "qwen2": "Qwen2ForCausalLM", "qwen3": "Qwen3ForCausalLM"}
+var hfArchitectures = map[string]string{"llama": "LlamaForCausalLM", "qwen2": "Qwen2ForCausalLM", "qwen3": "Qwen3ForCausalLM",
+	"qwen3moe": "Qwen3MoeForCausalLM", "qwen2moe": "Qwen2MoeForCausalLM", "olmoe": "OlmoeForCausalLM"}
+
+// hfModelTypes are config.json's model_type where it is not the arch.
+var hfModelTypes = map[string]string{"qwen3moe": "qwen3_moe", "qwen2moe": "qwen2_moe"}
 
 var hfDTypes = map[gguf.Type]safetensors.DType{gguf.TypeF32: "F32", gguf.TypeF16: "F16", gguf.TypeBF16: "BF16"}
 
@@ -54,8 +58,8 @@ var hfDTypes = map[gguf.Type]safetensors.DType{gguf.TypeF32: "F32", gguf.TypeF16
 func (m *Model) WriteHF(dir string) error { return m.writeHF(dir, hfShardBytes) }
 
 func (m *Model) writeHF(dir string, shardBytes uint64) (err error) {
-	if _, ok := hfArchitectures[m.Spec.Arch]; !ok || m.Spec.Experts > 0 {
-		return fmt.Errorf("synth: the Hugging Face format is written for dense %v models, not %s with %d experts", []string{"llama", "qwen2", "qwen3"}, m.Spec.Arch, m.Spec.Experts)
+	if _, ok := hfArchitectures[m.Spec.Arch]; !ok {
+		return fmt.Errorf("synth: the Hugging Face format is not written for %s models", m.Spec.Arch)
 	}
 	if entries, err := os.ReadDir(dir); err == nil && len(entries) > 0 {
 		return fmt.Errorf("synth: %s exists and is not empty", dir)
@@ -135,9 +139,16 @@ func (m *Model) hfConfig(v *tokenizer.Vocab) map[string]any {
 	if dtype == "" {
 		dtype = "float32"
 	}
+	arch, modelType := hfArchitectures[s.Arch], s.Arch
+	if t, ok := hfModelTypes[s.Arch]; ok {
+		modelType = t
+	}
+	if s.Arch == "llama" && s.Experts > 0 {
+		arch, modelType = "MixtralForCausalLM", "mixtral"
+	}
 	cfg := map[string]any{
-		"architectures":           []string{hfArchitectures[s.Arch]},
-		"model_type":              s.Arch,
+		"architectures":           []string{arch},
+		"model_type":              modelType,
 		"hidden_size":             s.Dim,
 		"intermediate_size":       s.FFN,
 		"num_hidden_layers":       s.Layers,
@@ -162,7 +173,40 @@ func (m *Model) hfConfig(v *tokenizer.Vocab) map[string]any {
 	if s.Arch != "llama" {
 		cfg["use_sliding_window"] = false
 	}
+	if s.Experts > 0 {
+		m.hfExpertConfig(cfg)
+	}
 	return cfg
+}
+
+// hfExpertConfig adds the mixture-of-experts keys of config.json as
+// transformers' MixtralConfig, Qwen2MoeConfig, Qwen3MoeConfig and
+// OlmoeConfig name them. Like the real checkpoints' configs, only Qwen3's
+// carries head_dim (when heads*head_dim is hidden_size).
+func (m *Model) hfExpertConfig(cfg map[string]any) {
+	s := m.Spec
+	if s.Arch != "qwen3moe" && s.HeadDim*s.Heads == s.Dim {
+		delete(cfg, "head_dim")
+	}
+	cfg["num_experts_per_tok"] = s.ExpertsUsed
+	switch s.Arch {
+	case "llama": // Mixtral
+		cfg["num_local_experts"] = s.Experts
+		cfg["sliding_window"] = nil
+	case "olmoe":
+		cfg["num_experts"] = s.Experts
+		cfg["norm_topk_prob"] = false
+		cfg["clip_qkv"] = nil
+	default: // qwen2moe, qwen3moe
+		cfg["num_experts"] = s.Experts
+		cfg["moe_intermediate_size"] = s.ExpertFFN
+		cfg["norm_topk_prob"] = s.Arch == "qwen3moe"
+		cfg["decoder_sparse_step"] = 1
+		cfg["mlp_only_layers"] = []int{}
+		if s.Arch == "qwen2moe" {
+			cfg["shared_expert_intermediate_size"] = s.SharedFFN
+		}
+	}
 }
 
 // nullID is an id for JSON: -1 (none) is null.
@@ -203,6 +247,21 @@ func (m *Model) hfTensors(c model.Config) ([]safetensors.WriteTensor, error) {
 			return nil, fmt.Errorf("synth: %s: %d rows do not split into %d heads of even size", t.Name, rows, heads)
 		}
 		key := tensorKey(m.Seed, t.Name)
+		if n.Parts != nil {
+			// A 3-D expert tensor: expert e's matrix is the next rows/E
+			// GGUF rows, stored as its own HF tensor.
+			per := rows / len(n.Parts)
+			for e, name := range n.Parts {
+				first := e * per
+				ts = append(ts, safetensors.WriteTensor{Name: name, DType: hfDTypes[typ], Shape: shape[1:], Fill: func(w io.Writer) error {
+					return convert.WriteRows(w, typ, cols, per, func(r int, dst []float32) error {
+						t.fillRow(key, first+r, dst)
+						return nil
+					})
+				}})
+			}
+			continue
+		}
 		ts = append(ts, safetensors.WriteTensor{Name: n.HF, DType: hfDTypes[typ], Shape: shape, Fill: func(w io.Writer) error {
 			return convert.WriteRows(w, typ, cols, rows, func(r int, dst []float32) error {
 				src := r

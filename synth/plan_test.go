@@ -37,6 +37,7 @@ func TestShapeDirectories(t *testing.T) {
 		{"qwen3-0.6b", 596_049_920, 2 + 28*11},
 		{"qwen1.5-moe-a2.7b", 14_315_784_192, 3 + 24*17},
 		{"olmoe-1b-7b", 6_919_161_856, 3 + 16*12},
+		{"mixtral-8x7b", 46_702_792_704, 3 + 32*10}, // 46.7B as published
 	}
 	for _, tt := range tests {
 		t.Run(tt.shape, func(t *testing.T) {

@@ -38,6 +38,11 @@ var shapes = map[string]Spec{
 	"olmoe-1b-7b": {Arch: "olmoe", Dim: 2048, Layers: 16, Heads: 16, KVHeads: 16, FFN: 1024,
 		Experts: 64, ExpertsUsed: 8,
 		VocabSize: 50304, Ctx: 4096, RopeTheta: 10000, NormEps: 1e-5},
+	// mistralai/Mixtral-8x7B-v0.1: llama with 8 experts of width 14336
+	// (intermediate_size, as its GGUF's feed_forward_length), 2 per token.
+	"mixtral-8x7b": {Arch: "llama", Dim: 4096, Layers: 32, Heads: 32, KVHeads: 8, FFN: 14336,
+		Experts: 8, ExpertsUsed: 2,
+		VocabSize: 32000, Ctx: 32768, RopeTheta: 1e6, NormEps: 1e-5},
 	// Qwen/Qwen3-0.6B: heads*head_dim (2048) differs from dim (1024).
 	"qwen3-0.6b": {Arch: "qwen3", Dim: 1024, Layers: 28, Heads: 16, KVHeads: 8, HeadDim: 128, FFN: 3072,
 		VocabSize: 151936, Ctx: 40960, RopeTheta: 1e6, NormEps: 1e-6, Tied: true},

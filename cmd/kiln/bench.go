@@ -32,8 +32,13 @@ type benchResult struct {
 	PrefillTokS  float64 `json:"prefill_tok_s"`
 	DecodeTokS   float64 `json:"decode_tok_s"`
 	ModelBytes   uint64  `json:"model_bytes"`
-	// DecodeGBs is weight bytes streamed per second during decode: one full
-	// pass over the weights per step, shared by all parallel sequences.
+	// StepBytes is the weight bytes one decode step reads: ModelBytes for a
+	// dense model; for a mixture of experts all but the routed experts
+	// none of the step's tokens chose (model.StepBytes: exact for one
+	// sequence, an upper bound for several).
+	StepBytes uint64 `json:"step_bytes"`
+	// DecodeGBs is weight bytes streamed per second during decode: one
+	// pass over StepBytes per step, shared by all parallel sequences.
 	DecodeGBs float64 `json:"decode_weight_gb_s"`
 	// Kernels is the kernel set that ran (simd.Impl: avx512vnni, avx2,
 	// generic; KILN_KERNELS caps it).
@@ -272,6 +277,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		Engine: "kiln", Threads: m.Threads(), Parallel: *parallel, PromptTokens: *prompt, GenTokens: *gen,
 		PrefillTokS: round2(float64(*prompt**parallel) / prefill.Seconds()),
 		ModelBytes:  bytes,
+		StepBytes:   m.StepBytes(bytes, *parallel),
 		Kernels:     simd.Impl(),
 		memReport:   mem,
 	}
@@ -281,9 +287,9 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	}
 	if decoded > 0 {
 		r.DecodeTokS = round2(float64(decoded) / decode.Seconds())
-		// One pass over the weights per step: each step decodes one token of
-		// every sequence.
-		r.DecodeGBs = round2(float64(bytes) * float64(decoded) / float64(*parallel) / decode.Seconds() / 1e9)
+		// One pass over the step's weights per step: each step decodes one
+		// token of every sequence.
+		r.DecodeGBs = round2(float64(r.StepBytes) * float64(decoded) / float64(*parallel) / decode.Seconds() / 1e9)
 	}
 	if *asJSON {
 		return json.NewEncoder(stdout).Encode(r)
@@ -291,7 +297,11 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, "model     %s (%.1f MiB, %d threads)\n", pos[0], float64(bytes)/(1<<20), r.Threads)
 	fmt.Fprintf(stdout, "kernels   %s\n", simd.ImplReason())
 	fmt.Fprintf(stdout, "prefill   %8.2f tok/s  (%d tokens x %d sequences)\n", r.PrefillTokS, *prompt, *parallel)
-	fmt.Fprintf(stdout, "decode    %8.2f tok/s  (%d tokens x %d sequences; %.1f GB/s of weights)\n", r.DecodeTokS, *gen, *parallel, r.DecodeGBs)
+	active := ""
+	if c.MoE() {
+		active = fmt.Sprintf(" active, %.1f MiB per step: %d of %d experts per token", float64(r.StepBytes)/(1<<20), c.ExpertsUsed, c.Experts)
+	}
+	fmt.Fprintf(stdout, "decode    %8.2f tok/s  (%d tokens x %d sequences; %.1f GB/s of weights%s)\n", r.DecodeTokS, *gen, *parallel, r.DecodeGBs, active)
 	fmt.Fprintf(stdout, "engine    %8.2f%% of step time outside the forward\n", 100*r.EngineOverhead)
 	r.specReport.print(stdout)
 	r.memReport.print(stdout)

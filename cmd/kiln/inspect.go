@@ -16,6 +16,13 @@ func init() {
 	register("inspect", "describe a GGUF file: architecture, dims, tensor types, vocabulary", runInspect)
 }
 
+// writeActive prints a mixture of experts' active parameters and bytes
+// per token: all but the unchosen experts' share.
+func writeActive(w io.Writer, c *model.Config, params, expertParams, bytes, expertBytes uint64) {
+	fmt.Fprintf(w, "active:        %.2fM parameters, %.1f MiB per token (%d of %d experts; the experts hold %.2fM)\n",
+		float64(c.Active(params, expertParams))/1e6, float64(c.Active(bytes, expertBytes))/(1<<20), c.ExpertsUsed, c.Experts, float64(expertParams)/1e6)
+}
+
 // writeCPU prints the kernel set in use, why, and the sets this CPU runs.
 func writeCPU(w io.Writer) {
 	fmt.Fprintf(w, "kernels:       %s\n", simd.Impl())
@@ -63,7 +70,8 @@ func runInspect(args []string, stdout, stderr io.Writer) error {
 	}
 	arch := f.Architecture()
 	fmt.Fprintf(w, "architecture:  %s\n", arch)
-	if cfg, err := model.ConfigFromGGUF(f); err == nil {
+	cfg, cfgErr := model.ConfigFromGGUF(f)
+	if err := cfgErr; err == nil {
 		fmt.Fprintf(w, "dims:          dim %d, %d layers, %d heads, %d KV heads, head dim %d, FFN %d, context %d\n",
 			cfg.Dim, cfg.Layers, cfg.Heads, cfg.KVHeads, cfg.HeadDim, cfg.FFN, cfg.Context)
 		if cfg.MoE() {
@@ -88,9 +96,13 @@ func runInspect(args []string, stdout, stderr io.Writer) error {
 		elems uint64
 	}
 	byType := map[gguf.Type]*agg{}
-	var total, params uint64
+	var total, params, expertBytes, expertParams uint64
 	for i := range f.Tensors {
 		t := &f.Tensors[i]
+		if model.IsRoutedExpert(t.Name) {
+			expertBytes += t.Size
+			expertParams += t.Elements()
+		}
 		a := byType[t.Type]
 		if a == nil {
 			a = &agg{}
@@ -109,6 +121,9 @@ func runInspect(args []string, stdout, stderr io.Writer) error {
 		}
 		sort.Slice(types, func(i, j int) bool { return byType[types[i]].bytes > byType[types[j]].bytes })
 		fmt.Fprintf(w, "parameters:    %.2fM in %.1f MiB (%.2f bits per weight)\n", float64(params)/1e6, float64(total)/(1<<20), float64(total)*8/float64(max(params, 1)))
+		if cfgErr == nil && cfg.MoE() {
+			writeActive(w, &cfg, params, expertParams, total, expertBytes)
+		}
 		for _, t := range types {
 			a := byType[t]
 			fmt.Fprintf(w, "  %-8s %4d tensors  %10.1f MiB\n", t, a.n, float64(a.bytes)/(1<<20))

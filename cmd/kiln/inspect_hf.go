@@ -36,6 +36,13 @@ func inspectHF(dir string, tensors bool, stdout io.Writer) error {
 	if cerr == nil {
 		fmt.Fprintf(w, "dims:          dim %d, %d layers, %d heads, %d KV heads, head dim %d, FFN %d, vocab %d, context %d\n",
 			cfg.Dim, cfg.Layers, cfg.Heads, cfg.KVHeads, cfg.HeadDim, cfg.FFN, cfg.Vocab, cfg.Context)
+		if cfg.MoE() {
+			fmt.Fprintf(w, "experts:       %d, %d used per token, expert FFN %d, weights renormalised %v\n",
+				cfg.Experts, cfg.ExpertsUsed, cfg.ExpertFFN, cfg.ExpertNorm)
+		}
+		if cfg.SharedFFN > 0 {
+			fmt.Fprintf(w, "shared expert: FFN %d, sigmoid-gated\n", cfg.SharedFFN)
+		}
 		fmt.Fprintf(w, "numerics:      rms eps %g, rope base %g, rope freq scale %g, rope %s\n",
 			cfg.NormEps, cfg.RopeBase, cfg.RopeFreqScale, map[bool]string{true: "neox", false: "normal (q/k rows permuted at load)"}[cfg.RopeNeox])
 		fmt.Fprintf(w, "embeddings:    tied %v\n", cfg.Tied)
@@ -44,9 +51,13 @@ func inspectHF(dir string, tensors bool, stdout io.Writer) error {
 	}
 	type agg struct{ n, bytes, elems uint64 }
 	byType := map[safetensors.DType]*agg{}
-	var total, params uint64
+	var total, params, expertBytes, expertParams uint64
 	for _, n := range names {
 		t, _, _ := set.Tensor(n)
+		if model.IsRoutedExpert(n) {
+			expertBytes += t.End - t.Begin
+			expertParams += t.Elements()
+		}
 		a := byType[t.DType]
 		if a == nil {
 			a = &agg{}
@@ -64,6 +75,9 @@ func inspectHF(dir string, tensors bool, stdout io.Writer) error {
 	}
 	sort.Slice(types, func(i, j int) bool { return byType[types[i]].bytes > byType[types[j]].bytes })
 	fmt.Fprintf(w, "parameters:    %.2fM in %.1f MiB (%.2f bits per weight)\n", float64(params)/1e6, float64(total)/(1<<20), float64(total)*8/float64(max(params, 1)))
+	if cerr == nil && cfg.MoE() {
+		writeActive(w, &cfg, params, expertParams, total, expertBytes)
+	}
 	for _, t := range types {
 		a := byType[t]
 		fmt.Fprintf(w, "  %-8s %4d tensors  %10.1f MiB\n", t, a.n, float64(a.bytes)/(1<<20))

@@ -35,6 +35,13 @@
 //	                           acc = fma(float(sc0*isum0+sc1*isum1), d*d8, acc),
 //	                           accMin likewise with mins and bsums; acc-accMin.
 //	Q4_K, Rows%8 != 0; Q6_K    ggml_vec_dot_q4_K/q6_K_q8_K AVX2 lane layouts.
+//	Q4_1, Q5_1 (every shape)   ggml_vec_dot_q4_1/q5_1_q8_1: per block
+//	                           summs = fma(m_w, s_x, summs), lane j =
+//	                           fma(dw*dx, float(I_j), lane j); hsum8 + summs.
+//	Q5_K (every shape)         ggml_vec_dot_q5_K_q8_K: lanes as Q4_K's vec
+//	                           dot into one 8-lane FMA chain, summs =
+//	                           fma(-dx*dmin, float(exact min sum), summs);
+//	                           hsum8 + summs.
 //
 // where hsum8(l) = ((l0+l4)+(l2+l6)) + ((l1+l5)+(l3+l7)) (hsum_float_8).
 package llamaorder

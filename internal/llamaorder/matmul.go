@@ -194,6 +194,28 @@ func MatMul(dst []float32, W *kernels.Matrix, x []float32, T int) {
 				dst[t*W.Rows+r] = q6k(W.Data[r*nb*210:(r+1)*nb*210], xq, nb)
 			}
 		}
+	case gguf.TypeQ4_1, gguf.TypeQ5_1:
+		nb := cols / 32
+		xq := make([]byte, nb*36)
+		wb := 20
+		if W.Type == gguf.TypeQ5_1 {
+			wb = 24
+		}
+		for t := 0; t < T; t++ {
+			quant.QuantizeActQ8_1(x[t*cols:(t+1)*cols], xq)
+			for r := 0; r < W.Rows; r++ {
+				dst[t*W.Rows+r] = legacy1(W.Type, W.Data[r*nb*wb:(r+1)*nb*wb], xq, nb)
+			}
+		}
+	case gguf.TypeQ5_K:
+		nb := cols / 256
+		xq := make([]byte, nb*292)
+		for t := 0; t < T; t++ {
+			quant.QuantizeActQ8_K(x[t*cols:(t+1)*cols], xq)
+			for r := 0; r < W.Rows; r++ {
+				dst[t*W.Rows+r] = q5k(W.Data[r*nb*176:(r+1)*nb*176], xq, nb)
+			}
+		}
 	default:
 		panic("llamaorder: no recipe for " + W.Type.String())
 	}
@@ -355,4 +377,86 @@ func q4kVec(w, x []byte, nb int) float32 {
 		}
 	}
 	return hsum(&acc) + ((accM[0] + accM[2]) + (accM[1] + accM[3]))
+}
+
+// legacy1: ggml_vec_dot_q4_1_q8_1 / ggml_vec_dot_q5_1_q8_1, AVX2 (every
+// matrix shape: neither type has a tinyBLAS or repacked path on x86). Per
+// block, summs = fma(m_w, s_x, summs) (the compiler contracts
+// "summs += m*s"), lane j = fma(d_w*d_x, float(I_j), lane j) with I_j the
+// exact sum of elements 4j..4j+3; result hsum8(lanes) + summs.
+func legacy1(typ gguf.Type, w, x []byte, nb int) float32 {
+	var l [8]float32
+	var summs float32
+	bw := 20
+	if typ == gguf.TypeQ5_1 {
+		bw = 24
+	}
+	for b := 0; b < nb; b++ {
+		wb, xb := w[b*bw:], x[b*36:]
+		h := func(p []byte) float32 { return quant.F16ToF32(binary.LittleEndian.Uint16(p)) }
+		summs = fma32(h(wb[2:]), h(xb[2:]), summs)
+		s := h(wb) * h(xb)
+		var qh uint32
+		qs := wb[4:20]
+		if typ == gguf.TypeQ5_1 {
+			qh, qs = binary.LittleEndian.Uint32(wb[4:]), wb[8:24]
+		}
+		for j := 0; j < 8; j++ {
+			var is int32
+			for k := 0; k < 4; k++ {
+				e := 4*j + k
+				var q int32
+				if e < 16 {
+					q = int32(qs[e] & 15)
+				} else {
+					q = int32(qs[e-16] >> 4)
+				}
+				q |= int32(qh>>e&1) << 4
+				is += q * int32(int8(xb[4+e]))
+			}
+			l[j] = fma32(s, float32(is), l[j])
+		}
+	}
+	return hsum(&l) + summs
+}
+
+// q5k: ggml_vec_dot_q5_K_q8_K, AVX2 (Q5_K is not repacked on x86). Per
+// super-block d = dx*d_w, dmin = -dx*dmin_w; summs = fma(dmin,
+// float(sum_k min_k*(bsums 2k + 2k+1)), summs); lane m = the exact sum
+// over the eight 32-element chunks c of scale_c * (q5.q8 over elements
+// 32c+4m..32c+4m+3), acc_m = fma(d, float(lane m), acc_m); result
+// hsum8(acc) + summs.
+func q5k(w, x []byte, nb int) float32 {
+	var acc [8]float32
+	var summs float32
+	for i := 0; i < nb; i++ {
+		wb, xb := w[i*176:], x[i*292:]
+		d8 := math.Float32frombits(binary.LittleEndian.Uint32(xb))
+		d := d8 * quant.F16ToF32(binary.LittleEndian.Uint16(wb))
+		dmin := -d8 * quant.F16ToF32(binary.LittleEndian.Uint16(wb[2:]))
+		sc, qh, qs := wb[4:16], wb[16:48], wb[48:176]
+		q8 := xb[4:260]
+		bs := func(k int) int32 { return int32(int16(binary.LittleEndian.Uint16(xb[260+2*k:]))) }
+		var prod int32
+		for k := 0; k < 8; k++ {
+			_, m := scaleMin(k, sc)
+			prod += m * (bs(2*k) + bs(2*k+1))
+		}
+		summs = fma32(dmin, float32(prod), summs)
+		var lane [8]int32
+		for j := 0; j < 4; j++ {
+			s0, _ := scaleMin(2*j, sc)
+			s1, _ := scaleMin(2*j+1, sc)
+			for e := 0; e < 32; e++ {
+				b := qs[32*j+e]
+				lo := int32(b&15) | int32(qh[e]>>(2*j)&1)<<4
+				hi := int32(b>>4) | int32(qh[e]>>(2*j+1)&1)<<4
+				lane[e/4] += s0*lo*int32(int8(q8[64*j+e])) + s1*hi*int32(int8(q8[64*j+32+e]))
+			}
+		}
+		for m := 0; m < 8; m++ {
+			acc[m] = fma32(d, float32(lane[m]), acc[m])
+		}
+	}
+	return hsum(&acc) + summs
 }

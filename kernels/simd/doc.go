@@ -44,9 +44,13 @@
 // invariance follows: a row's result never depends on which kernel, tile
 // or CPU computed it. The integer parts stay exact for every input byte
 // (llama.cpp's VPSIGNB trick is not, for activation quants of -128).
-// Q4_1, Q5_1 and Q5_K (not in the set) still fold in the
-// order of ggml's generic C (ggml_vec_dot_*_generic; Q5_K's integer part
-// per super-block), without FMA.
+// Q4_1, Q5_1 and Q5_K follow ggml_vec_dot_q4_1_q8_1, _q5_1_q8_1 and
+// _q5_K_q8_K (AVX2; these types have no tinyBLAS or repacked path on x86):
+// an 8-lane FMA chain of the block scales times the lane sums, plus a
+// scalar FMA chain of the block minimums (m_w*s_x, or dmin times the exact
+// min sum), hsum8(lanes) + that chain. (Until 2026-11 they folded in
+// ggml's generic C order, which moved log-probs of 2-layer random models
+// by 0.04-0.14 against llama.cpp.)
 //
 // Q8_0·Q8_0 (every flavour: single-row, x4, GEMM panels, decode kernel)
 // follows llama.cpp's AVX2 order (ggml_vec_dot_q8_0_q8_0 and

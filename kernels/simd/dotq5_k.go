@@ -16,32 +16,38 @@ func DotQ5_KQ8_K(n int, w, x []byte) float32 {
 	return dotQ5_KQ8_KGeneric(nb, w, x)
 }
 
-// dotQ5_KQ8_KGeneric follows ggml_vec_dot_q5_K_q8_K_generic, with the
-// integer part summed exactly per super-block (float order as Q4_K).
+// dotQ5_KQ8_KGeneric follows llama.cpp's ggml_vec_dot_q5_K_q8_K on AVX2
+// (Q5_K is not repacked on x86): per super-block d = dx*d_w and dmin =
+// -dx*dmin_w (float32), summs = fma32(dmin, float32(sum_k min_k *
+// (bsums[2k]+bsums[2k+1])), summs); lane m = the exact sum over the eight
+// 32-element chunks c of scale_c * (q5.q8 over elements 32c+4m..32c+4m+3),
+// acc_m = fma32(d, float32(lane m), acc_m); result hsum8(acc) + summs.
 func dotQ5_KQ8_KGeneric(nb int, w, x []byte) float32 {
-	var sumf float32
+	var acc [8]float32
+	var summs float32
 	for i := 0; i < nb; i++ {
 		bw := w[i*bytesQ5_K : (i+1)*bytesQ5_K]
 		bx := x[i*bytesQ8_K : (i+1)*bytesQ8_K]
 		sc, mn := scaleMinK4(bw[4:16])
 		qh, qs, q8 := bw[16:48], bw[48:176], bx[4:260]
-		var isum int32
+		xd := math.Float32frombits(binary.LittleEndian.Uint32(bx[0:4]))
+		d := float32(xd * f16At(bw, 0))
+		dmin := float32(-xd * f16At(bw, 2))
+		summs = fma32(dmin, float32(minsTimesBsums(&mn, bx[260:292])), summs)
+		var lane [8]int32
 		for g := range 4 {
 			q := qs[32*g : 32*g+32]
 			lo, hi := q8[64*g:64*g+32], q8[64*g+32:64*g+64]
-			var s0, s1 int32
+			s0, s1 := int32(sc[2*g]), int32(sc[2*g+1])
 			for l := range 32 {
 				v0 := int32(q[l]&0x0f) | int32(qh[l]>>(2*g)&1)<<4
 				v1 := int32(q[l]>>4) | int32(qh[l]>>(2*g+1)&1)<<4
-				s0 += v0 * int32(int8(lo[l]))
-				s1 += v1 * int32(int8(hi[l]))
+				lane[l/4] += s0*v0*int32(int8(lo[l])) + s1*v1*int32(int8(hi[l]))
 			}
-			isum += int32(sc[2*g])*s0 + int32(sc[2*g+1])*s1
 		}
-		xd := math.Float32frombits(binary.LittleEndian.Uint32(bx[0:4]))
-		summs := minsTimesBsums(&mn, bx[260:292])
-		sumf += float32(f16At(bw, 0) * xd * float32(isum))
-		sumf -= float32(f16At(bw, 2) * xd * float32(summs))
+		for m := range 8 {
+			acc[m] = fma32(d, float32(lane[m]), acc[m])
+		}
 	}
-	return sumf
+	return hsum8(&acc) + summs
 }

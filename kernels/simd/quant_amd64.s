@@ -580,79 +580,57 @@ q4lanesx4:
 	RET
 
 // ---------------------------------------------------------------- Q4_1·Q8_1
-// sumf += (dw*dx)*float(sumi) + mw*sx
+// llama.cpp's order (ggml_vec_dot_q4_1_q8_1, AVX2; Q4_1 and Q5_1 have no
+// tinyBLAS or repacked path there): per block, summs = fma(m_w, s_x,
+// summs) (the compiler contracts "summs += m*s" into VFMADD231SS) and
+// lane j = fma(d_w*d_x, float(I_j), lane j) with I_j the exact sum of
+// elements 4j..4j+3; result hsum8(lanes) + summs.
 
-// Q4_1_ISUM: YR = partial sums of nib*q, Q4_1 block at SI+WOFF (20 B),
-// Q8_1 block at DI+XOFF (36 B). Y12 = 0x0f, Y15 = ones16.
-#define Q4_1_ISUM(WOFF, XOFF, YR, XR) \
-	NIBBLES32(WOFF+4(SI), YR, XR, X9, Y12); \
-	VPMADDUBSW XOFF+4(DI), YR, YR; \
+// Q4_1_ISUM: YR = I_0..I_7 (int32) for the Q4_1 block at SI (20 B: d, m,
+// qs[16]) and the Q8_1 block at DI (36 B: d, s, qs[32]). Y12 = 0x0f,
+// Y15 = ones16.
+#define Q4_1_ISUM(YR, XR) \
+	NIBBLES32(4(SI), YR, XR, X9, Y12); \
+	VPMADDUBSW 4(DI), YR, YR; \
 	VPMADDWD   Y15, YR, YR
 
-// DM4: X4 = [s0..s3] as floats -> X4 = (dw*dx)*s + mw*sx for four blocks
-// whose (d, m) / (d, s) halves are at SI + k*WB, DI + k*XB.
-#define DM4(WB, XB) \
-	HALVES8(X2, (SI), WB(SI), 2*WB(SI), 3*WB(SI), (DI), XB(DI), 2*XB(DI), 3*XB(DI)); \
-	HALVES8(X6, 2(SI), WB+2(SI), 2*WB+2(SI), 3*WB+2(SI), 2(DI), XB+2(DI), 2*XB+2(DI), 3*XB+2(DI)); \
-	VCVTPH2PS    X2, Y2;     \
-	VCVTPH2PS    X6, Y6;     \
-	VEXTRACTF128 $1, Y2, X3; \
-	VEXTRACTF128 $1, Y6, X7; \
-	VMULPS       X3, X2, X2; \
-	VMULPS       X2, X4, X4; \
-	VMULPS       X7, X6, X6; \
-	VADDPS       X6, X4, X4
-
-// DM1: lane 0 of X4 = float(s) -> (dw*dx)*s + mw*sx for the block at SI, DI.
-#define DM1 \
-	VMOVD     (SI), X2;         \
-	VPINSRD   $1, (DI), X2, X2; \
-	VCVTPH2PS X2, X2;           \
-	VMOVHLPS  X2, X2, X3;       \
-	VMULPS    X3, X2, X3;       \
-	VMULSS    X3, X4, X4;       \
-	VMOVSHDUP X3, X5;           \
-	VADDSS    X5, X4, X4
+// DMFMA: with YR = float(I_j): X1 = fma(m_w, s_x, X1) and Y0 = fma(d_w*d_x,
+// YR, Y0) for the blocks at SI (d, m halves) and DI (d, s halves).
+// Clobbers X2, X3, Y6, X7.
+#define DMFMA(YR) \
+	VMOVD        (SI), X2;      \
+	VMOVD        (DI), X3;      \
+	VCVTPH2PS    X2, X2;        \
+	VCVTPH2PS    X3, X3;        \
+	VMOVSHDUP    X2, X6;        \
+	VMOVSHDUP    X3, X7;        \
+	VFMADD231SS  X7, X6, X1;    \
+	VMULSS       X3, X2, X2;    \
+	VBROADCASTSS X2, Y6;        \
+	VFMADD231PS  Y6, YR, Y0
 
 // func dotQ4_1Q8_1AVX2(nb int, w, x []byte) float32
+// Y0 = the 8 float32 lanes, X1 = summs.
 TEXT ·dotQ4_1Q8_1AVX2(SB), NOSPLIT, $0-60
 	MOVQ    nb+0(FP), CX
 	MOVQ    w_base+8(FP), SI
 	MOVQ    x_base+32(FP), DI
-	VXORPS  X0, X0, X0
+	VXORPS  Y0, Y0, Y0
+	VXORPS  X1, X1, X1
 	VMOVDQU c0f<>(SB), Y12
 	VMOVDQU ones16<>(SB), Y15
 
-q41quad:
-	CMPQ      CX, $4
-	JB        q41tail
-	Q4_1_ISUM(0, 0, Y4, X4)
-	Q4_1_ISUM(20, 36, Y5, X5)
-	Q4_1_ISUM(40, 72, Y6, X6)
-	Q4_1_ISUM(60, 108, Y7, X7)
-	REDUCE4(Y4, Y5, Y6, Y7, X4, X5)
-	VCVTDQ2PS X4, X4
-	DM4(20, 36)
-	SEQADD4(X4, X5, X0)
-	ADDQ      $80, SI
-	ADDQ      $144, DI
-	SUBQ      $4, CX
-	JMP       q41quad
-
-q41tail:
-	TESTQ     CX, CX
-	JZ        q41done
-	Q4_1_ISUM(0, 0, Y4, X4)
-	HSUMI(Y4, X4, X5)
-	VCVTDQ2PS X4, X4
-	DM1
-	VADDSS    X4, X0, X0
+q41loop:
+	Q4_1_ISUM(Y4, X4)
+	VCVTDQ2PS Y4, Y4
+	DMFMA(Y4)
 	ADDQ      $20, SI
 	ADDQ      $36, DI
 	DECQ      CX
-	JMP       q41tail
+	JNZ       q41loop
 
-q41done:
+	HSUM8(Y0, X0, X5)
+	VADDSS X1, X0, X0
 	VMOVSS X0, ret+56(FP)
 	VZEROUPPER
 	RET
@@ -709,61 +687,46 @@ q50loop:
 	RET
 
 // ---------------------------------------------------------------- Q5_1·Q8_1
-// sumf += (dw*dx)*float(sumi) + mw*sx
+// llama.cpp's order (ggml_vec_dot_q5_1_q8_1, AVX2), as Q4_1: summs =
+// fma(m_w, s_x, summs), lane j = fma(d_w*d_x, float(I_j), lane j);
+// result hsum8(lanes) + summs.
 
-// Q5_1_ISUM: YR = partial sums of q5*q, Q5_1 block at SI+WOFF (24 B: d, m,
-// qh[4], qs[16]), Q8_1 block at DI+XOFF (36 B).
-#define Q5_1_ISUM(WOFF, XOFF, YR, XR) \
-	NIBBLES32(WOFF+8(SI), YR, XR, X9, Y12); \
-	HIGHBITS(WOFF+4(SI), Y8); \
+// Q5_1_ISUM: YR = I_0..I_7 (int32) for the Q5_1 block at SI (24 B: d, m,
+// qh[4], qs[16]) and the Q8_1 block at DI (36 B).
+#define Q5_1_ISUM(YR, XR) \
+	NIBBLES32(8(SI), YR, XR, X9, Y12); \
+	HIGHBITS(4(SI), Y8); \
 	VPOR       Y8, YR, YR;    \
-	VPMADDUBSW XOFF+4(DI), YR, YR; \
+	VPMADDUBSW 4(DI), YR, YR; \
 	VPMADDWD   Y15, YR, YR
 
 // func dotQ5_1Q8_1AVX2(nb int, w, x []byte) float32
+// Y0 = the 8 float32 lanes, X1 = summs.
 TEXT ·dotQ5_1Q8_1AVX2(SB), NOSPLIT, $0-60
 	MOVQ   nb+0(FP), CX
 	MOVQ   w_base+8(FP), SI
 	MOVQ   x_base+32(FP), DI
-	VXORPS X0, X0, X0
+	VXORPS Y0, Y0, Y0
+	VXORPS X1, X1, X1
 	Q5_CONSTANTS
 
-q51quad:
-	CMPQ      CX, $4
-	JB        q51tail
-	Q5_1_ISUM(0, 0, Y4, X4)
-	Q5_1_ISUM(24, 36, Y5, X5)
-	Q5_1_ISUM(48, 72, Y6, X6)
-	Q5_1_ISUM(72, 108, Y7, X7)
-	REDUCE4(Y4, Y5, Y6, Y7, X4, X5)
-	VCVTDQ2PS X4, X4
-	DM4(24, 36)
-	SEQADD4(X4, X5, X0)
-	ADDQ      $96, SI
-	ADDQ      $144, DI
-	SUBQ      $4, CX
-	JMP       q51quad
-
-q51tail:
-	TESTQ     CX, CX
-	JZ        q51done
-	Q5_1_ISUM(0, 0, Y4, X4)
-	HSUMI(Y4, X4, X5)
-	VCVTDQ2PS X4, X4
-	DM1
-	VADDSS    X4, X0, X0
+q51loop:
+	Q5_1_ISUM(Y4, X4)
+	VCVTDQ2PS Y4, Y4
+	DMFMA(Y4)
 	ADDQ      $24, SI
 	ADDQ      $36, DI
 	DECQ      CX
-	JMP       q51tail
+	JNZ       q51loop
 
-q51done:
+	HSUM8(Y0, X0, X5)
+	VADDSS X1, X0, X0
 	VMOVSS X0, ret+56(FP)
 	VZEROUPPER
 	RET
 
 // ---------------------------------------------------------------- K-quant helpers
-// Per super-block: sumf += (dw*dx)*float(isum); sumf -= (dminw*dx)*float(summs)
+// Shared by the Q4_K and Q5_K kernels below.
 
 // KSCALES unpacks the 12 packed scale bytes at SI+4 of a Q4_K/Q5_K
 // super-block (get_scale_min_k4) into X4 = [scale0..7, min0..7] bytes:
@@ -829,19 +792,20 @@ q51done:
 	VBROADCASTSS (DI), X3;   \
 	VMULPS       X3, X2, X2
 
-// KFINISH: Y12 = int32 partial sums of scale*q*q8, Y5 = partial sums of
-// the min terms, X2 = [d, dmin]: X0 += d*float(isum); X0 -= dmin*float(summs).
-// Both horizontal sums share the VPHADDDs: [isum, summs, isum, summs].
+// KFINISH: llama.cpp's ggml_vec_dot_q5_K_q8_K (AVX2) end of a super-block:
+// Y12 = the 8 int32 lanes, Y5 = partial sums of the min terms (KMINS),
+// X2 = [d, dmin] (KD): Y0 = fma(d, float(Y12), Y0) lane by lane, and
+// X1 = fma(-dmin, float(summs), X1) with summs exact (llama.cpp's dmin is
+// -dx*dmin_w and it contracts "summs += dmin * int").
+// Clobbers Y5, Y6, X7.
 #define KFINISH \
-	VPHADDD      Y5, Y12, Y12;   \
-	VEXTRACTI128 $1, Y12, X6;    \
-	VPADDD       X6, X12, X12;   \
-	VPHADDD      X12, X12, X12;  \
-	VCVTDQ2PS    X12, X12;       \
-	VMULPS       X2, X12, X12;   \
-	VADDSS       X12, X0, X0;    \
-	VMOVSHDUP    X12, X6;        \
-	VSUBSS       X6, X0, X0
+	VCVTDQ2PS     Y12, Y12;   \
+	VBROADCASTSS  X2, Y6;     \
+	VFMADD231PS   Y6, Y12, Y0; \
+	HSUMI(Y5, X5, X6);        \
+	VCVTDQ2PS     X5, X5;     \
+	VMOVSHDUP     X2, X7;     \
+	VFNMADD231SS  X7, X5, X1
 
 // K4_PAIR: sub-blocks 2G (YLO: low nibbles or 5-bit values) and 2G+1 (YHI)
 // against Q8_K quants at DI+4+64G: Y12 += scale[2G]*sum lo*q8 +
@@ -1028,17 +992,6 @@ q4kgloop:
 	VZEROUPPER
 	RET
 
-// K4X_ACT: one activation row (at XP) of a K-quant x4 group G: YACC +=
-// scale*q*q8 with the nibbles in Y12 (low), Y13 (high) and the broadcast
-// scales in Y6, Y7. Clobbers Y5, Y15. (Q5_K's x4 kernel, K5X_GROUP.)
-#define K4X_ACT(G, XP, YACC) \
-	VPMADDUBSW 4+64*G(XP), Y12, Y15;  \
-	VPMADDWD   Y6, Y15, Y15;          \
-	VPADDD     Y15, YACC, YACC;       \
-	VPMADDUBSW 36+64*G(XP), Y13, Y5;  \
-	VPMADDWD   Y7, Y5, Y5;            \
-	VPADDD     Y5, YACC, YACC
-
 // Q4KX_ACT: one activation row (at XP) of group G: YT = 8 int32 lanes
 // summing to iacc, nibbles in Y12 (low), Y13 (high), broadcast scales in
 // Y6, Y7. Clobbers Y15.
@@ -1145,11 +1098,17 @@ q4kx4:
 	K4_PAIR(G, Y10, Y11)
 
 // func dotQ5_KQ8_KAVX2(nb int, w, x []byte) float32
+// llama.cpp's ggml_vec_dot_q5_K_q8_K (AVX2) order: per super-block the 8
+// int32 lanes of K4_PAIR (lane m: elements 32c+4m..32c+4m+3 of every
+// chunk c, times its scale) go into an 8-lane FMA chain Y0 with d, the
+// exact min sum into a scalar FMA chain X1 with dmin (KFINISH); result
+// hsum8(Y0) + X1.
 TEXT ·dotQ5_KQ8_KAVX2(SB), NOSPLIT, $0-60
 	MOVQ    nb+0(FP), CX
 	MOVQ    w_base+8(FP), SI
 	MOVQ    x_base+32(FP), DI
-	VXORPS  X0, X0, X0
+	VXORPS  Y0, Y0, Y0
+	VXORPS  X1, X1, X1
 	VMOVDQU c0f<>(SB), Y14
 	VMOVDQU c01<>(SB), Y15
 
@@ -1169,81 +1128,9 @@ q5kloop:
 	DECQ    CX
 	JNZ     q5kloop
 
+	HSUM8(Y0, X0, X5)
+	VADDSS X1, X0, X0
 	VMOVSS X0, ret+56(FP)
-	VZEROUPPER
-	RET
-
-// K5X_GROUP: Q5_K, 64 elements against all four rows (K4X_ACT, summed
-// per super-block): qs at SI+48+32G, fifth bits from Y2
-// (qh, shifted right one bit per sub-block).
-#define K5X_GROUP(G) \
-	VMOVDQU 48+32*G(SI), Y12;             \
-	VPSRLW  $4, Y12, Y13;                 \
-	VPAND   Y14, Y12, Y12;                \
-	VPAND   Y14, Y13, Y13;                \
-	VPAND   c01<>(SB), Y2, Y5;            \
-	VPSLLW  $4, Y5, Y5;                   \
-	VPOR    Y5, Y12, Y12;                 \
-	VPSRLW  $1, Y2, Y2;                   \
-	VPAND   c01<>(SB), Y2, Y5;            \
-	VPSLLW  $4, Y5, Y5;                   \
-	VPOR    Y5, Y13, Y13;                 \
-	VPSRLW  $1, Y2, Y2;                   \
-	VPSHUFB shufK4<>+64*G(SB), Y4, Y6;    \
-	VPSHUFB shufK4<>+64*G+32(SB), Y4, Y7; \
-	K4X_ACT(G, DI, Y8);                   \
-	K4X_ACT(G, R10, Y9);                  \
-	K4X_ACT(G, R11, Y10);                 \
-	K4X_ACT(G, R12, Y11)
-
-// func dotQ5_KQ8_Kx4AVX2(nb int, w, x []byte, xStride int, out *[4]float32)
-TEXT ·dotQ5_KQ8_Kx4AVX2(SB), NOSPLIT, $0-72
-	MOVQ    nb+0(FP), CX
-	MOVQ    w_base+8(FP), SI
-	X4POINTERS
-	VXORPS  X0, X0, X0
-	VMOVDQU c0f<>(SB), Y14
-
-q5kx4:
-	KSCALES
-	KMINDUP
-	VPMADDWD     260(DI), Y6, Y8
-	VPMADDWD     260(R10), Y6, Y9
-	VPMADDWD     260(R11), Y6, Y10
-	VPMADDWD     260(R12), Y6, Y11
-	REDUCE4(Y8, Y9, Y10, Y11, X8, X5)
-	VMOVDQA      X8, X1
-	VPXOR        Y8, Y8, Y8
-	VPXOR        Y9, Y9, Y9
-	VPXOR        Y10, Y10, Y10
-	VPXOR        Y11, Y11, Y11
-	VMOVDQU      16(SI), Y2
-	K5X_GROUP(0)
-	K5X_GROUP(1)
-	K5X_GROUP(2)
-	K5X_GROUP(3)
-	REDUCE4(Y8, Y9, Y10, Y11, X8, X5)
-	VCVTDQ2PS    X8, X8
-	VCVTDQ2PS    X1, X1
-	XD4
-	VMOVD        (SI), X3
-	VCVTPH2PS    X3, X3
-	VBROADCASTSS X3, X6
-	VMOVSHDUP    X3, X7
-	VBROADCASTSS X7, X7
-	VMULPS       X2, X6, X6
-	VMULPS       X2, X7, X7
-	VMULPS       X6, X8, X8
-	VMULPS       X7, X1, X1
-	VADDPS       X8, X0, X0
-	VSUBPS       X1, X0, X0
-	ADDQ         $176, SI
-	X4ADVANCE(292)
-	DECQ         CX
-	JNZ          q5kx4
-
-	MOVQ    out+64(FP), AX
-	VMOVUPS X0, (AX)
 	VZEROUPPER
 	RET
 
