@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"kiln/internal/memstat"
+	"kiln/kernels"
 	"kiln/kvcache"
 	"kiln/model"
 )
@@ -57,18 +58,23 @@ func (e *PoolError) Error() string {
 // blockBytes is the bytes one block id takes in the KV stores of models
 // (the target, and the draft if any: one id holds the KV of both; the
 // draft's few scratch blocks are not counted).
-func blockBytes(models []*model.Config, blockSize int, f32 bool) int {
+func blockBytes(models []*model.Config, blockSize int, typ kernels.KVType) int {
 	per := 0
 	for _, c := range models {
-		per += c.KVBytesPerBlock(blockSize, !f32)
+		per += c.KVBytesPerBlock(blockSize, typ)
 	}
 	return per
 }
 
 // numBlocks is the pool size kv asks for over models: the budget over
-// the bytes one block takes (F32 or F16 elements), capped at Seqs
-// sequences of PerSeq tokens.
-func (kv KV) numBlocks(models []*model.Config, f32 bool) (int, error) {
+// the bytes one block takes (elements of typ), capped at Seqs sequences
+// of PerSeq tokens. A model whose heads typ cannot store is an error.
+func (kv KV) numBlocks(models []*model.Config, typ kernels.KVType) (int, error) {
+	for _, c := range models {
+		if err := c.CheckKVType(typ); err != nil {
+			return 0, err
+		}
+	}
 	bs := kv.BlockSize
 	if bs < 1 {
 		return 0, fmt.Errorf("assemble: KV block size %d: want at least 1", bs)
@@ -80,7 +86,7 @@ func (kv KV) numBlocks(models []*model.Config, f32 bool) (int, error) {
 	if budget == 0 {
 		budget = DefaultBudget()
 	}
-	per := blockBytes(models, bs, f32)
+	per := blockBytes(models, bs, typ)
 	blocksFor := func(tokens int) int { return (tokens + bs - 1) / bs }
 	n := kvcache.BlocksForBudget(budget, per)
 	if n < blocksFor(kv.PerSeq) {

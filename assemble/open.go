@@ -100,7 +100,7 @@ func (a *Assembly) Start(kv KV, cfg engine.Config) (*engine.Engine, error) {
 	if a.Engine != nil {
 		panic("assemble: Start called twice")
 	}
-	n, err := kv.numBlocks(a.KVModels(), cfg.F32KV)
+	n, err := kv.numBlocks(a.KVModels(), cfg.KVStoreType())
 	if err != nil {
 		return nil, err
 	}
@@ -113,7 +113,7 @@ func (a *Assembly) Start(kv KV, cfg engine.Config) (*engine.Engine, error) {
 		return nil, err
 	}
 	a.Engine, a.NumBlocks, a.BlockSize = e, n, kv.BlockSize
-	a.BlockBytes = blockBytes(a.KVModels(), kv.BlockSize, cfg.F32KV)
+	a.BlockBytes = blockBytes(a.KVModels(), kv.BlockSize, cfg.KVStoreType())
 	return e, nil
 }
 

@@ -3,11 +3,14 @@ package assemble
 import (
 	"context"
 	"errors"
+	"math"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"kiln/convert"
 	"kiln/engine"
+	"kiln/kernels"
 	"kiln/sample"
 	"kiln/synth"
 )
@@ -38,7 +41,7 @@ func TestOpenKVSizing(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer a.Close()
-	per := a.Model.Config.KVBytesPerBlock(16, true) // F16 elements
+	per := a.Model.Config.KVBytesPerBlock(16, kernels.KVF16) // F16 elements
 	for _, c := range []struct {
 		kv   KV
 		want int
@@ -48,11 +51,11 @@ func TestOpenKVSizing(t *testing.T) {
 		{KV{BlockSize: 16, PerSeq: 64, Seqs: 1}, 4},                                 // the default budget holds one sequence
 		{KV{Blocks: 7, BlockSize: 8}, 7},
 	} {
-		if n, err := c.kv.numBlocks(a.KVModels(), false); err != nil || n != c.want {
+		if n, err := c.kv.numBlocks(a.KVModels(), kernels.KVF16); err != nil || n != c.want {
 			t.Errorf("%+v: %d blocks, %v; want %d", c.kv, n, err, c.want)
 		}
 	}
-	_, err = KV{Budget: int64(3 * per), BlockSize: 16, PerSeq: 64, Seqs: 1}.numBlocks(a.KVModels(), false)
+	_, err = KV{Budget: int64(3 * per), BlockSize: 16, PerSeq: 64, Seqs: 1}.numBlocks(a.KVModels(), kernels.KVF16)
 	var pe *PoolError
 	if !errors.As(err, &pe) || pe.Tokens != 48 || pe.Need != 64 || pe.BlockBytes != per {
 		t.Fatalf("a budget of 3 blocks for 4: %v", err)
@@ -110,5 +113,54 @@ func TestLoadRefusals(t *testing.T) {
 	var de *DraftError
 	if _, err := Load(Options{Model: path, Draft: tinyGGUF(t, 321), Threads: 1}); !errors.As(err, &de) || de.Path == "" {
 		t.Errorf("a draft of 321 tokens: %v", err)
+	}
+}
+
+// TestOpenKVType: the pool's block count follows the KV type's bytes (the
+// same budget holds 128/68 = 1.88x the blocks as q8_0 and 128/36 = 3.56x
+// as q4_0 for heads of 64), the draft's KV too; heads not a multiple of
+// 32 are refused for the quantized types, naming both numbers.
+func TestOpenKVType(t *testing.T) {
+	spec := synth.Spec{Arch: "llama", Dim: 128, Layers: 2, Heads: 2, KVHeads: 1, HeadDim: 64, FFN: 128, VocabSize: 320, Ctx: 1024}
+	scheme, err := convert.ParseScheme("Q8_0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "h64.gguf")
+	if err := synth.Write(path, spec, nil, scheme, 11); err != nil {
+		t.Fatal(err)
+	}
+	f16 := 0
+	for _, tc := range []struct {
+		typ   kernels.KVType
+		ratio float64
+	}{{kernels.KVF16, 1}, {kernels.KVQ8_0, 128.0 / 68}, {kernels.KVQ4_0, 128.0 / 36}} {
+		for _, draft := range []string{"", path} {
+			a, err := Open(Options{Model: path, Draft: draft, Threads: 1}, KV{Budget: 1 << 20, BlockSize: 16, PerSeq: 64, Seqs: 1000},
+				engine.Config{MaxSeqs: 8, KVType: tc.typ, Spec: engine.Speculation{Method: map[string]string{"": "", path: "draft"}[draft], Tokens: 2, MaxSeqs: 8}})
+			if err != nil {
+				t.Fatalf("%s draft=%v: %v", tc.typ, draft != "", err)
+			}
+			per := a.Model.Config.KVBytesPerBlock(16, tc.typ)
+			if draft != "" {
+				per *= 2
+			}
+			if a.BlockBytes != per || a.NumBlocks != (1<<20)/per {
+				t.Errorf("%s draft=%v: %d blocks of %d bytes, want %d of %d", tc.typ, draft != "", a.NumBlocks, a.BlockBytes, (1<<20)/per, per)
+			}
+			if draft == "" {
+				if tc.typ == kernels.KVF16 {
+					f16 = a.NumBlocks
+				} else if got := float64(a.NumBlocks) / float64(f16); math.Abs(got-tc.ratio) > 0.01 {
+					t.Errorf("%s: %.3fx the f16 pool's blocks, want %.3fx", tc.typ, got, tc.ratio)
+				}
+			}
+			a.Close()
+		}
+	}
+	_, err = Open(Options{Model: tinyGGUF(t, 320), Threads: 1}, KV{Budget: 1 << 20, BlockSize: 16, PerSeq: 64, Seqs: 1},
+		engine.Config{MaxSeqs: 1, KVType: kernels.KVQ4_0})
+	if err == nil || !strings.Contains(err.Error(), "heads are 16 wide (not a multiple of 32)") {
+		t.Fatalf("q4_0 over heads of 16: %v", err)
 	}
 }

@@ -19,7 +19,7 @@ func newDrafter(cfg *Config, vocab int) (*runner.Drafter, error) {
 	case s.DraftBackend != nil:
 		b = s.DraftBackend
 	case s.Draft != nil:
-		kv, err := s.Draft.NewKVStore(model.KVStoreOptions{NumBlocks: cfg.NumBlocks + dc.ScratchBlocks(), BlockSize: cfg.BlockSize, F32: cfg.F32KV})
+		kv, err := s.Draft.NewKVStore(model.KVStoreOptions{NumBlocks: cfg.NumBlocks + dc.ScratchBlocks(), BlockSize: cfg.BlockSize, Type: cfg.kvType()})
 		if err != nil {
 			return nil, fmt.Errorf("engine: draft model: %w", err)
 		}

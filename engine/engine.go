@@ -22,7 +22,8 @@ import (
 type Config struct {
 	NumBlocks        int                  // KV blocks (kvcache.BlocksForBudget sizes it from memory)
 	BlockSize        int                  // token slots per block; 0 means 16
-	F32KV            bool                 // store the KV in F32 instead of F16
+	F32KV            bool                 // store the KV in F32 instead of F16 (overrides KVType)
+	KVType           model.KVType         // KV element type (and the draft's); the zero value is F16
 	NoPrefixCache    bool                 // every prompt is computed whole (kvcache.Pool.DisablePrefixCache)
 	MaxBatchedTokens int                  // new tokens per step; 0 means 512
 	MaxSeqs          int                  // running requests at most; 0 means 64
@@ -144,7 +145,7 @@ func newEngine(m *model.Model, cfg Config) (*Engine, error) {
 	if err := cfg.fill(m.Config.Context); err != nil {
 		return nil, err
 	}
-	kv, err := m.NewKVStore(model.KVStoreOptions{NumBlocks: cfg.NumBlocks, BlockSize: cfg.BlockSize, F32: cfg.F32KV})
+	kv, err := m.NewKVStore(model.KVStoreOptions{NumBlocks: cfg.NumBlocks, BlockSize: cfg.BlockSize, Type: cfg.kvType()})
 	if err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
 	}

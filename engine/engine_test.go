@@ -120,10 +120,15 @@ func mixed() []engine.Request {
 // preempt, with prompts chunked at 64 tokens a step.
 func TestInvariance(t *testing.T) {
 	m, _ := tiny(t)
+	testInvariance(t, m, model.KVF16)
+}
+
+// testInvariance is TestInvariance on m with a KV cache of type typ.
+func testInvariance(t *testing.T, m *model.Model, typ model.KVType) {
 	reqs := mixed()
 	alone := make([]*result, len(reqs))
 	for i, req := range reqs {
-		e, err := engine.New(m, engine.Config{NumBlocks: 64})
+		e, err := engine.New(m, engine.Config{NumBlocks: 64, KVType: typ})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -134,7 +139,7 @@ func TestInvariance(t *testing.T) {
 		}
 	}
 
-	e := newEngine(t, m, engine.Config{NumBlocks: 48, MaxBatchedTokens: 64, MaxSeqs: 16})
+	e := newEngine(t, m, engine.Config{NumBlocks: 48, MaxBatchedTokens: 64, MaxSeqs: 16, KVType: typ})
 	together := staggered(t, e, reqs)
 	st := e.Stats()
 	if st.Preemptions == 0 {
@@ -163,12 +168,17 @@ func TestInvariance(t *testing.T) {
 // log-softmax of the logits, top 5 included) to a cold run.
 func TestPrefixHit(t *testing.T) {
 	m, _ := tiny(t)
+	testPrefixHit(t, m, model.KVF16)
+}
+
+// testPrefixHit is TestPrefixHit on m with a KV cache of type typ.
+func testPrefixHit(t *testing.T, m *model.Model, typ model.KVType) {
 	prompt := make([]int32, 70)
 	for i := range prompt {
 		prompt[i] = int32(i*7%300 + 1)
 	}
 	req := engine.Request{Prompt: prompt, Params: sample.Params{TopP: 1, RepetitionPenalty: 1, MaxTokens: 20, Logprobs: true, TopLogprobs: 5}}
-	e := newEngine(t, m, engine.Config{NumBlocks: 32})
+	e := newEngine(t, m, engine.Config{NumBlocks: 32, KVType: typ})
 	cold := run(t, e, req)
 	warm := run(t, e, req)
 	if cold.final.Usage.CachedPromptTokens != 0 || warm.final.Usage.CachedPromptTokens != 64 {
@@ -183,7 +193,7 @@ func TestPrefixHit(t *testing.T) {
 
 	// With the cache off the second run computes its whole prompt, with
 	// the same result.
-	off := newEngine(t, m, engine.Config{NumBlocks: 32, NoPrefixCache: true})
+	off := newEngine(t, m, engine.Config{NumBlocks: 32, NoPrefixCache: true, KVType: typ})
 	run(t, off, req)
 	again := run(t, off, req)
 	if again.final.Usage.CachedPromptTokens != 0 || !slices.Equal(again.tokens, cold.tokens) || off.Stats().KV.PrefixHits != 0 {

@@ -84,6 +84,11 @@ const attnRunLen = 16
 // strided row primitives (DotF32F16Rows, AxpyF16Rows and their F32 twins),
 // whose every implementation performs exactly these FMA chains.
 //
+// Over a Q8_0 or Q4_0 cache the arithmetic is instead that of llama.cpp's
+// one_chunk flash attention, key by key, with its Hadamard rotations
+// (attentionq.go): the path llama.cpp takes for quantized caches whatever
+// the batch, so there kiln agrees with llama.cpp for decode too.
+//
 // Work items are (run, KV head) pairs: a run is up to 16 consecutive tokens
 // of one sequence; each item serves the Heads/KVHeads query heads of its
 // KV head.
@@ -129,6 +134,20 @@ func (p *Pool) Attention(kv *PagedKV, b *AttnBatch) error {
 	// head) an accumulator, running max and sum.
 	rows := attnRunLen * group
 	per := attnTileKV + rows*hd + 2*rows
+	if kv.Type.Quantized() {
+		// runQuant: the group's scores, weights, accumulators, maxima and
+		// sums, a rotated query, four heads' scores, and the group's
+		// quantized queries (padded to a multiple of 4).
+		per = max(per, 2*group*attnTileKV+group*hd+hd+2*group+4*attnTileKV)
+		if len(s.attnQ) < p.threads {
+			s.attnQ = make([][]byte, p.threads)
+		}
+		for w := range s.attnQ[:p.threads] {
+			if n := (group + 3) / 4 * 4 * KVQ8_0.RowBytes(hd); len(s.attnQ[w]) < n {
+				s.attnQ[w] = make([]byte, n)
+			}
+		}
+	}
 	if len(s.attnWork) < p.threads {
 		s.attnWork = make([][]float32, p.threads)
 	}
@@ -141,7 +160,7 @@ func (p *Pool) Attention(kv *PagedKV, b *AttnBatch) error {
 	if scale == 0 {
 		scale = AttnScale(hd)
 	}
-	*t = attnTask{kv: kv, b: b, tokSeq: tokSeq, runs: runs, work: s.attnWork, group: group, scale: scale}
+	*t = attnTask{kv: kv, b: b, tokSeq: tokSeq, runs: runs, work: s.attnWork, qq: s.attnQ, group: group, scale: scale}
 	items := len(runs) / 2 * kv.KVHeads
 	p.run(items, max(1, items/(8*p.threads)), t)
 	*t = attnTask{runs: runs[:0]}
@@ -190,11 +209,16 @@ type attnTask struct {
 	tokSeq []int32     // [numTokens] index into b.Seqs, -1 for none
 	runs   []int32     // [numRuns][2] token ranges [lo, hi) of one sequence each
 	work   [][]float32 // per-worker scratch
+	qq     [][]byte    // per-worker quantized query (quantized caches)
 	group  int         // query heads per KV head
 	scale  float32
 }
 
 func (t *attnTask) Run(worker, lo, hi int) {
+	if t.kv.Type.Quantized() {
+		t.runQuant(worker, lo, hi)
+		return
+	}
 	kv, b := t.kv, t.b
 	hd, g := kv.HeadDim, t.group
 	const T = attnTileKV
@@ -263,7 +287,7 @@ func (t *attnTask) tile(q []float32, table []int32, kvh, c0 int, sc, acc []float
 		}
 		off := (int(table[pos/bs])*bs+slot)*stride + kvh*hd
 		end := off + (ext-1)*stride + hd
-		if kv.F16 {
+		if kv.Type == KVF16 {
 			simd.DotF32F16Rows(q, kv.K16[off:end], stride, sc[j:j+ext])
 		} else {
 			simd.DotF32Rows(q, kv.K32[off:end], stride, sc[j:j+ext])
@@ -304,7 +328,7 @@ func (t *attnTask) tile(q []float32, table []int32, kvh, c0 int, sc, acc []float
 		cnt := min(bs-slot, n-j)
 		off := (int(table[pos/bs])*bs+slot)*stride + kvh*hd
 		end := off + (cnt-1)*stride + hd
-		if kv.F16 {
+		if kv.Type == KVF16 {
 			simd.AxpyF16Rows(sc[j:j+cnt], kv.V16[off:end], stride, acc)
 		} else {
 			simd.AxpyF32Rows(sc[j:j+cnt], kv.V32[off:end], stride, acc)

@@ -33,12 +33,19 @@ type attnCase struct {
 type seqSpec struct{ from, to int }
 
 func newAttnCase(r *rand.Rand, f16 bool, heads, kvHeads, headDim, blockSize int, seqs []seqSpec) *attnCase {
+	return newAttnCaseKV(r, kvt(f16), heads, kvHeads, headDim, blockSize, seqs)
+}
+
+// newAttnCaseKV is newAttnCase over a cache of any type (history and vals
+// hold the floats as given for the quantized types).
+func newAttnCaseKV(r *rand.Rand, typ KVType, heads, kvHeads, headDim, blockSize int, seqs []seqSpec) *attnCase {
+	f16 := typ == KVF16
 	need := 0
 	for _, s := range seqs {
 		need += (s.to + blockSize - 1) / blockSize
 	}
 	numBlocks := need + 3
-	kv := NewPagedKV(numBlocks, blockSize, kvHeads, headDim, f16)
+	kv := NewPagedKV(numBlocks, blockSize, kvHeads, headDim, typ)
 	perm := r.Perm(numBlocks) // scattered, non-contiguous pages
 	c := &attnCase{kv: kv, batch: &AttnBatch{Heads: heads}}
 	w := kvHeads * headDim
@@ -320,7 +327,7 @@ func TestAttentionErrors(t *testing.T) {
 
 func TestPagedKVStore(t *testing.T) {
 	for _, f16 := range []bool{true, false} {
-		kv := NewPagedKV(4, 3, 2, 2, f16)
+		kv := NewPagedKV(4, 3, 2, 2, kvt(f16))
 		table := []int32{2, 0}
 		k := []float32{1, 2, 3, 4, 5, 6, 7, 8} // 2 tokens x (2 heads x 2)
 		v := []float32{-1, -2, -3, -4, -5, -6, -7, -8}
@@ -374,7 +381,7 @@ func TestPagedKVStore(t *testing.T) {
 			}
 		}
 	}
-	mustPanic(t, "zero blocks", func() { NewPagedKV(0, 16, 1, 8, true) })
+	mustPanic(t, "zero blocks", func() { NewPagedKV(0, 16, 1, 8, KVF16) })
 }
 
 func TestAttentionAllocs(t *testing.T) {
@@ -520,8 +527,15 @@ func TestSimdAxpyIsFMA(t *testing.T) {
 //	3 rms    n rows int32, eps f32, x [rows][n] f32, w [n] f32
 //	4 sincos n int32, x [n] f32 -> [n][sin, cos]
 //	5 exp    n int32, x [n] f32
+//	6 attnq  hd hq hkv nq nkv type rk rv int32, scale f32, q [nq][hq][hd] f32,
+//	         k, v [nkv][hkv][hd] f32 copied into a cache of ggml type type
+//	         (8 Q8_0, 2 Q4_0) by ggml_cpy, pos [nq] i32; q and k rotated in
+//	         chunks of rk, v and the output in chunks of rv (0: not) as
+//	         llama.cpp's llama_mul_mat_hadamard
+//	7 quant  n rows type rot int32, x [rows][n] f32 -> the bytes of ggml_cpy
+//	         into type of x rotated in chunks of rot (0: not)
 //
-// Each record's output is its float32 result.
+// Each record's output is its float32 result (op 7: the quantized bytes).
 const ggmlHarnessC = `
 #include <math.h>
 #include <stdbool.h>
@@ -545,6 +559,12 @@ void ggml_flash_attn_ext_set_prec(struct ggml_tensor *, int);
 struct ggml_tensor *ggml_permute(struct ggml_context *, struct ggml_tensor *, int, int, int, int);
 struct ggml_tensor *ggml_rms_norm(struct ggml_context *, struct ggml_tensor *, float);
 struct ggml_tensor *ggml_mul(struct ggml_context *, struct ggml_tensor *, struct ggml_tensor *);
+struct ggml_tensor *ggml_cpy(struct ggml_context *, struct ggml_tensor *, struct ggml_tensor *);
+struct ggml_tensor *ggml_mul_mat(struct ggml_context *, struct ggml_tensor *, struct ggml_tensor *);
+void ggml_mul_mat_set_hint(struct ggml_tensor *, int);
+struct ggml_tensor *ggml_reshape_2d(struct ggml_context *, struct ggml_tensor *, int64_t, int64_t);
+struct ggml_tensor *ggml_reshape_3d(struct ggml_context *, struct ggml_tensor *, int64_t, int64_t, int64_t);
+int64_t ggml_nelements(const struct ggml_tensor *);
 struct ggml_cgraph *ggml_new_graph(struct ggml_context *);
 void ggml_build_forward_expand(struct ggml_cgraph *, struct ggml_tensor *);
 int ggml_graph_compute_with_ctx(struct ggml_context *, struct ggml_cgraph *, int);
@@ -556,6 +576,14 @@ static void rd(void *p, size_t n) { if (fread(p, 1, n, stdin) != n) { fprintf(st
 static int32_t ri(void) { int32_t v; rd(&v, 4); return v; }
 static float rf(void) { float v; rd(&v, 4); return v; }
 static struct ggml_tensor *in(struct ggml_tensor *t) { rd(ggml_get_data(t), ggml_nbytes(t)); return t; }
+// had rotates x [a][b][c] in chunks of n as llama_mul_mat_hadamard (a
+// mul_mat hinted GGML_HINT_SRC0_IS_HADAMARD: ggml's fast transform).
+static struct ggml_tensor *had(struct ggml_context *ctx, struct ggml_tensor *x, int n, int64_t a, int64_t b, int64_t c) {
+    if (n == 0) return x;
+    struct ggml_tensor *r = ggml_mul_mat(ctx, ggml_new_tensor_2d(ctx, F32, n, n), ggml_reshape_2d(ctx, x, n, ggml_nelements(x) / n));
+    ggml_mul_mat_set_hint(r, 1);
+    return ggml_reshape_3d(ctx, r, a, b, c);
+}
 static void out(struct ggml_context *ctx, struct ggml_tensor *y) {
     struct ggml_cgraph *gf = ggml_new_graph(ctx);
     ggml_build_forward_expand(gf, y);
@@ -592,6 +620,28 @@ int main(void) {
                 ggml_permute(ctx, k, 0, 2, 1, 3), ggml_permute(ctx, v, 0, 2, 1, 3), m, scale, 0.0f, 0.0f);
             ggml_flash_attn_ext_set_prec(y, PREC_F32);
             out(ctx, y);
+        } else if (op == 6) {
+            int hd = ri(), hq = ri(), hkv = ri(), nq = ri(), nkv = ri(), typ = ri(), rk = ri(), rv = ri();
+            float scale = rf();
+            struct ggml_tensor *q = had(ctx, in(ggml_new_tensor_3d(ctx, F32, hd, hq, nq)), rk, hd, hq, nq);
+            struct ggml_tensor *k32 = had(ctx, in(ggml_new_tensor_3d(ctx, F32, hd, hkv, nkv)), rk, hd, hkv, nkv);
+            struct ggml_tensor *v32 = had(ctx, in(ggml_new_tensor_3d(ctx, F32, hd, hkv, nkv)), rv, hd, hkv, nkv);
+            struct ggml_tensor *k = ggml_cpy(ctx, k32, ggml_new_tensor_3d(ctx, typ, hd, hkv, nkv));
+            struct ggml_tensor *v = ggml_cpy(ctx, v32, ggml_new_tensor_3d(ctx, typ, hd, hkv, nkv));
+            struct ggml_tensor *m = ggml_new_tensor_2d(ctx, F16, nkv, nq);
+            uint16_t *mask = ggml_get_data(m);
+            for (int t = 0; t < nq; t++) {
+                int p = ri();
+                for (int j = 0; j < nkv; j++) mask[(size_t)t * nkv + j] = ggml_fp32_to_fp16(j <= p ? 0.0f : -INFINITY);
+            }
+            struct ggml_tensor *y = ggml_flash_attn_ext(ctx, ggml_permute(ctx, q, 0, 2, 1, 3),
+                ggml_permute(ctx, k, 0, 2, 1, 3), ggml_permute(ctx, v, 0, 2, 1, 3), m, scale, 0.0f, 0.0f);
+            ggml_flash_attn_ext_set_prec(y, PREC_F32);
+            out(ctx, had(ctx, y, rv, hd, hq, nq));
+        } else if (op == 7) {
+            int n = ri(), rows = ri(), typ = ri(), rot = ri();
+            struct ggml_tensor *x = had(ctx, in(ggml_new_tensor_3d(ctx, F32, n, rows, 1)), rot, n, rows, 1);
+            out(ctx, ggml_cpy(ctx, x, ggml_new_tensor_3d(ctx, typ, n, rows, 1)));
         } else if (op == 3) {
             int n = ri(), rows = ri();
             float eps = rf();
@@ -741,7 +791,7 @@ func TestAttentionGgml(t *testing.T) {
 			pos[6] = 64
 		}
 		nb := (tc.nkv + tc.blockSize - 1) / tc.blockSize
-		kv := NewPagedKV(nb+2, tc.blockSize, tc.hkv, tc.hd, true)
+		kv := NewPagedKV(nb+2, tc.blockSize, tc.hkv, tc.hd, KVF16)
 		table := make([]int32, nb)
 		for i, p := range r.Perm(nb + 2)[:nb] {
 			table[i] = int32(p)

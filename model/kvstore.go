@@ -6,24 +6,38 @@ import (
 	"kiln/kernels"
 )
 
+// KVType is the element type of a KV cache (kernels.KVType), here for
+// packages that reach the kernels only through the model (the engine).
+type KVType = kernels.KVType
+
+// The cache types: llama.cpp's f16 (the zero value), f32, q8_0 and q4_0.
+const (
+	KVF16  = kernels.KVF16
+	KVF32  = kernels.KVF32
+	KVQ8_0 = kernels.KVQ8_0
+	KVQ4_0 = kernels.KVQ4_0
+)
+
 // KVStore is the paged key/value storage of every layer: NumBlocks pages of
 // BlockSize token slots each. It is storage only: which sequence holds which
 // block is bookkeeping, decided outside the model (package kvcache); the
 // model only reads and writes the pages a Batch's block tables name.
 type KVStore struct {
 	BlockSize, NumBlocks int
-	F16                  bool               // element type: F16 (the default, as llama.cpp) or F32
+	Type                 kernels.KVType     // element type: F16 (the default, as llama.cpp), F32, Q8_0 or Q4_0
 	Layers               []*kernels.PagedKV // [Layers]
 }
 
 // KVStoreOptions size a store. Zero values: 16-token blocks, F16 storage.
 type KVStoreOptions struct {
-	NumBlocks int  // required: total pages
-	BlockSize int  // token slots per page; 0 means 16
-	F32       bool // store F32 instead of F16
+	NumBlocks int            // required: total pages
+	BlockSize int            // token slots per page; 0 means 16
+	Type      kernels.KVType // element type; the zero value is F16
 }
 
-// NewKVStore allocates a store for m.
+// NewKVStore allocates a store for m. A type whose block does not divide
+// the model's head size (Q8_0 or Q4_0 with heads not a multiple of 32) is
+// an error naming both, as llama.cpp refuses it.
 func (m *Model) NewKVStore(o KVStoreOptions) (*KVStore, error) {
 	if o.BlockSize == 0 {
 		o.BlockSize = 16
@@ -32,39 +46,47 @@ func (m *Model) NewKVStore(o KVStoreOptions) (*KVStore, error) {
 		return nil, fmt.Errorf("model: KV store needs a positive block count and size (got %d blocks of %d)", o.NumBlocks, o.BlockSize)
 	}
 	c := &m.Config
-	kv := &KVStore{BlockSize: o.BlockSize, NumBlocks: o.NumBlocks, F16: !o.F32}
+	if err := c.CheckKVType(o.Type); err != nil {
+		return nil, err
+	}
+	kv := &KVStore{BlockSize: o.BlockSize, NumBlocks: o.NumBlocks, Type: o.Type}
 	for i := 0; i < c.Layers; i++ {
-		kv.Layers = append(kv.Layers, kernels.NewPagedKV(o.NumBlocks, o.BlockSize, c.KVHeads, c.HeadDim, !o.F32))
+		kv.Layers = append(kv.Layers, kernels.NewPagedKV(o.NumBlocks, o.BlockSize, c.KVHeads, c.HeadDim, o.Type))
 	}
 	return kv, nil
 }
 
-// KVBytesPerToken is the cache memory one token slot takes across all layers.
-func (c *Config) KVBytesPerToken(f16 bool) int {
-	elem := 4
-	if f16 {
-		elem = 2
+// CheckKVType returns an error when the model's KV cannot be stored as t:
+// an unknown type, or a head size that is not a multiple of t's block.
+func (c *Config) CheckKVType(t kernels.KVType) error {
+	if !t.Valid() {
+		return fmt.Errorf("model: unknown KV cache type %d", t)
 	}
-	return 2 * c.Layers * c.KVDim() * elem
+	if err := t.CheckHeadDim(c.HeadDim); err != nil {
+		return fmt.Errorf("model: %w", err)
+	}
+	return nil
+}
+
+// KVBytesPerToken is the cache memory one token slot takes across all
+// layers, keys and values, stored as t.
+func (c *Config) KVBytesPerToken(t kernels.KVType) int {
+	return 2 * c.Layers * c.KVHeads * t.RowBytes(c.HeadDim)
 }
 
 // KVBytesPerBlock is the cache memory one block of blockSize token slots
-// takes across all layers (keys and values): what a pool sized from a
-// memory budget divides by.
-func (c *Config) KVBytesPerBlock(blockSize int, f16 bool) int {
-	return blockSize * c.KVBytesPerToken(f16)
+// takes across all layers (keys and values) stored as t: what a pool sized
+// from a memory budget divides by.
+func (c *Config) KVBytesPerBlock(blockSize int, t kernels.KVType) int {
+	return blockSize * c.KVBytesPerToken(t)
 }
 
 // BytesPerBlock is the memory one block id takes in kv, over every layer's
 // keys and values.
 func (kv *KVStore) BytesPerBlock() int {
-	elem := 4
-	if kv.F16 {
-		elem = 2
-	}
 	n := 0
 	for _, l := range kv.Layers {
-		n += 2 * l.BlockSize * l.KVHeads * l.HeadDim * elem
+		n += l.BlockBytes()
 	}
 	return n
 }
@@ -81,15 +103,7 @@ func (kv *KVStore) CopyBlock(src, dst int) error {
 		return nil
 	}
 	for _, l := range kv.Layers {
-		n := l.BlockSize * l.KVHeads * l.HeadDim // elements per block
-		s, d := src*n, dst*n
-		if l.F16 {
-			copy(l.K16[d:d+n], l.K16[s:s+n])
-			copy(l.V16[d:d+n], l.V16[s:s+n])
-		} else {
-			copy(l.K32[d:d+n], l.K32[s:s+n])
-			copy(l.V32[d:d+n], l.V32[s:s+n])
-		}
+		l.CopyBlock(src, dst)
 	}
 	return nil
 }

@@ -12,6 +12,7 @@ import (
 	"kiln/gguf"
 	"kiln/internal/reference"
 	"kiln/internal/testutil"
+	"kiln/kernels"
 	"kiln/model"
 )
 
@@ -29,9 +30,17 @@ func newRunner(t testing.TB, m *model.Model, maxTokens int, f32 bool) *runner {
 }
 
 func newRunnerBlocks(t testing.TB, m *model.Model, maxTokens, blockSize int, f32 bool) *runner {
+	typ := kernels.KVF16
+	if f32 {
+		typ = kernels.KVF32
+	}
+	return newRunnerKV(t, m, maxTokens, blockSize, typ)
+}
+
+func newRunnerKV(t testing.TB, m *model.Model, maxTokens, blockSize int, typ kernels.KVType) *runner {
 	t.Helper()
 	n := (maxTokens + blockSize - 1) / blockSize
-	kv, err := m.NewKVStore(model.KVStoreOptions{NumBlocks: n, BlockSize: blockSize, F32: f32})
+	kv, err := m.NewKVStore(model.KVStoreOptions{NumBlocks: n, BlockSize: blockSize, Type: typ})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -52,12 +52,21 @@
 # ORACLE) pinned to llama.cpp's haswell (AVX2) CPU build, whose summation
 # orders kiln reproduces (shared/oracle/README.md, pin-cpu.sh), and
 # ../shared/models (set SHARED). Not run in CI (no npm there).
+# Quantized KV caches: kv-<kvtype>-<arch>-<type>.json run the oracle with
+# --kv-type q8_0 / q4_0 (llama.cpp's one_chunk flash attention over Q8_0 /
+# Q4_0 pages) on llama (head 64) and qwen3 (head 128) models of two weight
+# types each, over 256 fixed token ids at every position (top 8, to keep
+# the files small); the record's "kv_type" tells the test which cache to use.
+# llama.cpp rotates q, k, v and the attention output by a Walsh-Hadamard
+# matrix for quantized caches by default (LLAMA_ATTN_ROT_DISABLE unset), and
+# kiln follows it: do not set that variable when recording.
 # Usage: scripts/oracle-goldens.sh   (from anywhere; writes into the repo)
 #        ARCHS="qwen3moe" TYPES="F32 Q8_0" scripts/oracle-goldens.sh
 #        MIXES="Q5_K_M" scripts/oracle-goldens.sh
+#        KVTYPES="q8_0 q4_0" scripts/oracle-goldens.sh   (only the KV goldens)
 #   ARCHS and TYPES limit the synth goldens made, MIXES the kiln quantize
-#   ones (llama-<mix>); the llama3rope and stories260K records are made
-#   only when none is set.
+#   ones (llama-<mix>); the llama3rope and stories260K records (and the KV
+#   goldens) are made only when none is set.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
@@ -90,20 +99,29 @@ for _ in $(seq 64); do
   IDS="${IDS:+$IDS,}$(( 3 + (x >> 8) % 497 ))"
 done
 
+# 256 ids for the KV goldens: the same LCG, continued.
+KV_IDS=""
+for _ in $(seq 256); do
+  x=$(( (x * 1103515245 + 12345) % 2147483648 ))
+  KV_IDS="${KV_IDS:+$KV_IDS,}$(( 3 + (x >> 8) % 497 ))"
+done
+
 # record NAME VOCAB_FILE SYNTH_JSON QUANT_JSON ORACLE_ARGS...: runs the
-# oracle and writes testdata/oracle/NAME.json.
+# oracle and writes testdata/oracle/NAME.json (with "kv_type": $KV_TYPE
+# when that is set).
 record() {
   local name="$1" vocab_file="$2" synth_json="$3" quant_json="$4"; shift 4
   local cmd="node llamacpp.mjs $*"
   # The oracle's output goes through a file: 256 positions of it pass the
   # kernel's 128 KiB limit on one environment string.
   node "$ORACLE" "$@" > "$WORK/oracle-out.json"
-  CMD="$cmd" VOCAB_FILE="$vocab_file" SYNTH="$synth_json" QUANT="$quant_json" ORACLE_FILE="$WORK/oracle-out.json" \
+  KV="${KV_TYPE:-}" CMD="$cmd" VOCAB_FILE="$vocab_file" SYNTH="$synth_json" QUANT="$quant_json" ORACLE_FILE="$WORK/oracle-out.json" \
   node -e '
     const NOTE = "oracle probabilities are llama.cpp softmax at temperature 1 over the whole vocabulary (topK 0, topP 1, minP 0; goldens recorded before 2026-11-28 were renormalized after top-k 40 / top-p 0.95): compare log p - log p(top-1) within the listed tokens";
     const e = process.env, rec = {command: e.CMD.replace(/\S*\/(\S+\.gguf)/g, "$1")};
     if (e.SYNTH) { const s = JSON.parse(e.SYNTH); delete s.file; s.vocab = e.VOCAB_FILE; rec.synth = s; }
     if (e.QUANT) rec.quantize = JSON.parse(e.QUANT);
+    if (e.KV) rec.kv_type = e.KV;
     if (e.CMD.includes(" probs ")) rec.note = NOTE;
     rec.oracle = JSON.parse(require("fs").readFileSync(e.ORACLE_FILE, "utf8"));
     process.stdout.write(JSON.stringify(rec) + "\n");' > "$OUT/$name.json"
@@ -131,6 +149,23 @@ declare -A EXTRA=(
   [olmoe]="--head-dim 64 --kv-heads 4 --ffn 256 --rope-theta 10000 --norm-eps 1e-5 --experts 8 --experts-used 2"
 )
 
+# kv_goldens: the quantized-KV records (see the header).
+kv_goldens() {
+  local kv arch typ rec
+  for kv in ${KVTYPES:-q8_0 q4_0}; do
+    for at in llama:F32 llama:Q8_0 qwen3:F16 qwen3:Q4_0; do
+      arch="${at%%:*}" typ="${at##*:}"
+      # shellcheck disable=SC2086
+      rec="$(synth "$arch" "$typ" --vocab "$SHARED/${VOCAB[$arch]}" ${EXTRA[$arch]})"
+      KV_TYPE="$kv" record "kv-$kv-$arch-$typ" "${VOCAB[$arch]}" "$rec" "" probs "$WORK/$arch-$typ.gguf" "ids:$KV_IDS" \
+        --top 8 --all-positions --kv-type "$kv"
+    done
+  done
+}
+if [[ -n "${KVTYPES:-}" ]]; then
+  kv_goldens
+  exit 0
+fi
 # The types with a minimum per block (Q4_1, Q5_1, Q5_K) or with no faster
 # llama.cpp path than vec_dot (Q5_0), recorded for fewer architectures: the
 # kernels are shared, the MoE path is qwen3moe's.
@@ -191,3 +226,5 @@ record stories260K-probs "" "" "" probs "$S260" "Once upon a time, there was a l
 "$KILN" quantize "$S260" "$WORK/stories260K-F16.gguf" F16 >&2
 q="{\"from\":\"stories260K.gguf\",\"type\":\"F16\",\"sha256\":\"$(sha256sum "$WORK/stories260K-F16.gguf" | cut -d' ' -f1)\"}"
 record stories260K-F16-probs "" "" "$q" probs "$WORK/stories260K-F16.gguf" "Once upon a time, there was a little girl named Lily. She" --top 20 --all-positions
+
+kv_goldens

@@ -95,7 +95,7 @@ func (l *loader) load(ctx context.Context, name, path string) (*server.Model, er
 		maxLen = cfg.MaxModelLen
 	}
 	return &server.Model{Engine: e, Tokenizer: tok, Template: tmpl, MaxModelLen: maxLen, MaxSeqs: cfg.MaxSeqs,
-		BlockSize: 16, NumBlocks: cfg.NumBlocks, PrefixCache: !cfg.NoPrefixCache, Bytes: 1 << 20, Pooling: l.pool,
+		BlockSize: 16, NumBlocks: cfg.NumBlocks, PrefixCache: !cfg.NoPrefixCache, CacheDtype: cfg.KVStoreType().String(), Bytes: 1 << 20, Pooling: l.pool,
 		Close: func() { m.Close(); f.Close() }}, nil
 }
 

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"net/http"
 	"strconv"
 
@@ -105,7 +106,7 @@ func (c *engineCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(descWaiting, prometheus.GaugeValue, float64(st.Waiting), name)
 		ch <- prometheus.MustNewConstMetric(descKVUsage, prometheus.GaugeValue, st.KVUsage, name)
 		ch <- prometheus.MustNewConstMetric(descCache, prometheus.GaugeValue, 1, name,
-			strconv.Itoa(s.m.BlockSize), strconv.Itoa(s.m.NumBlocks), "auto", map[bool]string{true: "True", false: "False"}[s.m.PrefixCache])
+			strconv.Itoa(s.m.BlockSize), strconv.Itoa(s.m.NumBlocks), cmp.Or(s.m.CacheDtype, "auto"), map[bool]string{true: "True", false: "False"}[s.m.PrefixCache])
 		ch <- prometheus.MustNewConstMetric(descQueries, prometheus.CounterValue, float64(st.KV.PrefixQueries), name)
 		ch <- prometheus.MustNewConstMetric(descHits, prometheus.CounterValue, float64(st.KV.PrefixHits), name)
 		ch <- prometheus.MustNewConstMetric(descPreempt, prometheus.CounterValue, float64(st.Preemptions), name)

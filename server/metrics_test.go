@@ -114,7 +114,7 @@ func TestMetrics(t *testing.T) {
 	check("itl count", value(t, fams, "vllm:inter_token_latency_seconds", "model_name", "tiny"), float64(completion-requests))
 	check("prefix_cache_hits_total", value(t, fams, "vllm:prefix_cache_hits_total", "model_name", "tiny"), float64(cached))
 	check("prefix_cache_queries_total", value(t, fams, "vllm:prefix_cache_queries_total", "model_name", "tiny"), float64(prompt))
-	check("cache_config_info", value(t, fams, "vllm:cache_config_info", "model_name", "tiny", "block_size", "16", "num_gpu_blocks", "512"), 1)
+	check("cache_config_info", value(t, fams, "vllm:cache_config_info", "model_name", "tiny", "block_size", "16", "num_gpu_blocks", "512", "cache_dtype", "f16"), 1)
 	if cached == 0 {
 		t.Errorf("12 requests sharing a %d-character prefix hit no cache", len(prefix))
 	}

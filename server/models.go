@@ -28,6 +28,7 @@ type Model struct {
 	BlockSize   int            // KV block, tokens
 	NumBlocks   int            // KV pool, blocks
 	PrefixCache bool           // the engine caches prompt prefixes (vllm:cache_config_info)
+	CacheDtype  string         // KV element type, "f16", "q8_0", ... (vllm:cache_config_info's cache_dtype; "" reports "auto")
 	SpecTokens  int            // drafted tokens per step when the engine speculates (0: it does not)
 	Pooling     string         // /v1/embeddings' pooling (PoolLast, PoolMean, PoolCLS); "" means PoolLast
 	Bytes       int64          // memory it holds (weights and KV pool), for Config.MemoryBudget

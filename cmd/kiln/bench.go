@@ -93,6 +93,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	noRepack := fs.Bool("no-repack", false, "keep weights in the file's layout (no load-time repacking)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the timed part to this file (go tool pprof)")
 	kvf := addKVPoolFlags(fs)
+	kvTypeOf := kvTypeFlag(fs)
 	sf := addSpecFlags(fs)
 	fs.Usage = func() {
 		io.WriteString(fs.Output(), "usage: kiln bench MODEL [--threads N] [--prompt 128] [--gen 64] [--parallel N] [--json] [--no-repack] [--type T [--pure]] [--spec ngram|draft [--draft MODEL] --num-speculative-tokens K]\n"+
@@ -172,6 +173,10 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	if err := kvf.check(); err != nil {
 		return err
 	}
+	kvType, err := kvTypeOf()
+	if err != nil {
+		return err
+	}
 	scheme, err := lt.scheme()
 	if err != nil {
 		return err
@@ -187,7 +192,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	defer a.Close()
 	m, bytes := a.Model, a.WeightBytes
 	c := &m.Config
-	mem := memAfterLoad(bytes)
+	mem := memAfterLoad(bytes, kvType)
 
 	if *workload == "gap" {
 		return runGap(stdout, *asJSON, a, kvf, mem, *streams, *longPrompt, *gen, *maxBatched, *noPrefixCache)
@@ -222,7 +227,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	if perSeq > c.Context {
 		return fmt.Errorf("a prompt of %d tokens + --gen %d exceeds the model's context of %d", len(prompts[0]), *gen, c.Context)
 	}
-	e, err := startEngine(a, kvf.kv(perSeq, len(prompts)), engine.Config{MaxSeqs: len(prompts),
+	e, err := startEngine(a, kvf.kv(perSeq, len(prompts)), engine.Config{MaxSeqs: len(prompts), KVType: kvType,
 		MaxBatchedTokens: cmp.Or(*maxBatched, max(512, *prompt)), NoPrefixCache: *noPrefixCache, Spec: sf.resolved})
 	if err != nil {
 		return err

@@ -51,7 +51,7 @@ func runGap(stdout io.Writer, asJSON bool, a *assemble.Assembly, kvf *kvPoolFlag
 	if maxBatched == 0 {
 		maxBatched = 256
 	}
-	e, err := startEngine(a, kvf.kv(max(longPrompt+1, streamPrompt+gen), streams+1), engine.Config{MaxSeqs: streams + 1,
+	e, err := startEngine(a, kvf.kv(max(longPrompt+1, streamPrompt+gen), streams+1), engine.Config{MaxSeqs: streams + 1, KVType: mem.kvType,
 		MaxBatchedTokens: maxBatched, NoPrefixCache: noPrefixCache})
 	if err != nil {
 		return err

@@ -30,7 +30,7 @@ func runGenerate(args []string, stdout, stderr io.Writer) error {
 	asJSON := fs.Bool("json", false, "print {\"prompt\",\"tokens\",\"text\"} instead of the text")
 	threads := fs.Int("threads", 0, "worker threads (0: one per core)")
 	lt := loadTypeFlags(fs)
-	kvF32 := kvTypeFlag(fs)
+	kvTypeOf := kvTypeFlag(fs)
 	kvf := addKVPoolFlags(fs)
 	sf := addSpecFlags(fs)
 	fs.Usage = func() {
@@ -53,7 +53,7 @@ func runGenerate(args []string, stdout, stderr io.Writer) error {
 	if *temp != 0 {
 		return usageErrorf("generate is greedy (--temperature 0); use 'kiln run' for sampling")
 	}
-	f32, err := kvF32()
+	kvType, err := kvTypeOf()
 	if err != nil {
 		return err
 	}
@@ -89,7 +89,7 @@ func runGenerate(args []string, stdout, stderr io.Writer) error {
 	if total > ctxLen {
 		return fmt.Errorf("prompt (%d tokens) plus -n %d exceeds the model's context of %d tokens: shorten the prompt or lower -n", len(prompt), *n, ctxLen)
 	}
-	e, err := startEngine(a, kvf.kv(total, 1), engine.Config{F32KV: f32, MaxSeqs: 1, Spec: sf.resolved, Tokenizer: a.Tokenizer})
+	e, err := startEngine(a, kvf.kv(total, 1), engine.Config{KVType: kvType, MaxSeqs: 1, Spec: sf.resolved, Tokenizer: a.Tokenizer})
 	if err != nil {
 		return err
 	}

@@ -11,6 +11,7 @@ import (
 
 	"kiln/assemble"
 	"kiln/engine"
+	"kiln/kernels"
 )
 
 func init() {
@@ -35,7 +36,7 @@ func runProbs(args []string, stdout, stderr io.Writer) error {
 	all := fs.Bool("all-positions", false, "print the distribution after every prompt position, not just the last")
 	threads := fs.Int("threads", 0, "worker threads (0: one per core)")
 	lt := loadTypeFlags(fs)
-	kvF32 := kvTypeFlag(fs)
+	kvTypeOf := kvTypeFlag(fs)
 	fs.Usage = func() {
 		io.WriteString(fs.Output(), "usage: kiln probs MODEL TEXT [--top 20] [--all-positions] [--type T [--pure]]\n  TEXT may be ids:1,2,3 (taken as is, no BOS); a TEXT that begins with - goes after -- (which quotes only the next argument)\n")
 		fs.PrintDefaults()
@@ -53,7 +54,7 @@ func runProbs(args []string, stdout, stderr io.Writer) error {
 	if *top <= 0 {
 		return usageErrorf("--top must be positive")
 	}
-	f32, err := kvF32()
+	kvType, err := kvTypeOf()
 	if err != nil {
 		return err
 	}
@@ -79,7 +80,7 @@ func runProbs(args []string, stdout, stderr io.Writer) error {
 	if *all {
 		rows = len(prompt)
 	}
-	logits, err := promptLogits(a, prompt, rows, f32)
+	logits, err := promptLogits(a, prompt, rows, kvType)
 	if err != nil {
 		return err
 	}
@@ -104,14 +105,14 @@ const probsChunk = 256
 // request that asks for the raw logit rows of its last rows positions
 // ([rows][Vocab]), in steps of probsChunk tokens, and samples one token
 // (which nothing reads).
-func promptLogits(a *assemble.Assembly, prompt []int32, rows int, f32 bool) ([]float32, error) {
+func promptLogits(a *assemble.Assembly, prompt []int32, rows int, kvType kernels.KVType) ([]float32, error) {
 	if n := len(prompt); n > a.Model.Config.Context {
 		return nil, fmt.Errorf("%d tokens exceed the model's context of %d", n, a.Model.Config.Context)
 	}
 	// The prompt and the one sampled token, in 16-token blocks: no budget.
 	const blockSize = 16
 	e, err := a.Start(assemble.KV{Blocks: (len(prompt) + blockSize) / blockSize, BlockSize: blockSize},
-		engine.Config{F32KV: f32, MaxSeqs: 1, MaxBatchedTokens: probsChunk})
+		engine.Config{KVType: kvType, MaxSeqs: 1, MaxBatchedTokens: probsChunk})
 	if err != nil {
 		return nil, err
 	}

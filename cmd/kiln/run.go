@@ -81,7 +81,7 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	ctxSize := fs.Int("ctx", 0, fmt.Sprintf("context size in tokens (0: the model's, at most %d)", runMaxContext))
 	threads := fs.Int("threads", 0, "worker threads (0: one per core)")
 	lt := loadTypeFlags(fs)
-	kvF32 := kvTypeFlag(fs)
+	kvTypeOf := kvTypeFlag(fs)
 	kvf := addKVPoolFlags(fs)
 	sf := addSpecFlags(fs)
 	fs.Usage = func() {
@@ -116,7 +116,7 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	if *ctxSize < 0 {
 		return usageErrorf("--ctx must not be negative")
 	}
-	f32, err := kvF32()
+	kvType, err := kvTypeOf()
 	if err != nil {
 		return err
 	}
@@ -190,7 +190,7 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 	}
 	// One conversation: its n tokens of KV and the last answer token,
 	// which needs none (chatloop.Engine).
-	e, err := startEngine(a, kvf.kv(n+1, 1), engine.Config{F32KV: f32, MaxSeqs: 1, Spec: sf.resolved,
+	e, err := startEngine(a, kvf.kv(n+1, 1), engine.Config{KVType: kvType, MaxSeqs: 1, Spec: sf.resolved,
 		MaxModelLen: n + 1, MaxBatchedTokens: runPromptChunk, Tokenizer: a.Tokenizer})
 	if err != nil {
 		return err

@@ -257,6 +257,9 @@ func TestRunErrors(t *testing.T) {
 		{[]string{m, "hi", "--ctx", "-1"}, 2, "--ctx"},
 		{[]string{m, "hi", "--ctx", "100000"}, 2, "exceed the model's context"},
 		{[]string{m, "hi", "--kv-type", "q8"}, 2, "--kv-type"},
+		{[]string{m, "hi", "--kv-cache-dtype", "q5_1"}, 2, "want one of f16, f32, q8_0, q4_0"},
+		// stories260K's heads are 8 wide; q8_0 blocks are 32 (llama.cpp refuses it too).
+		{[]string{m, "hi", "--kv-cache-dtype", "q8_0"}, 1, "heads are 8 wide (not a multiple of 32)"},
 		{[]string{m}, 2, "nothing on stdin"},
 		{[]string{"/nonexistent.gguf", "hi"}, 1, "nonexistent"},
 	} {

@@ -85,7 +85,7 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	allowedHeaders := fs.String("allowed-headers", "*", "CORS: request headers a preflight may ask (JSON or comma list; *: any)")
 	allowCredentials := fs.Bool("allow-credentials", false, "CORS: let browsers send cookies and auth (Access-Control-Allow-Credentials)")
 	chatTemplate := addChatTemplateFlag(fs)
-	kvF32 := kvTypeFlag(fs)
+	kvTypeOf := kvTypeFlag(fs)
 	kvf := addKVPoolFlags(fs)
 	kve := addKVEventFlags(fs)
 	lt := loadTypeFlags(fs)
@@ -106,7 +106,7 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	if len(pos) != 0 {
 		return usageErrorf("serve takes no arguments (models go in --model), got %q", pos)
 	}
-	f32, err := kvF32()
+	kvType, err := kvTypeOf()
 	if err != nil {
 		return err
 	}
@@ -220,7 +220,7 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 			a.Close()
 			return nil, err
 		}
-		e, err := startEngine(a, kvf.kv(ctxLen, *maxSeqs), engine.Config{F32KV: f32, NoPrefixCache: *noPrefixCache, Spec: sf.resolved,
+		e, err := startEngine(a, kvf.kv(ctxLen, *maxSeqs), engine.Config{KVType: kvType, NoPrefixCache: *noPrefixCache, Spec: sf.resolved,
 			MaxBatchedTokens: *maxBatched, MaxSeqs: *maxSeqs, MaxModelLen: ctxLen, Tokenizer: a.Tokenizer, KVEvents: events})
 		if err != nil {
 			a.Close()
@@ -235,7 +235,7 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 			pool = server.PoolingFromGGUF(t)
 		}
 		return &server.Model{Engine: e, Tokenizer: a.Tokenizer, Template: tmpl, MaxModelLen: ctxLen, MaxSeqs: *maxSeqs, Pooling: pool,
-			BlockSize: a.BlockSize, NumBlocks: a.NumBlocks, PrefixCache: !*noPrefixCache, SpecTokens: sf.resolved.Tokens,
+			BlockSize: a.BlockSize, NumBlocks: a.NumBlocks, PrefixCache: !*noPrefixCache, CacheDtype: kvType.String(), SpecTokens: sf.resolved.Tokens,
 			Bytes: modelBytes(path) + draftBytes + a.KVBytes(), Close: func() { cleared(); a.Close() }}, nil
 	}
 	// --max-logprobs 0 (the sampled token's logprob only) is Config's -1: its 0 is the default.

@@ -22,3 +22,18 @@ func expSumAVX2(y *float32, x *float32, n int, max float32) float64
 
 //go:noescape
 func swigluAVX2(y *float32, x *float32, gate *float32, n int)
+
+//go:noescape
+func axpyQ8_0RowsAVX2(p *float32, n int, v *byte, stride int, acc *float32, d int)
+
+//go:noescape
+func axpyQ4_0RowsAVX2(p *float32, n int, v *byte, stride int, acc *float32, d int)
+
+//go:noescape
+func expfRowAVX2(y *float32, x *float32, n int)
+
+//go:noescape
+func axpyQ8_0Rows2AVX2(p0, p1 *float32, n int, v *byte, stride int, acc0, acc1 *float32, d int)
+
+//go:noescape
+func axpyQ4_0Rows2AVX2(p0, p1 *float32, n int, v *byte, stride int, acc0, acc1 *float32, d int)

@@ -100,9 +100,18 @@ func attnUnavailable() { panic("simd: attention assembly called on a generic bui
 func dotF32F16RowsAVX2(*float32, int, *uint16, int, *float32, int) { attnUnavailable() }
 func dotF32RowsAVX2(*float32, int, *float32, int, *float32, int)   { attnUnavailable() }
 func axpyF16RowsAVX2(*float32, int, *uint16, int, *float32, int)   { attnUnavailable() }
-func axpyF32RowsAVX2(*float32, int, *float32, int, *float32, int)  { attnUnavailable() }
-func expSumAVX2(*float32, *float32, int, float32) float64          { attnUnavailable(); return 0 }
-func swigluAVX2(*float32, *float32, *float32, int)                 { attnUnavailable() }
+func axpyQ8_0RowsAVX2(*float32, int, *byte, int, *float32, int)    { attnUnavailable() }
+func axpyQ4_0RowsAVX2(*float32, int, *byte, int, *float32, int)    { attnUnavailable() }
+func expfRowAVX2(*float32, *float32, int)                          { attnUnavailable() }
+func axpyQ8_0Rows2AVX2(_, _ *float32, _ int, _ *byte, _ int, _, _ *float32, _ int) {
+	attnUnavailable()
+}
+func axpyQ4_0Rows2AVX2(_, _ *float32, _ int, _ *byte, _ int, _, _ *float32, _ int) {
+	attnUnavailable()
+}
+func axpyF32RowsAVX2(*float32, int, *float32, int, *float32, int) { attnUnavailable() }
+func expSumAVX2(*float32, *float32, int, float32) float64         { attnUnavailable(); return 0 }
+func swigluAVX2(*float32, *float32, *float32, int)                { attnUnavailable() }
 
 func prefetchAVX2(*byte, int) {}
 

@@ -22,6 +22,14 @@ func GenerateAttn() []byte {
 	dotRows(a, "dotF32RowsAVX2", false)
 	axpyRows(a, "axpyF16RowsAVX2", true)
 	axpyRows(a, "axpyF32RowsAVX2", false)
+	vec32(a, "aqMask", 0x0f)
+	vec32(a, "aqEight", 8)
+	a.p("")
+	axpyQRows(a, "axpyQ8_0RowsAVX2", false)
+	axpyQRows(a, "axpyQ4_0RowsAVX2", true)
+	axpyQRows2(a, "axpyQ8_0Rows2AVX2", false)
+	axpyQRows2(a, "axpyQ4_0Rows2AVX2", true)
+	expfRow(a)
 	expSum(a)
 	swiglu(a)
 	return a.b.Bytes()
@@ -331,6 +339,255 @@ func axpyRows(a *asm, name string, f16 bool) {
 	block(1, "n")
 	a.i("JMP %s", lbl("narrow"))
 	a.p("%s:", lbl("ret"))
+	a.i("VZEROUPPER")
+	a.i("RET")
+	a.p("")
+}
+
+// axpyQRows: func name(p *float32, n int, v *byte, stride int, acc *float32, d int)
+// acc[i] = fma(q_ji*d_jb, p[j], acc[i]) for rows j = 0..n-1 of Q8_0 (or,
+// with q4, Q4_0) blocks, d a positive multiple of 32: the dequantized
+// value (int8 or nibble-8, converted exactly, times the block's f16 scale:
+// exact in float32) fused into acc, which stays in registers for two
+// blocks (64 elements, 8 vectors) at a time, then one block.
+//
+//	GPR: DI p, CX n, SI v, R8 stride, R11 acc, DX elements left,
+//	AX row pointer, BX row counter, R9 p cursor.
+//	YMM: Y0-Y7 acc, Y8 p[j], Y10 d, Y11-Y12 values, Y14-Y15 nibble mask and 8.
+func axpyQRows(a *asm, name string, q4 bool) {
+	bb := 34
+	if q4 {
+		bb = 18
+	}
+	lbl := func(s string) string { return name + s }
+	a.p("// func %s(p *float32, n int, v *byte, stride int, acc *float32, d int)", name)
+	a.p("TEXT ·%s(SB), NOSPLIT, $0-48", name)
+	a.i("MOVQ p+0(FP), DI")
+	a.i("MOVQ n+8(FP), CX")
+	a.i("MOVQ v+16(FP), SI")
+	a.i("MOVQ stride+24(FP), R8")
+	a.i("MOVQ acc+32(FP), R11")
+	a.i("MOVQ d+40(FP), DX")
+	if q4 {
+		a.i("VMOVUPS aqMask<>(SB), Y14")
+		a.i("VMOVUPS aqEight<>(SB), Y15")
+	}
+	block := func(nb int, tag string) {
+		for v := 0; v < 4*nb; v++ {
+			a.i("VMOVUPS %d(R11), Y%d", 32*v, v)
+		}
+		a.i("MOVQ SI, AX")
+		a.i("MOVQ DI, R9")
+		a.i("MOVQ CX, BX")
+		a.p("%s:", lbl(tag+"row"))
+		a.i("VBROADCASTSS (R9), Y8")
+		for b := 0; b < nb; b++ {
+			o := b * bb
+			a.i("VPBROADCASTW %d(AX), X10", o)
+			a.i("VCVTPH2PS X10, Y10")
+			if !q4 {
+				for k := 0; k < 4; k++ {
+					a.i("VPMOVSXBD %d(AX), Y11", o+2+8*k)
+					a.i("VCVTDQ2PS Y11, Y11")
+					a.i("VMULPS Y10, Y11, Y11")
+					a.i("VFMADD231PS Y11, Y8, Y%d", 4*b+k)
+				}
+				continue
+			}
+			for h := 0; h < 2; h++ { // quant bytes 8h..8h+7: elements 8h.. (low) and 16+8h.. (high)
+				a.i("VPMOVZXBD %d(AX), Y11", o+2+8*h)
+				a.i("VPSRLD $4, Y11, Y12")
+				a.i("VPAND Y14, Y11, Y11")
+				a.i("VPSUBD Y15, Y11, Y11")
+				a.i("VPSUBD Y15, Y12, Y12")
+				a.i("VCVTDQ2PS Y11, Y11")
+				a.i("VCVTDQ2PS Y12, Y12")
+				a.i("VMULPS Y10, Y11, Y11")
+				a.i("VMULPS Y10, Y12, Y12")
+				a.i("VFMADD231PS Y11, Y8, Y%d", 4*b+h)
+				a.i("VFMADD231PS Y12, Y8, Y%d", 4*b+2+h)
+			}
+		}
+		a.i("ADDQ R8, AX")
+		a.i("ADDQ $4, R9")
+		a.i("DECQ BX")
+		a.i("JNZ %s", lbl(tag+"row"))
+		for v := 0; v < 4*nb; v++ {
+			a.i("VMOVUPS Y%d, %d(R11)", v, 32*v)
+		}
+		a.i("ADDQ $%d, R11", 128*nb)
+		a.i("ADDQ $%d, SI", bb*nb)
+		a.i("SUBQ $%d, DX", 32*nb)
+	}
+	a.p("%s:", lbl("wide"))
+	a.i("CMPQ DX, $64")
+	a.i("JB %s", lbl("narrow"))
+	block(2, "w")
+	a.i("JMP %s", lbl("wide"))
+	a.p("%s:", lbl("narrow"))
+	a.i("TESTQ DX, DX")
+	a.i("JZ %s", lbl("ret"))
+	block(1, "n")
+	a.i("JMP %s", lbl("narrow"))
+	a.p("%s:", lbl("ret"))
+	a.i("VZEROUPPER")
+	a.i("RET")
+	a.p("")
+}
+
+// axpyQRows2: func name(p0, p1 *float32, n int, v *byte, stride int, acc0, acc1 *float32, d int)
+// axpyQRows for two accumulators (two query heads of one KV head) with
+// their own weights p0, p1, each value row dequantized once: per block of
+// 32 elements, acc0 in Y0-Y3 and acc1 in Y4-Y7 across all rows.
+//
+//	GPR: DI p0, R10 p1, CX n, SI v, R8 stride, R11 acc0, R12 acc1, DX
+//	elements left, AX row pointer, BX row counter, R9 p cursor (bytes).
+//	YMM: Y8-Y11 dequantized values, Y12 d, Y13 p0[j], Y14 p1[j].
+func axpyQRows2(a *asm, name string, q4 bool) {
+	bb := 34
+	if q4 {
+		bb = 18
+	}
+	lbl := func(s string) string { return name + s }
+	a.p("// func %s(p0, p1 *float32, n int, v *byte, stride int, acc0, acc1 *float32, d int)", name)
+	a.p("TEXT ·%s(SB), NOSPLIT, $0-64", name)
+	a.i("MOVQ p0+0(FP), DI")
+	a.i("MOVQ p1+8(FP), R10")
+	a.i("MOVQ n+16(FP), CX")
+	a.i("MOVQ v+24(FP), SI")
+	a.i("MOVQ stride+32(FP), R8")
+	a.i("MOVQ acc0+40(FP), R11")
+	a.i("MOVQ acc1+48(FP), R12")
+	a.i("MOVQ d+56(FP), DX")
+	a.p("%s:", lbl("block"))
+	for v := 0; v < 4; v++ {
+		a.i("VMOVUPS %d(R11), Y%d", 32*v, v)
+		a.i("VMOVUPS %d(R12), Y%d", 32*v, 4+v)
+	}
+	a.i("MOVQ SI, AX")
+	a.i("XORQ R9, R9")
+	a.i("MOVQ CX, BX")
+	a.p("%s:", lbl("row"))
+	a.i("VBROADCASTSS (DI)(R9*1), Y13")
+	a.i("VBROADCASTSS (R10)(R9*1), Y14")
+	a.i("VPBROADCASTW (AX), X12")
+	a.i("VCVTPH2PS X12, Y12")
+	if !q4 {
+		for k := 0; k < 4; k++ {
+			a.i("VPMOVSXBD %d(AX), Y%d", 2+8*k, 8+k)
+			a.i("VCVTDQ2PS Y%d, Y%d", 8+k, 8+k)
+			a.i("VMULPS Y12, Y%d, Y%d", 8+k, 8+k)
+		}
+	} else {
+		for h := 0; h < 2; h++ { // bytes 8h..8h+7: elements 8h.. (Y8+h) and 16+8h.. (Y10+h)
+			lo, hi := 8+h, 10+h
+			a.i("VPMOVZXBD %d(AX), Y%d", 2+8*h, lo)
+			a.i("VPSRLD $4, Y%d, Y%d", lo, hi)
+			a.i("VPAND aqMask<>(SB), Y%d, Y%d", lo, lo)
+			a.i("VPSUBD aqEight<>(SB), Y%d, Y%d", lo, lo)
+			a.i("VPSUBD aqEight<>(SB), Y%d, Y%d", hi, hi)
+			a.i("VCVTDQ2PS Y%d, Y%d", lo, lo)
+			a.i("VCVTDQ2PS Y%d, Y%d", hi, hi)
+			a.i("VMULPS Y12, Y%d, Y%d", lo, lo)
+			a.i("VMULPS Y12, Y%d, Y%d", hi, hi)
+		}
+	}
+	for k := 0; k < 4; k++ {
+		a.i("VFMADD231PS Y%d, Y13, Y%d", 8+k, k)
+		a.i("VFMADD231PS Y%d, Y14, Y%d", 8+k, 4+k)
+	}
+	a.i("ADDQ R8, AX")
+	a.i("ADDQ $4, R9")
+	a.i("DECQ BX")
+	a.i("JNZ %s", lbl("row"))
+	for v := 0; v < 4; v++ {
+		a.i("VMOVUPS Y%d, %d(R11)", v, 32*v)
+		a.i("VMOVUPS Y%d, %d(R12)", 4+v, 32*v)
+	}
+	a.i("ADDQ $128, R11")
+	a.i("ADDQ $128, R12")
+	a.i("ADDQ $%d, SI", bb)
+	a.i("SUBQ $32, DX")
+	a.i("JNZ %s", lbl("block"))
+	a.i("VZEROUPPER")
+	a.i("RET")
+	a.p("")
+}
+
+// glibcExp2Tab is glibc's __exp2f_data.tab (kernels/simd exp2Tab32).
+var glibcExp2Tab = [32]uint64{
+	0x3ff0000000000000, 0x3fefd9b0d3158574, 0x3fefb5586cf9890f, 0x3fef9301d0125b51,
+	0x3fef72b83c7d517b, 0x3fef54873168b9aa, 0x3fef387a6e756238, 0x3fef1e9df51fdee1,
+	0x3fef06fe0a31b715, 0x3feef1a7373aa9cb, 0x3feedea64c123422, 0x3feece086061892d,
+	0x3feebfdad5362a27, 0x3feeb42b569d4f82, 0x3feeab07dd485429, 0x3feea47eb03a5585,
+	0x3feea09e667f3bcd, 0x3fee9f75e8ec5f74, 0x3feea11473eb0187, 0x3feea589994cce13,
+	0x3feeace5422aa0db, 0x3feeb737b0cdc5e5, 0x3feec49182a3f090, 0x3feed503b23e255d,
+	0x3feee89f995ad3ad, 0x3feeff76f2fb5e47, 0x3fef199bdd85529c, 0x3fef3720dcef9069,
+	0x3fef5818dcfba487, 0x3fef7c97337b9b5f, 0x3fefa4afa2a490da, 0x3fefd0765b6e4540,
+}
+
+// expfRow: func expfRowAVX2(y *float32, x *float32, n int), n a positive
+// multiple of 4: glibc's expf (kernels/simd Expf) four lanes at a time in
+// float64, the same FMAs, the table read by a gather. Inputs with |x| >= 88,
+// Inf or NaN come out wrong; the Go wrapper recomputes them.
+//
+//	Y10-Y15 constants 32/ln2, shift, c0, c1, c2, 1.
+func expfRow(a *asm) {
+	for i := 0; i < 32; i++ {
+		a.p("DATA efTab<>+%d(SB)/8, $0x%016x", 8*i, glibcExp2Tab[i])
+	}
+	a.p("GLOBL efTab<>(SB), RODATA|NOPTR, $256")
+	for _, c := range []struct {
+		name string
+		v    uint64
+	}{
+		{"efInv", 0x40471547652b82fe}, // 0x1.71547652b82fep+5
+		{"efShift", 0x4338000000000000},
+		{"efC0", 0x3ebc6af84b912394},
+		{"efC1", 0x3f2ebfce50fac4f3},
+		{"efC2", 0x3f962e42ff0c52d6},
+		{"efOne", 0x3ff0000000000000},
+		{"efMask", 31},
+	} {
+		a.p("DATA %s<>+0(SB)/8, $0x%016x", c.name, c.v)
+		a.p("GLOBL %s<>(SB), RODATA|NOPTR, $8", c.name)
+	}
+	a.p("")
+	a.p("// func expfRowAVX2(y *float32, x *float32, n int)")
+	a.p("TEXT ·expfRowAVX2(SB), NOSPLIT, $0-24")
+	a.i("MOVQ y+0(FP), DI")
+	a.i("MOVQ x+8(FP), SI")
+	a.i("MOVQ n+16(FP), CX")
+	a.i("LEAQ efTab<>(SB), AX")
+	for i, c := range []string{"efInv", "efShift", "efC0", "efC1", "efC2", "efOne"} {
+		a.i("VBROADCASTSD %s<>(SB), Y%d", c, 10+i)
+	}
+	a.i("VBROADCASTSD efMask<>(SB), Y9")
+	a.p("expfRowAVX2loop:")
+	a.i("VCVTPS2PD (SI), Y0")      // xd
+	a.i("VMOVAPD Y11, Y1")         // shift
+	a.i("VFMADD231PD Y0, Y10, Y1") // kd = xd*InvLn2N + shift
+	a.i("VSUBPD Y11, Y1, Y3")      // kd - shift
+	a.i("VFMSUB231PD Y0, Y10, Y3") // r = xd*InvLn2N - kd
+	a.i("VPAND Y9, Y1, Y4")        // ki % 32
+	a.i("VPCMPEQQ Y5, Y5, Y5")
+	a.i("VPXOR Y6, Y6, Y6")
+	a.i("VPGATHERQQ Y5, (AX)(Y4*8), Y6") // tab[ki%32]
+	a.i("VPSLLQ $47, Y1, Y1")
+	a.i("VPADDQ Y1, Y6, Y6") // s
+	a.i("VMOVAPD Y13, Y7")
+	a.i("VFMADD231PD Y3, Y12, Y7") // z = c0*r + c1
+	a.i("VMOVAPD Y15, Y8")
+	a.i("VFMADD231PD Y3, Y14, Y8") // y = c2*r + 1
+	a.i("VMULPD Y3, Y3, Y2")       // r*r
+	a.i("VFMADD231PD Y2, Y7, Y8")  // y = z*r2 + y
+	a.i("VMULPD Y6, Y8, Y8")       // y*s
+	a.i("VCVTPD2PSY Y8, X8")
+	a.i("VMOVUPS X8, (DI)")
+	a.i("ADDQ $16, SI")
+	a.i("ADDQ $16, DI")
+	a.i("SUBQ $4, CX")
+	a.i("JNZ expfRowAVX2loop")
 	a.i("VZEROUPPER")
 	a.i("RET")
 	a.p("")
