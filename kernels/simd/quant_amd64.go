@@ -35,6 +35,14 @@ func dotQ5_KQ8_KAVX2(nb int, w, x []byte) float32
 //go:noescape
 func dotQ6_KQ8_KAVX2(nb int, w, x []byte) float32
 
+// In quantk23_amd64.s.
+
+//go:noescape
+func dotQ2_KQ8_KAVX2(nb int, w, x []byte) float32
+
+//go:noescape
+func dotQ3_KQ8_KAVX2(nb int, w, x []byte) float32
+
 // One weight row against four activation rows (xStride bytes apart).
 
 //go:noescape
