@@ -102,7 +102,7 @@ var vecDots = map[gguf.Type]vecDot{
 	gguf.TypeQ2_K: {act: gguf.TypeQ8_K, convert: quantizeActQ8_K, dot: simd.DotQ2_KQ8_K},
 	gguf.TypeQ3_K: {act: gguf.TypeQ8_K, convert: quantizeActQ8_K, dot: simd.DotQ3_KQ8_K},
 	gguf.TypeQ4_K: {act: gguf.TypeQ8_K, convert: quantizeActQ8_K, dot: simd.DotQ4_KQ8_K, dot4: simd.DotQ4_KQ8_Kx4, gemm: gemmQ4_K},
-	gguf.TypeQ5_K: {act: gguf.TypeQ8_K, convert: quantizeActQ8_K, dot: simd.DotQ5_KQ8_K},
+	gguf.TypeQ5_K: {act: gguf.TypeQ8_K, convert: quantizeActQ8_K, dot: simd.DotQ5_KQ8_K, dot4: simd.DotQ5_KQ8_Kx4},
 	gguf.TypeQ6_K: {act: gguf.TypeQ8_K, convert: quantizeActQ8_K, dot: simd.DotQ6_KQ8_K, dot4: simd.DotQ6_KQ8_Kx4, gemm: gemmQ6_K},
 }
 
