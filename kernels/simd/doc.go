@@ -50,7 +50,8 @@
 // scalar FMA chain of the block minimums (m_w*s_x, or dmin times the exact
 // min sum), hsum8(lanes) + that chain. (Until 2026-11 they folded in
 // ggml's generic C order, which moved log-probs of 2-layer random models
-// by 0.04-0.14 against llama.cpp.)
+// by 0.04-0.14 against llama.cpp.) DotQ5_KQ8_Kx4 keeps that order for
+// each of its four activation rows (the chains run side by side).
 // Q2_K and Q3_K follow ggml_vec_dot_q2_K_q8_K and _q3_K_q8_K (AVX2, every
 // shape): one 8-lane FMA chain (Q2_K's min lanes enter it before each
 // super-block's scaled lanes), hsum8.
