@@ -43,6 +43,12 @@ func dotQ2_KQ8_KAVX2(nb int, w, x []byte) float32
 //go:noescape
 func dotQ3_KQ8_KAVX2(nb int, w, x []byte) float32
 
+//go:noescape
+func dotQ2_KQ8_Kx4AVX2(nb int, w, x []byte, xStride int, out *[4]float32)
+
+//go:noescape
+func dotQ3_KQ8_Kx4AVX2(nb int, w, x []byte, xStride int, out *[4]float32)
+
 // One weight row against four activation rows (xStride bytes apart).
 
 //go:noescape

@@ -187,6 +187,48 @@ q2kloop:
 	VPSUBW     Y11, Y10, Y10;               \
 	K23_SCALE(SOFF)
 
+// Q3_SCALES: Y4 = the sixteen 6-bit scales of the Q3_K block at SI minus
+// 32, as int16, unpacked as llama.cpp does (kmask1/kmask2 on three
+// uint32s). Clobbers AX, BX, DX, R8, R9, R13.
+#define Q3_SCALES \
+	MOVL      96(SI), AX;            \
+	MOVL      100(SI), BX;           \
+	MOVL      104(SI), DX;           \
+	MOVL      AX, R8;                \
+	ANDL      $0x0f0f0f0f, R8;       \
+	MOVL      DX, R9;                \
+	ANDL      $0x03030303, R9;       \
+	SHLL      $4, R9;                \
+	ORL       R9, R8;                \
+	MOVL      BX, R13;               \
+	ANDL      $0x0f0f0f0f, R13;      \
+	MOVL      DX, R9;                \
+	SHRL      $2, R9;                \
+	ANDL      $0x03030303, R9;       \
+	SHLL      $4, R9;                \
+	ORL       R9, R13;               \
+	SHRL      $4, AX;                \
+	ANDL      $0x0f0f0f0f, AX;       \
+	MOVL      DX, R9;                \
+	SHRL      $4, R9;                \
+	ANDL      $0x03030303, R9;       \
+	SHLL      $4, R9;                \
+	ORL       R9, AX;                \
+	SHRL      $4, BX;                \
+	ANDL      $0x0f0f0f0f, BX;       \
+	SHRL      $6, DX;                \
+	ANDL      $0x03030303, DX;       \
+	SHLL      $4, DX;                \
+	ORL       DX, BX;                \
+	SHLQ      $32, R13;              \
+	ORQ       R13, R8;               \
+	SHLQ      $32, BX;               \
+	ORQ       BX, AX;                \
+	VMOVQ     R8, X4;                \
+	VPINSRQ   $1, AX, X4, X4;        \
+	VPSUBB    k23c20<>(SB), X4, X4;  \
+	VPMOVSXBW X4, Y4
+
 // func dotQ3_KQ8_KAVX2(nb int, w, x []byte) float32
 // Registers as dotQ2_KQ8_KAVX2; Y13 = hmask. The sixteen 6-bit scales are
 // unpacked as llama.cpp does (kmask1/kmask2 on three uint32s), minus 32.
@@ -198,43 +240,7 @@ TEXT ·dotQ3_KQ8_KAVX2(SB), NOSPLIT, $0-60
 	VMOVDQU k23c03<>(SB), Y14
 
 q3kloop:
-	MOVL         96(SI), AX     // aux0
-	MOVL         100(SI), BX    // aux1
-	MOVL         104(SI), DX    // aux2
-	MOVL         AX, R8
-	ANDL         $0x0f0f0f0f, R8
-	MOVL         DX, R9
-	ANDL         $0x03030303, R9
-	SHLL         $4, R9
-	ORL          R9, R8         // scales 0..3
-	MOVL         BX, R10
-	ANDL         $0x0f0f0f0f, R10
-	MOVL         DX, R9
-	SHRL         $2, R9
-	ANDL         $0x03030303, R9
-	SHLL         $4, R9
-	ORL          R9, R10        // scales 4..7
-	SHRL         $4, AX
-	ANDL         $0x0f0f0f0f, AX
-	MOVL         DX, R9
-	SHRL         $4, R9
-	ANDL         $0x03030303, R9
-	SHLL         $4, R9
-	ORL          R9, AX         // scales 8..11
-	SHRL         $4, BX
-	ANDL         $0x0f0f0f0f, BX
-	SHRL         $6, DX
-	ANDL         $0x03030303, DX
-	SHLL         $4, DX
-	ORL          DX, BX         // scales 12..15
-	SHLQ         $32, R10
-	ORQ          R10, R8
-	SHLQ         $32, BX
-	ORQ          BX, AX
-	VMOVQ        R8, X4
-	VPINSRQ      $1, AX, X4, X4
-	VPSUBB       k23c20<>(SB), X4, X4
-	VPMOVSXBW    X4, Y4
+	Q3_SCALES
 	VMOVDQU      (SI), Y13
 	VPXOR        Y1, Y1, Y1
 	VPERMQ       $0x44, Y4, Y5
@@ -263,5 +269,200 @@ q3kloop:
 
 	K23_HSUM8(Y0, X0, X1)
 	VMOVSS X0, ret+56(FP)
+	VZEROUPPER
+	RET
+
+// ---------------------------------------------------------------- x4 flavours
+// One weight row against four activation rows (xStride bytes apart), each
+// row's lanes and FMA chain as in the single-row kernels above: rows 0..3
+// in DI, R10, R11, R12, their float32 chains in Y0..Y3, their int32 lanes
+// per super-block in Y8..Y11. Integer lanes are exact sums, so adding the
+// high-bit term as its own VPMADDWD product changes no bit.
+
+// K23X_POINTERS: DI, R10, R11, R12 = the four rows from DI and the
+// stride in R8.
+#define K23X_POINTERS \
+	LEAQ (DI)(R8*1), R10; \
+	LEAQ (DI)(R8*2), R11; \
+	LEAQ (R10)(R8*2), R12
+
+#define K23X_ADVANCE \
+	ADDQ $292, DI;  \
+	ADDQ $292, R10; \
+	ADDQ $292, R11; \
+	ADDQ $292, R12
+
+// K23X_ACC: YL += (or -= with OP VPSUBD) the quants YQ against the row at
+// XP+XOFF, scaled by Y7. Clobbers Y14.
+#define K23X_ACC(OP, YQ, XOFF, XP, YL) \
+	VPMADDUBSW XOFF(XP), YQ, Y14; \
+	VPMADDWD   Y7, Y14, Y14;      \
+	OP         Y14, YL, YL
+
+// K23X_FOLD: YACC = fma(dx*dw, float(YL), YACC) for the row at XP, dw
+// broadcast in Y5's place YD. Clobbers Y14.
+#define K23X_FOLD(XP, YD, YL, YACC) \
+	VBROADCASTSS (XP), Y14;    \
+	VMULPS       YD, Y14, Y14; \
+	VCVTDQ2PS    YL, YL;       \
+	VFMADD231PS  YL, Y14, YACC
+
+// K23X_HSUM_OUT: out (at AX) = hsum8 of Y0..Y3. Clobbers X5.
+#define K23X_HSUM_OUT \
+	K23_HSUM8(Y0, X0, X5);       \
+	K23_HSUM8(Y1, X1, X5);       \
+	K23_HSUM8(Y2, X2, X5);       \
+	K23_HSUM8(Y3, X3, X5);       \
+	VINSERTPS $0x10, X1, X0, X0; \
+	VINSERTPS $0x20, X2, X0, X0; \
+	VINSERTPS $0x30, X3, X0, X0; \
+	VMOVUPS   X0, (AX)
+
+#define K23X_ZERO \
+	VXORPS Y0, Y0, Y0; \
+	VXORPS Y1, Y1, Y1; \
+	VXORPS Y2, Y2, Y2; \
+	VXORPS Y3, Y3, Y3
+
+// Q2X_MIN: acc YACC = fma(-dx*dmin_w, float(mins . bsums), YACC) for the
+// row at XP (the single-row kernel's first FMA): Y6 = the int16 mins, Y7 =
+// dmin_w broadcast. Clobbers Y8, Y14.
+#define Q2X_MIN(XP, YACC) \
+	VPMADDWD     260(XP), Y6, Y14; \
+	VCVTDQ2PS    Y14, Y14;         \
+	VBROADCASTSS (XP), Y8;         \
+	VMULPS       Y7, Y8, Y8;       \
+	VFNMADD231PS Y14, Y8, YACC
+
+// Q2X_SUB: Q2_SUB for the four rows: the 2-bit quants at bit SHIFT of Y12
+// into Y6, scales 2i, 2i+1 of Y5 (SOFF = 32i) into Y7.
+#define Q2X_SUB(SHIFT, XOFF, SOFF) \
+	VPSRLW  $SHIFT, Y12, Y6;              \
+	VPAND   Y15, Y6, Y6;                  \
+	VPSHUFB k23shuf<>+SOFF(SB), Y5, Y7;   \
+	K23X_ACC(VPADDD, Y6, XOFF, DI, Y8);   \
+	K23X_ACC(VPADDD, Y6, XOFF, R10, Y9);  \
+	K23X_ACC(VPADDD, Y6, XOFF, R11, Y10); \
+	K23X_ACC(VPADDD, Y6, XOFF, R12, Y11)
+
+// func dotQ2_KQ8_Kx4AVX2(nb int, w, x []byte, xStride int, out *[4]float32)
+TEXT ·dotQ2_KQ8_Kx4AVX2(SB), NOSPLIT, $0-72
+	MOVQ    nb+0(FP), CX
+	MOVQ    w_base+8(FP), SI
+	MOVQ    x_base+32(FP), DI
+	MOVQ    xStride+56(FP), R8
+	K23X_POINTERS
+	K23X_ZERO
+	VMOVDQU k23c03<>(SB), Y15
+
+q2kx4:
+	// mins first: acc_k = fma(-dx_k*dmin_w, float(mins . bsums_k), acc_k)
+	VMOVDQU      (SI), X4
+	VPSRLW       $4, X4, X6
+	VPAND        k23c0f<>(SB), X6, X6
+	VPMOVZXBW    X6, Y6             // mins
+	VPAND        k23c0f<>(SB), X4, X4
+	VPMOVZXBW    X4, Y4             // scales
+	VMOVD        80(SI), X13
+	VCVTPH2PS    X13, X13           // [d_w, dmin_w]
+	VMOVSHDUP    X13, X7
+	VBROADCASTSS X7, Y7             // dmin_w
+	Q2X_MIN(DI, Y0)
+	Q2X_MIN(R10, Y1)
+	Q2X_MIN(R11, Y2)
+	Q2X_MIN(R12, Y3)
+	VPXOR        Y8, Y8, Y8
+	VPXOR        Y9, Y9, Y9
+	VPXOR        Y10, Y10, Y10
+	VPXOR        Y11, Y11, Y11
+	VPERMQ       $0x44, Y4, Y5
+	VMOVDQU      16(SI), Y12
+	Q2X_SUB(0, 4, 0)
+	Q2X_SUB(2, 36, 32)
+	Q2X_SUB(4, 68, 64)
+	Q2X_SUB(6, 100, 96)
+	VPERMQ       $0xee, Y4, Y5
+	VMOVDQU      48(SI), Y12
+	Q2X_SUB(0, 132, 0)
+	Q2X_SUB(2, 164, 32)
+	Q2X_SUB(4, 196, 64)
+	Q2X_SUB(6, 228, 96)
+	VBROADCASTSS X13, Y13           // d_w
+	K23X_FOLD(DI, Y13, Y8, Y0)
+	K23X_FOLD(R10, Y13, Y9, Y1)
+	K23X_FOLD(R11, Y13, Y10, Y2)
+	K23X_FOLD(R12, Y13, Y11, Y3)
+	ADDQ         $84, SI
+	K23X_ADVANCE
+	DECQ         CX
+	JNZ          q2kx4
+
+	MOVQ         out+64(FP), AX
+	K23X_HSUM_OUT
+	VZEROUPPER
+	RET
+
+// Q3X_SUB: Q3_SUB for the four rows: low bits in Y6 (reloaded from the qs
+// at SI+QOFF), 4 where the high bit is clear in Y12, scales in Y7; the two
+// products enter each row's lanes as separate VPMADDWD terms.
+#define Q3X_SUB(SHIFT, BIT, BOFF, QOFF, XOFF, SOFF) \
+	VMOVDQU    QOFF(SI), Y6;                 \
+	VPSRLW     $SHIFT, Y6, Y6;               \
+	VPAND      Y15, Y6, Y6;                  \
+	VPANDN     k23bit<>+BOFF(SB), Y13, Y12;  \
+	VPSRLW     $BIT, Y12, Y12;               \
+	VPSLLW     $2, Y12, Y12;                 \
+	VPSHUFB    k23shuf<>+SOFF(SB), Y5, Y7;   \
+	K23X_ACC(VPADDD, Y6, XOFF, DI, Y8);      \
+	K23X_ACC(VPSUBD, Y12, XOFF, DI, Y8);     \
+	K23X_ACC(VPADDD, Y6, XOFF, R10, Y9);     \
+	K23X_ACC(VPSUBD, Y12, XOFF, R10, Y9);    \
+	K23X_ACC(VPADDD, Y6, XOFF, R11, Y10);    \
+	K23X_ACC(VPSUBD, Y12, XOFF, R11, Y10);   \
+	K23X_ACC(VPADDD, Y6, XOFF, R12, Y11);    \
+	K23X_ACC(VPSUBD, Y12, XOFF, R12, Y11)
+
+// func dotQ3_KQ8_Kx4AVX2(nb int, w, x []byte, xStride int, out *[4]float32)
+TEXT ·dotQ3_KQ8_Kx4AVX2(SB), NOSPLIT, $0-72
+	MOVQ    nb+0(FP), CX
+	MOVQ    w_base+8(FP), SI
+	MOVQ    x_base+32(FP), DI
+	MOVQ    xStride+56(FP), R8
+	K23X_POINTERS
+	K23X_ZERO
+	VMOVDQU k23c03<>(SB), Y15
+
+q3kx4:
+	Q3_SCALES
+	VMOVDQU      (SI), Y13
+	VPXOR        Y8, Y8, Y8
+	VPXOR        Y9, Y9, Y9
+	VPXOR        Y10, Y10, Y10
+	VPXOR        Y11, Y11, Y11
+	VPERMQ       $0x44, Y4, Y5
+	Q3X_SUB(0, 0, 0, 32, 4, 0)
+	Q3X_SUB(2, 1, 32, 32, 36, 32)
+	Q3X_SUB(4, 2, 64, 32, 68, 64)
+	Q3X_SUB(6, 3, 96, 32, 100, 96)
+	VPERMQ       $0xee, Y4, Y5
+	Q3X_SUB(0, 4, 128, 64, 132, 0)
+	Q3X_SUB(2, 5, 160, 64, 164, 32)
+	Q3X_SUB(4, 6, 192, 64, 196, 64)
+	Q3X_SUB(6, 7, 224, 64, 228, 96)
+	MOVWLZX      108(SI), AX
+	VMOVD        AX, X13
+	VCVTPH2PS    X13, X13
+	VBROADCASTSS X13, Y13           // d_w
+	K23X_FOLD(DI, Y13, Y8, Y0)
+	K23X_FOLD(R10, Y13, Y9, Y1)
+	K23X_FOLD(R11, Y13, Y10, Y2)
+	K23X_FOLD(R12, Y13, Y11, Y3)
+	ADDQ         $110, SI
+	K23X_ADVANCE
+	DECQ         CX
+	JNZ          q3kx4
+
+	MOVQ         out+64(FP), AX
+	K23X_HSUM_OUT
 	VZEROUPPER
 	RET
