@@ -54,7 +54,7 @@
 // each of its four activation rows (the chains run side by side).
 // Q2_K and Q3_K follow ggml_vec_dot_q2_K_q8_K and _q3_K_q8_K (AVX2, every
 // shape): one 8-lane FMA chain (Q2_K's min lanes enter it before each
-// super-block's scaled lanes), hsum8.
+// super-block's scaled lanes), hsum8; their x4 flavours likewise per row.
 //
 // Q8_0·Q8_0 (every flavour: single-row, x4, GEMM panels, decode kernel)
 // follows llama.cpp's AVX2 order (ggml_vec_dot_q8_0_q8_0 and
