@@ -16,7 +16,7 @@ import (
 var testTypes = []gguf.Type{
 	gguf.TypeF32, gguf.TypeF16, gguf.TypeBF16, gguf.TypeQ8_0,
 	gguf.TypeQ4_0, gguf.TypeQ4_1, gguf.TypeQ5_0, gguf.TypeQ5_1,
-	gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K,
+	gguf.TypeQ2_K, gguf.TypeQ3_K, gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K,
 }
 
 // halfFields lists, per block type, the byte offsets of f16 scale fields,
@@ -29,6 +29,8 @@ var halfFields = map[gguf.Type][]int{
 	gguf.TypeQ5_1: {0, 2},
 	gguf.TypeQ4_K: {0, 2},
 	gguf.TypeQ5_K: {0, 2},
+	gguf.TypeQ2_K: {80, 82},
+	gguf.TypeQ3_K: {108},
 	gguf.TypeQ6_K: {208},
 }
 

@@ -29,6 +29,7 @@ func TestDecodeKernelSets(t *testing.T) {
 		{gguf.TypeQ8_0, 133, 1024}, {gguf.TypeQ8_0, 256, 2048},
 		{gguf.TypeQ4_K, 136, 1024}, {gguf.TypeQ4_K, 93, 768}, {gguf.TypeQ4_K, 256, 2048},
 		{gguf.TypeQ6_K, 133, 1024}, {gguf.TypeQ6_K, 256, 2048},
+		{gguf.TypeQ2_K, 133, 1024}, {gguf.TypeQ3_K, 133, 1024},
 	} {
 		raw := randMatrix(r, tc.typ, tc.rows, tc.cols)
 		ms := []*Matrix{raw}

@@ -19,7 +19,7 @@ import (
 //	BF16                     BF16           round to nearest even bfloat16
 //	Q4_0, Q5_0, Q8_0         Q8_0           quant.QuantizeActQ8_0 (per 32: d = amax/127)
 //	Q4_1, Q5_1               Q8_1           quant.QuantizeActQ8_1 (adds s = d*sum(q))
-//	Q4_K, Q5_K, Q6_K         Q8_K           quant.QuantizeActQ8_K (per 256, f32 d, bsums)
+//	Q2_K..Q6_K               Q8_K           quant.QuantizeActQ8_K (per 256, f32 d, bsums)
 //
 // The activation quantizers are llama.cpp's x86 AVX2 ones, bit for bit.
 type vecDot struct {
@@ -99,8 +99,10 @@ var vecDots = map[gguf.Type]vecDot{
 	gguf.TypeQ5_0: {act: gguf.TypeQ8_0, convert: quantizeActQ8_0, dot: simd.DotQ5_0Q8_0},
 	gguf.TypeQ4_1: {act: gguf.TypeQ8_1, convert: quant.QuantizeActQ8_1, dot: simd.DotQ4_1Q8_1},
 	gguf.TypeQ5_1: {act: gguf.TypeQ8_1, convert: quant.QuantizeActQ8_1, dot: simd.DotQ5_1Q8_1},
+	gguf.TypeQ2_K: {act: gguf.TypeQ8_K, convert: quantizeActQ8_K, dot: simd.DotQ2_KQ8_K, dot4: simd.DotQ2_KQ8_Kx4},
+	gguf.TypeQ3_K: {act: gguf.TypeQ8_K, convert: quantizeActQ8_K, dot: simd.DotQ3_KQ8_K, dot4: simd.DotQ3_KQ8_Kx4},
 	gguf.TypeQ4_K: {act: gguf.TypeQ8_K, convert: quantizeActQ8_K, dot: simd.DotQ4_KQ8_K, dot4: simd.DotQ4_KQ8_Kx4, gemm: gemmQ4_K},
-	gguf.TypeQ5_K: {act: gguf.TypeQ8_K, convert: quantizeActQ8_K, dot: simd.DotQ5_KQ8_K},
+	gguf.TypeQ5_K: {act: gguf.TypeQ8_K, convert: quantizeActQ8_K, dot: simd.DotQ5_KQ8_K, dot4: simd.DotQ5_KQ8_Kx4},
 	gguf.TypeQ6_K: {act: gguf.TypeQ8_K, convert: quantizeActQ8_K, dot: simd.DotQ6_KQ8_K, dot4: simd.DotQ6_KQ8_Kx4, gemm: gemmQ6_K},
 }
 

@@ -57,7 +57,7 @@ type golden struct {
 // SwiGLU, residual adds, and the matrix products in the summation orders
 // llama.cpp's AVX2 kernels use for each weight type and shape (llamafile
 // tinyBLAS for F32/F16/BF16/Q8_0/Q5_0, the repacked 8x8 GEMMs for
-// Q4_0/Q4_K, vec_dot for Q4_1/Q5_1/Q5_K/Q6_K and for shapes the others
+// Q4_0/Q4_K, vec_dot for Q2_K/Q3_K/Q4_1/Q5_1/Q5_K/Q6_K and for shapes the others
 // decline; internal/llamaorder is the reference, kernels/simd the fast kernels, checked bit for bit),
 // and for mixture-of-experts models (qwen3moe-*, mixtral-*) the router's
 // softmax and top-k and the experts' mul_mat_id orders (vec_dot for float
@@ -93,6 +93,13 @@ var oracleBounds = map[string]struct {
 	"Q5_1":   {1e-6, 1.10e-7},
 	"Q5_K":   {2e-6, 3.07e-7},
 	"Q5_K_M": {2e-6, 2.91e-7}, // made by kiln quantize; llama.cpp ran it
+	// llama, qwen3 and llama's kiln quantize mixes; Q2_K covers the pure
+	// synth models and the Q2_K mix (llama-Q2_K-mix, 3.11e-7).
+	"Q2_K":   {2e-6, 3.11e-7},
+	"Q3_K":   {2e-6, 2.50e-7},
+	"Q3_K_S": {2e-6, 2.96e-7}, // made by kiln quantize; llama.cpp ran it
+	"Q3_K_M": {2e-6, 3.40e-7}, // likewise
+	"Q3_K_L": {2e-6, 2.87e-7}, // likewise
 }
 
 // kvBounds bound the goldens recorded with a quantized KV cache
@@ -182,12 +189,15 @@ func rebuild(t *testing.T, g *golden, shared, dir string) (path, typ string) {
 		return filepath.Join(shared, "stories260K.gguf"), "F32"
 	}
 	if q := g.Quantize; q != nil {
-		scheme, err := convert.ParseScheme(q.Type)
+		// As `kiln quantize` (which made the golden) reads its TYPE:
+		// llama-quantize's file types, where Q2_K is the Q2_K mix, not
+		// ParseScheme's pure tensor type.
+		ft, err := convert.ParseFileType(q.Type)
 		if err != nil {
 			t.Fatal(err)
 		}
 		out := filepath.Join(dir, "quantized.gguf")
-		if _, err := convert.Convert(path, out, convert.Options{Scheme: scheme}); err != nil {
+		if _, err := convert.Convert(path, out, convert.Options{Scheme: convert.Scheme{FileType: ft}}); err != nil {
 			t.Fatal(err)
 		}
 		if got := sha(t, out); got != q.SHA256 {

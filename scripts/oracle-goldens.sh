@@ -4,8 +4,9 @@
 # forward-pass tests: testdata/oracle/*.json.
 #
 # For each architecture {llama, qwen2, qwen3, qwen3moe, mixtral, qwen2moe, olmoe} x type {F32 F16 BF16
-# Q8_0 Q4_0 Q4_K Q6_K}, and for llama, qwen3 and qwen3moe also x {Q4_1 Q5_0
-# Q5_1 Q5_K} (with those, every tensor type kiln's kernels load), it makes
+# Q8_0 Q4_0 Q4_K Q6_K}, for llama, qwen3 and qwen3moe also x {Q4_1 Q5_0
+# Q5_1 Q5_K} and for llama and qwen3 x {Q2_K Q3_K} (with those, every
+# tensor type kiln's kernels load), it makes
 # a small random-weight model with `kiln synth` (dim 256, 2 layers, 4 heads,
 # 2 KV heads, ffn 512: every row a multiple of 256 so the K types apply
 # everywhere), runs the llama.cpp oracle's `probs` over 64
@@ -36,9 +37,9 @@
 # olmoe has 8 experts of width --ffn 256, 2 per token, not renormalised, q/k
 # RMSNorm over the whole projection, no GQA (OLMoE-1B-7B: 64 of 1024, 8 per
 # token), untied.
-# Also: llama3rope-F32 (Llama 3 rope_freqs), llama-Q4_K_M and llama-Q5_K_M
-# (an F32 synth model put through `kiln quantize ... Q4_K_M` / `Q5_K_M`,
-# llama-quantize's mixes), and stories260K (a trained model):
+# Also: llama3rope-F32 (Llama 3 rope_freqs), llama-Q4_K_M, llama-Q5_K_M,
+# llama-Q2_K-mix and llama-Q3_K_S/M/L (an F32 synth model put through
+# `kiln quantize ... Q4_K_M` etc., llama-quantize's mixes), and stories260K (a trained model):
 # greedy from "Once upon a time", probs on a prompt, and its F16 conversion.
 #
 # Vocabularies: llama uses tokenizers/tok512-spm.model (stories260K's
@@ -169,7 +170,8 @@ fi
 # The types with a minimum per block (Q4_1, Q5_1, Q5_K) or with no faster
 # llama.cpp path than vec_dot (Q5_0), recorded for fewer architectures: the
 # kernels are shared, the MoE path is qwen3moe's.
-declare -A MORE_TYPES=([llama]="Q4_1 Q5_0 Q5_1 Q5_K" [qwen3]="Q4_1 Q5_0 Q5_1 Q5_K" [qwen3moe]="Q4_1 Q5_0 Q5_1 Q5_K")
+# Q2_K and Q3_K (vec_dot only as well) for llama and qwen3.
+declare -A MORE_TYPES=([llama]="Q4_1 Q5_0 Q5_1 Q5_K Q2_K Q3_K" [qwen3]="Q4_1 Q5_0 Q5_1 Q5_K Q2_K Q3_K" [qwen3moe]="Q4_1 Q5_0 Q5_1 Q5_K")
 
 FULL=1
 [[ -n "${ARCHS:-}${TYPES:-}${MIXES:-}${YARN:-}" ]] && FULL=0
@@ -185,11 +187,15 @@ fi
 
 # kiln quantize: the F32 llama model as llama-quantize's mixes.
 if [[ "$FULL" == 1 || -n "${MIXES:-}" ]]; then
-  for mix in ${MIXES:-Q4_K_M Q5_K_M}; do
+  for mix in ${MIXES:-Q4_K_M Q5_K_M Q2_K Q3_K_S Q3_K_M Q3_K_L}; do
+    # Q2_K names both a tensor type (the synth golden llama-Q2_K) and
+    # llama-quantize's mix: the mix's golden is llama-Q2_K-mix.
+    name="llama-$mix"
+    [[ "$mix" == Q2_K ]] && name="llama-$mix-mix"
     rec="$(synth llama F32 --vocab "$SHARED/${VOCAB[llama]}" ${EXTRA[llama]})"
-    "$KILN" quantize "$WORK/llama-F32.gguf" "$WORK/llama-$mix.gguf" "$mix" >&2
-    q="{\"type\":\"$mix\",\"sha256\":\"$(sha256sum "$WORK/llama-$mix.gguf" | cut -d' ' -f1)\"}"
-    record "llama-$mix" "${VOCAB[llama]}" "$rec" "$q" probs "$WORK/llama-$mix.gguf" "ids:$IDS" --top 20 --all-positions
+    "$KILN" quantize "$WORK/llama-F32.gguf" "$WORK/$name.gguf" "$mix" >&2
+    q="{\"type\":\"$mix\",\"sha256\":\"$(sha256sum "$WORK/$name.gguf" | cut -d' ' -f1)\"}"
+    record "$name" "${VOCAB[llama]}" "$rec" "$q" probs "$WORK/$name.gguf" "ids:$IDS" --top 20 --all-positions
   done
 fi
 

@@ -216,6 +216,19 @@ func MatMul(dst []float32, W *kernels.Matrix, x []float32, T int) {
 				dst[t*W.Rows+r] = q5k(W.Data[r*nb*176:(r+1)*nb*176], xq, nb)
 			}
 		}
+	case gguf.TypeQ2_K, gguf.TypeQ3_K:
+		nb := cols / 256
+		wb, dot := 84, q2k
+		if W.Type == gguf.TypeQ3_K {
+			wb, dot = 110, q3k
+		}
+		xq := make([]byte, nb*292)
+		for t := 0; t < T; t++ {
+			quant.QuantizeActQ8_K(x[t*cols:(t+1)*cols], xq)
+			for r := 0; r < W.Rows; r++ {
+				dst[t*W.Rows+r] = dot(W.Data[r*nb*wb:(r+1)*nb*wb], xq, nb)
+			}
+		}
 	default:
 		panic("llamaorder: no recipe for " + W.Type.String())
 	}
@@ -459,4 +472,86 @@ func q5k(w, x []byte, nb int) float32 {
 		}
 	}
 	return hsum(&acc) + summs
+}
+
+// q2k: ggml_vec_dot_q2_K_q8_K, AVX2 (Q2_K is not repacked on x86). Per
+// super-block d = dx*d_w, dmin = -dx*dmin_w; first acc = fma(dmin,
+// float(prod), acc) with prod = _mm256_madd_epi16(mins, bsums) (lane m:
+// min 2m * bsums 2m + min 2m+1 * bsums 2m+1), then acc = fma(d,
+// float(sumi), acc) where sumi lane m is the exact sum over the 32-element
+// chunks of scale * (q2.q8 over elements 4m..4m+3 of the chunk) (the
+// maddubs/madd lanes; scale per 16 elements); result hsum8(acc).
+func q2k(w, x []byte, nb int) float32 {
+	var acc [8]float32
+	for i := 0; i < nb; i++ {
+		wb, xb := w[i*84:], x[i*292:]
+		sc, q2 := wb[:16], wb[16:80]
+		y := math.Float32frombits(binary.LittleEndian.Uint32(xb))
+		d := y * quant.F16ToF32(binary.LittleEndian.Uint16(wb[80:]))
+		dmin := -y * quant.F16ToF32(binary.LittleEndian.Uint16(wb[82:]))
+		q8 := xb[4:260]
+		bs := func(k int) int32 { return int32(int16(binary.LittleEndian.Uint16(xb[260+2*k:]))) }
+		for m := 0; m < 8; m++ {
+			prod := int32(sc[2*m]>>4)*bs(2*m) + int32(sc[2*m+1]>>4)*bs(2*m+1)
+			acc[m] = fma32(dmin, float32(prod), acc[m])
+		}
+		var sumi [8]int32
+		for j := 0; j < 2; j++ { // 128 elements: 32 bytes of q2, four shifts
+			for k := 0; k < 4; k++ {
+				for b := 0; b < 32; b++ {
+					e := 128*j + 32*k + b
+					q := int32(q2[32*j+b] >> (2 * k) & 3)
+					s := int32(sc[8*j+2*k+b/16] & 15)
+					sumi[b/4] += s * q * int32(int8(q8[e]))
+				}
+			}
+		}
+		for m := 0; m < 8; m++ {
+			acc[m] = fma32(d, float32(sumi[m]), acc[m])
+		}
+	}
+	return hsum(&acc)
+}
+
+// q3k: ggml_vec_dot_q3_K_q8_K, AVX2 (Q3_K is not repacked on x86). Scales
+// from the three uint32 aux words (kmask1 = 0x03030303, kmask2 =
+// 0x0f0f0f0f), minus 32; quants (q3 >> 2k & 3) - 4*(hmask bit 4j+k clear);
+// per super-block d = dx*d_w, acc = fma(d, float(sumi), acc) with sumi's
+// lanes as q2k's; result hsum8(acc).
+func q3k(w, x []byte, nb int) float32 {
+	const kmask1, kmask2 = 0x03030303, 0x0f0f0f0f
+	var acc [8]float32
+	for i := 0; i < nb; i++ {
+		wb, xb := w[i*110:], x[i*292:]
+		hm, q3 := wb[:32], wb[32:96]
+		a0 := binary.LittleEndian.Uint32(wb[96:])
+		a1 := binary.LittleEndian.Uint32(wb[100:])
+		a2 := binary.LittleEndian.Uint32(wb[104:])
+		var sb [16]byte
+		binary.LittleEndian.PutUint32(sb[0:], a0&kmask2|(a2>>0&kmask1)<<4)
+		binary.LittleEndian.PutUint32(sb[4:], a1&kmask2|(a2>>2&kmask1)<<4)
+		binary.LittleEndian.PutUint32(sb[8:], a0>>4&kmask2|(a2>>4&kmask1)<<4)
+		binary.LittleEndian.PutUint32(sb[12:], a1>>4&kmask2|(a2>>6&kmask1)<<4)
+		d := math.Float32frombits(binary.LittleEndian.Uint32(xb)) * quant.F16ToF32(binary.LittleEndian.Uint16(wb[108:]))
+		q8 := xb[4:260]
+		var sumi [8]int32
+		for j := 0; j < 2; j++ {
+			for k := 0; k < 4; k++ {
+				bit := uint(4*j + k)
+				for b := 0; b < 32; b++ {
+					e := 128*j + 32*k + b
+					q := int32(q3[32*j+b] >> (2 * k) & 3)
+					if hm[b]>>bit&1 == 0 {
+						q -= 4
+					}
+					s := int32(int8(sb[8*j+2*k+b/16]) - 32)
+					sumi[b/4] += s * q * int32(int8(q8[e]))
+				}
+			}
+		}
+		for m := 0; m < 8; m++ {
+			acc[m] = fma32(d, float32(sumi[m]), acc[m])
+		}
+	}
+	return hsum(&acc)
 }

@@ -13,7 +13,7 @@ import (
 // exact lists the weight types whose kernels follow llama.cpp's orders bit
 // for bit.
 var exact = map[gguf.Type]bool{gguf.TypeF32: true, gguf.TypeF16: true, gguf.TypeBF16: true, gguf.TypeQ8_0: true, gguf.TypeQ4_0: true, gguf.TypeQ4_K: true, gguf.TypeQ6_K: true, gguf.TypeQ5_0: true,
-	gguf.TypeQ4_1: true, gguf.TypeQ5_1: true, gguf.TypeQ5_K: true}
+	gguf.TypeQ4_1: true, gguf.TypeQ5_1: true, gguf.TypeQ5_K: true, gguf.TypeQ2_K: true, gguf.TypeQ3_K: true}
 
 // TestMatchesKernels: kiln's kernels compute exactly the reference orders
 // (bit for bit) for the types in exact, and the same products up to float
@@ -25,7 +25,7 @@ func TestMatchesKernels(t *testing.T) {
 	defer pool.Close()
 	rng := rand.New(rand.NewPCG(1, 2))
 	const cols = 512
-	for _, typ := range []gguf.Type{gguf.TypeF32, gguf.TypeF16, gguf.TypeBF16, gguf.TypeQ8_0, gguf.TypeQ4_0, gguf.TypeQ5_0, gguf.TypeQ4_1, gguf.TypeQ5_1, gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K} {
+	for _, typ := range []gguf.Type{gguf.TypeF32, gguf.TypeF16, gguf.TypeBF16, gguf.TypeQ8_0, gguf.TypeQ4_0, gguf.TypeQ5_0, gguf.TypeQ4_1, gguf.TypeQ5_1, gguf.TypeQ2_K, gguf.TypeQ3_K, gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K} {
 		for _, shape := range [][2]int{{16, 1}, {16, 5}, {16, 37}, {13, 1}, {13, 5}, {12, 6}, {44, 9}} {
 			rows, T := shape[0], shape[1]
 			wf := make([]float32, rows*cols)

@@ -45,6 +45,8 @@ func dotQ4_KQ8_KVecAVX2(nb int, w, x []byte) float32 {
 	return dotQ4_KQ8_KVecGeneric(nb, w, x)
 }
 func dotQ5_KQ8_KAVX2(nb int, w, x []byte) float32 { return dotQ5_KQ8_KGeneric(nb, w, x) }
+func dotQ2_KQ8_KAVX2(nb int, w, x []byte) float32 { return dotQ2_KQ8_KGeneric(nb, w, x) }
+func dotQ3_KQ8_KAVX2(nb int, w, x []byte) float32 { return dotQ3_KQ8_KGeneric(nb, w, x) }
 func dotQ6_KQ8_KAVX2(nb int, w, x []byte) float32 { return dotQ6_KQ8_KGeneric(nb, w, x) }
 
 func dotQ8_0Q8_0x4AVX2(nb int, w, x []byte, s int, out *[4]float32) {
@@ -55,6 +57,15 @@ func dotQ4_0Q8_0x4AVX2(nb int, w, x []byte, s int, out *[4]float32) {
 }
 func dotQ4_KQ8_Kx4AVX2(nb int, w, x []byte, s int, out *[4]float32) {
 	dotX4Generic(dotQ4_KQ8_KGeneric, nb, w, x, s, out)
+}
+func dotQ2_KQ8_Kx4AVX2(nb int, w, x []byte, s int, out *[4]float32) {
+	dotX4Generic(dotQ2_KQ8_KGeneric, nb, w, x, s, out)
+}
+func dotQ3_KQ8_Kx4AVX2(nb int, w, x []byte, s int, out *[4]float32) {
+	dotX4Generic(dotQ3_KQ8_KGeneric, nb, w, x, s, out)
+}
+func dotQ5_KQ8_Kx4AVX2(nb int, w, x []byte, s int, out *[4]float32) {
+	dotX4Generic(dotQ5_KQ8_KGeneric, nb, w, x, s, out)
 }
 func dotQ6_KQ8_Kx4AVX2(nb int, w, x []byte, s int, out *[4]float32) {
 	dotX4Generic(dotQ6_KQ8_KGeneric, nb, w, x, s, out)

@@ -13,6 +13,8 @@ const (
 	bytesQ4_1 = 20
 	bytesQ5_0 = 22
 	bytesQ5_1 = 24
+	bytesQ2_K = 84
+	bytesQ3_K = 110
 	bytesQ4_K = 144
 	bytesQ5_K = 176
 	bytesQ6_K = 210

@@ -50,7 +50,11 @@
 // scalar FMA chain of the block minimums (m_w*s_x, or dmin times the exact
 // min sum), hsum8(lanes) + that chain. (Until 2026-11 they folded in
 // ggml's generic C order, which moved log-probs of 2-layer random models
-// by 0.04-0.14 against llama.cpp.)
+// by 0.04-0.14 against llama.cpp.) DotQ5_KQ8_Kx4 keeps that order for
+// each of its four activation rows (the chains run side by side).
+// Q2_K and Q3_K follow ggml_vec_dot_q2_K_q8_K and _q3_K_q8_K (AVX2, every
+// shape): one 8-lane FMA chain (Q2_K's min lanes enter it before each
+// super-block's scaled lanes), hsum8; their x4 flavours likewise per row.
 //
 // Q8_0·Q8_0 (every flavour: single-row, x4, GEMM panels, decode kernel)
 // follows llama.cpp's AVX2 order (ggml_vec_dot_q8_0_q8_0 and
@@ -122,6 +126,8 @@
 //	Q4_1  20 B / 32:  | d f16 | m f16 | qs u8[16]                 |  x = d*nib + m
 //	Q5_0  22 B / 32:  | d f16 | qh u8[4] | qs u8[16]              |  x = d*(q5-16)
 //	Q5_1  24 B / 32:  | d f16 | m f16 | qh u8[4] | qs u8[16]      |  x = d*q5 + m
+//	Q2_K  84 B / 256: | scales u8[16] | qs u8[64] | d f16 | dmin f16
+//	Q3_K 110 B / 256: | hmask u8[32] | qs u8[64] | scales u8[12] | d f16
 //	Q4_K 144 B / 256: | d f16 | dmin f16 | scales u8[12] | qs u8[128]
 //	Q5_K 176 B / 256: | d f16 | dmin f16 | scales u8[12] | qh u8[32] | qs u8[128]
 //	Q6_K 210 B / 256: | ql u8[128] | qh u8[64] | scales int8[16] | d f16

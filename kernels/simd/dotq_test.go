@@ -29,6 +29,8 @@ var quantDots = []quantDot{
 	{"Q4_1", "Q8_1", DotQ4_1Q8_1, dotQ4_1Q8_1Generic, dotQ4_1Q8_1AVX2},
 	{"Q5_0", "Q8_0", DotQ5_0Q8_0, dotQ5_0Q8_0Generic, dotQ5_0Q8_0AVX2},
 	{"Q5_1", "Q8_1", DotQ5_1Q8_1, dotQ5_1Q8_1Generic, dotQ5_1Q8_1AVX2},
+	{"Q2_K", "Q8_K", DotQ2_KQ8_K, dotQ2_KQ8_KGeneric, dotQ2_KQ8_KAVX2},
+	{"Q3_K", "Q8_K", DotQ3_KQ8_K, dotQ3_KQ8_KGeneric, dotQ3_KQ8_KAVX2},
 	{"Q4_K", "Q8_K", DotQ4_KQ8_K, dotQ4_KQ8_KGeneric, dotQ4_KQ8_KAVX2},
 	{"Q5_K", "Q8_K", DotQ5_KQ8_K, dotQ5_KQ8_KGeneric, dotQ5_KQ8_KAVX2},
 	{"Q6_K", "Q8_K", DotQ6_KQ8_K, dotQ6_KQ8_KGeneric, dotQ6_KQ8_KAVX2},

@@ -46,6 +46,38 @@ func DotQ4_KQ8_Kx4(n int, w, x []byte, xStride int, out *[4]float32) {
 	dotX4Generic(dotQ4_KQ8_KGeneric, nb, w, x, xStride, out)
 }
 
+// DotQ2_KQ8_Kx4 is DotQ2_KQ8_K for four activation rows.
+func DotQ2_KQ8_Kx4(n int, w, x []byte, xStride int, out *[4]float32) {
+	nb := checkX4("DotQ2_KQ8_Kx4", n, qkK, w, bytesQ2_K, x, bytesQ8_K, xStride, out)
+	if fast.Load() && nb > 0 {
+		dotQ2_KQ8_Kx4AVX2(nb, w, x, xStride, out)
+		return
+	}
+	dotX4Generic(dotQ2_KQ8_KGeneric, nb, w, x, xStride, out)
+}
+
+// DotQ3_KQ8_Kx4 is DotQ3_KQ8_K for four activation rows.
+func DotQ3_KQ8_Kx4(n int, w, x []byte, xStride int, out *[4]float32) {
+	nb := checkX4("DotQ3_KQ8_Kx4", n, qkK, w, bytesQ3_K, x, bytesQ8_K, xStride, out)
+	if fast.Load() && nb > 0 {
+		dotQ3_KQ8_Kx4AVX2(nb, w, x, xStride, out)
+		return
+	}
+	dotX4Generic(dotQ3_KQ8_KGeneric, nb, w, x, xStride, out)
+}
+
+// DotQ5_KQ8_Kx4 is DotQ5_KQ8_K for four activation rows: the weight's
+// quants, fifth bits and scales unpacked once, each row's 8-lane FMA chain
+// and scalar min chain as in the single-row dot.
+func DotQ5_KQ8_Kx4(n int, w, x []byte, xStride int, out *[4]float32) {
+	nb := checkX4("DotQ5_KQ8_Kx4", n, qkK, w, bytesQ5_K, x, bytesQ8_K, xStride, out)
+	if fast.Load() && nb > 0 {
+		dotQ5_KQ8_Kx4AVX2(nb, w, x, xStride, out)
+		return
+	}
+	dotX4Generic(dotQ5_KQ8_KGeneric, nb, w, x, xStride, out)
+}
+
 // DotQ6_KQ8_Kx4 is DotQ6_KQ8_K for four activation rows.
 func DotQ6_KQ8_Kx4(n int, w, x []byte, xStride int, out *[4]float32) {
 	nb := checkX4("DotQ6_KQ8_Kx4", n, qkK, w, bytesQ6_K, x, bytesQ8_K, xStride, out)

@@ -15,6 +15,9 @@ var x4Dots = []struct {
 	{"Q8_0", "Q8_0", DotQ8_0Q8_0x4, DotQ8_0Q8_0},
 	{"Q4_0", "Q8_0", DotQ4_0Q8_0x4, DotQ4_0Q8_0},
 	{"Q4_K", "Q8_K", DotQ4_KQ8_Kx4, DotQ4_KQ8_K},
+	{"Q2_K", "Q8_K", DotQ2_KQ8_Kx4, DotQ2_KQ8_K},
+	{"Q3_K", "Q8_K", DotQ3_KQ8_Kx4, DotQ3_KQ8_K},
+	{"Q5_K", "Q8_K", DotQ5_KQ8_Kx4, DotQ5_KQ8_K},
 	{"Q6_K", "Q8_K", DotQ6_KQ8_Kx4, DotQ6_KQ8_K},
 }
 

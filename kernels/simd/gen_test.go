@@ -46,6 +46,8 @@ var formats = map[string]format{
 	"Q4_1": {name: "Q4_1", block: 32, bytes: 20, f16: []int{0, 2}, packLo: 4, packHi: 20},
 	"Q5_0": {name: "Q5_0", block: 32, bytes: 22, f16: []int{0}, packLo: 2, packHi: 22},
 	"Q5_1": {name: "Q5_1", block: 32, bytes: 24, f16: []int{0, 2}, packLo: 4, packHi: 24},
+	"Q2_K": {name: "Q2_K", block: 256, bytes: 84, f16: []int{80, 82}, scLo: 0, scHi: 16, packLo: 16, packHi: 80},
+	"Q3_K": {name: "Q3_K", block: 256, bytes: 110, f16: []int{108}, packLo: 0, packHi: 96, scLo: 96, scHi: 108},
 	"Q4_K": {name: "Q4_K", block: 256, bytes: 144, f16: []int{0, 2}, scLo: 4, scHi: 16, packLo: 16, packHi: 144},
 	"Q5_K": {name: "Q5_K", block: 256, bytes: 176, f16: []int{0, 2}, scLo: 4, scHi: 16, packLo: 16, packHi: 176},
 	"Q6_K": {name: "Q6_K", block: 256, bytes: 210, f16: []int{208}, packLo: 0, packHi: 192, scLo: 192, scHi: 208},

@@ -13,10 +13,12 @@ import (
 	"kiln/quant"
 )
 
-// TestMinTypesMatchLlamaOrder checks DotQ4_1Q8_1, DotQ5_1Q8_1 and
-// DotQ5_KQ8_K (generic and fast) against llamaorder's recipes of
-// llama.cpp's AVX2 ggml_vec_dot_q4_1_q8_1 / _q5_1_q8_1 / _q5_K_q8_K, bit for
-// bit: an 8-lane FMA chain plus a scalar FMA chain of the minimums. These
+// TestMinTypesMatchLlamaOrder checks DotQ4_1Q8_1, DotQ5_1Q8_1,
+// DotQ5_KQ8_K, DotQ2_KQ8_K and DotQ3_KQ8_K (generic and fast) against
+// llamaorder's recipes of llama.cpp's AVX2 ggml_vec_dot_q4_1_q8_1 /
+// _q5_1_q8_1 / _q5_K_q8_K / _q2_K_q8_K / _q3_K_q8_K, bit for bit: an 8-lane
+// FMA chain plus (the first three) a scalar FMA chain of the minimums;
+// Q2_K's minimums go into the 8-lane chain itself. These
 // kernels used to fold in ggml's generic C order (one float sum per block,
 // no FMA), last-bit differences that random 2-layer models amplify to
 // 0.04-0.14 in log-probability against llama.cpp; this test failed then.
@@ -34,6 +36,8 @@ func TestMinTypesMatchLlamaOrder(t *testing.T) {
 		{gguf.TypeQ4_1, quant.QuantizeActQ8_1, 36, 32, simd.DotQ4_1Q8_1, [][3]int{{8, 32, 1}, {13, 256, 3}, {16, 512, 5}, {7, 2048, 2}}},
 		{gguf.TypeQ5_1, quant.QuantizeActQ8_1, 36, 32, simd.DotQ5_1Q8_1, [][3]int{{8, 32, 1}, {13, 256, 3}, {16, 512, 5}, {7, 2048, 2}}},
 		{gguf.TypeQ5_K, quant.QuantizeActQ8_K, 292, 256, simd.DotQ5_KQ8_K, [][3]int{{8, 256, 1}, {13, 512, 3}, {16, 768, 5}, {5, 2048, 2}}},
+		{gguf.TypeQ2_K, quant.QuantizeActQ8_K, 292, 256, simd.DotQ2_KQ8_K, [][3]int{{8, 256, 1}, {13, 512, 3}, {16, 768, 5}, {5, 2048, 2}}},
+		{gguf.TypeQ3_K, quant.QuantizeActQ8_K, 292, 256, simd.DotQ3_KQ8_K, [][3]int{{8, 256, 1}, {13, 512, 3}, {16, 768, 5}, {5, 2048, 2}}},
 	} {
 		for _, s := range c.shapes {
 			rows, cols, T := s[0], s[1], s[2]

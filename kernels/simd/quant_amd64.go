@@ -35,6 +35,20 @@ func dotQ5_KQ8_KAVX2(nb int, w, x []byte) float32
 //go:noescape
 func dotQ6_KQ8_KAVX2(nb int, w, x []byte) float32
 
+// In quantk23_amd64.s.
+
+//go:noescape
+func dotQ2_KQ8_KAVX2(nb int, w, x []byte) float32
+
+//go:noescape
+func dotQ3_KQ8_KAVX2(nb int, w, x []byte) float32
+
+//go:noescape
+func dotQ2_KQ8_Kx4AVX2(nb int, w, x []byte, xStride int, out *[4]float32)
+
+//go:noescape
+func dotQ3_KQ8_Kx4AVX2(nb int, w, x []byte, xStride int, out *[4]float32)
+
 // One weight row against four activation rows (xStride bytes apart).
 
 //go:noescape
@@ -45,6 +59,9 @@ func dotQ4_0Q8_0x4AVX2(nb int, w, x []byte, xStride int, out *[4]float32)
 
 //go:noescape
 func dotQ4_KQ8_Kx4AVX2(nb int, w, x []byte, xStride int, out *[4]float32)
+
+//go:noescape
+func dotQ5_KQ8_Kx4AVX2(nb int, w, x []byte, xStride int, out *[4]float32)
 
 //go:noescape
 func dotQ6_KQ8_Kx4AVX2(nb int, w, x []byte, xStride int, out *[4]float32)

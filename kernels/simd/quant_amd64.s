@@ -1134,6 +1134,116 @@ q5kloop:
 	VZEROUPPER
 	RET
 
+// Q5X_ROW: the 5-bit quants in Y6 (sub-block 2G) and Y7 (2G+1) against
+// the Q8_K quants of the row at XP, scales in Y14, Y15: YL += scale *
+// sum q5*q8 (K4_PAIR's lanes). Clobbers Y13.
+#define Q5X_ROW(G, XP, YL) \
+	VPMADDUBSW 4+64*G(XP), Y6, Y13;  \
+	VPMADDWD   Y14, Y13, Y13;        \
+	VPADDD     Y13, YL, YL;          \
+	VPMADDUBSW 36+64*G(XP), Y7, Y13; \
+	VPMADDWD   Y15, Y13, Y13;        \
+	VPADDD     Y13, YL, YL
+
+// Q5X_GROUP: Q5_K_GROUP for the four rows: qs at SI+48+32G, fifth bits
+// from Y5 (qh, shifted right one bit per sub-block).
+#define Q5X_GROUP(G) \
+	VMOVDQU    48+32*G(SI), Y6;             \
+	VPSRLW     $4, Y6, Y7;                  \
+	VPAND      c0f<>(SB), Y6, Y6;           \
+	VPAND      c0f<>(SB), Y7, Y7;           \
+	VPAND      c01<>(SB), Y5, Y13;          \
+	VPSLLW     $4, Y13, Y13;                \
+	VPOR       Y13, Y6, Y6;                 \
+	VPSRLW     $1, Y5, Y5;                  \
+	VPAND      c01<>(SB), Y5, Y13;          \
+	VPSLLW     $4, Y13, Y13;                \
+	VPOR       Y13, Y7, Y7;                 \
+	VPSRLW     $1, Y5, Y5;                  \
+	VPSHUFB    shufK4<>+64*G(SB), Y4, Y14;    \
+	VPSHUFB    shufK4<>+64*G+32(SB), Y4, Y15; \
+	Q5X_ROW(G, DI, Y8);                     \
+	Q5X_ROW(G, R10, Y9);                    \
+	Q5X_ROW(G, R11, Y10);                   \
+	Q5X_ROW(G, R12, Y11)
+
+// Q5X_FOLD: acc YACC = fma(dx*dw, float(YL), YACC) for the row at XP, dw
+// broadcast in Y7. Clobbers Y6.
+#define Q5X_FOLD(XP, YL, YACC) \
+	VBROADCASTSS (XP), Y6;   \
+	VMULPS       Y7, Y6, Y6; \
+	VCVTDQ2PS    YL, YL;     \
+	VFMADD231PS  YL, Y6, YACC
+
+// func dotQ5_KQ8_Kx4AVX2(nb int, w, x []byte, xStride int, out *[4]float32)
+// dotQ5_KQ8_KAVX2 for four activation rows, the weight's quants and scales
+// unpacked once: the 8-lane FMA chains of rows 0..3 in Y0..Y3, their int32
+// lanes per super-block in Y8..Y11, the four scalar min chains in the
+// lanes of X12 (lane k: fma(-dx_k*dmin_w, float(exact min sum), lane k),
+// KFINISH's VFNMADD231SS four at a time). out[k] = hsum8(acc_k) + lane k.
+TEXT ·dotQ5_KQ8_Kx4AVX2(SB), NOSPLIT, $0-72
+	MOVQ    nb+0(FP), CX
+	MOVQ    w_base+8(FP), SI
+	X4POINTERS
+	VXORPS  Y0, Y0, Y0
+	VXORPS  Y1, Y1, Y1
+	VXORPS  Y2, Y2, Y2
+	VXORPS  Y3, Y3, Y3
+	VXORPS  X12, X12, X12
+
+q5kx4:
+	KSCALES
+	KMINDUP
+	VPMADDWD     260(DI), Y6, Y8
+	VPMADDWD     260(R10), Y6, Y9
+	VPMADDWD     260(R11), Y6, Y10
+	VPMADDWD     260(R12), Y6, Y11
+	REDUCE4(Y8, Y9, Y10, Y11, X8, X13) // X8 = the rows' exact min sums
+	VCVTDQ2PS    X8, X8
+	VMOVSS       (DI), X5
+	VINSERTPS    $0x10, (R10), X5, X5
+	VINSERTPS    $0x20, (R11), X5, X5
+	VINSERTPS    $0x30, (R12), X5, X5  // dx of the four rows
+	VMOVD        (SI), X7
+	VCVTPH2PS    X7, X7
+	VMOVSHDUP    X7, X14
+	VBROADCASTSS X14, X14
+	VMULPS       X5, X14, X14          // dx*dmin_w
+	VFNMADD231PS X8, X14, X12
+	VPXOR        Y8, Y8, Y8
+	VPXOR        Y9, Y9, Y9
+	VPXOR        Y10, Y10, Y10
+	VPXOR        Y11, Y11, Y11
+	VMOVDQU      16(SI), Y5
+	Q5X_GROUP(0)
+	Q5X_GROUP(1)
+	Q5X_GROUP(2)
+	Q5X_GROUP(3)
+	VMOVD        (SI), X7
+	VCVTPH2PS    X7, X7
+	VBROADCASTSS X7, Y7
+	Q5X_FOLD(DI, Y8, Y0)
+	Q5X_FOLD(R10, Y9, Y1)
+	Q5X_FOLD(R11, Y10, Y2)
+	Q5X_FOLD(R12, Y11, Y3)
+	ADDQ         $176, SI
+	X4ADVANCE(292)
+	DECQ         CX
+	JNZ          q5kx4
+
+	HSUM8(Y0, X0, X5)
+	HSUM8(Y1, X1, X5)
+	HSUM8(Y2, X2, X5)
+	HSUM8(Y3, X3, X5)
+	VINSERTPS $0x10, X1, X0, X0
+	VINSERTPS $0x20, X2, X0, X0
+	VINSERTPS $0x30, X3, X0, X0
+	VADDPS    X12, X0, X0
+	MOVQ      out+64(FP), AX
+	VMOVUPS   X0, (AX)
+	VZEROUPPER
+	RET
+
 // ---------------------------------------------------------------- Q6_K·Q8_K
 // llama.cpp's ggml_vec_dot_q6_K_q8_K (AVX2) order. Per super-block the
 // integer sums stay in 8 int32 lanes: VPMADDUBSW + VPMADDWD leave the

@@ -250,4 +250,67 @@ var refQuant = map[string]func(nb int, w, x []byte) (float64, float64){
 		return d - md, a + ma
 	},
 	"Q6_K": func(nb int, w, x []byte) (float64, float64) { return dot64(deqQ6_K(nb, w), deqQ8_K(nb, x)) },
+	"Q2_K": func(nb int, w, x []byte) (float64, float64) { return dot64(deqQ2_K(nb, w), deqQ8_K(nb, x)) },
+	"Q3_K": func(nb int, w, x []byte) (float64, float64) { return dot64(deqQ3_K(nb, w), deqQ8_K(nb, x)) },
+}
+
+// deqQ2_K: ggml's dequantize_row_q2_K, y = d*(sc&15)*q - dmin*(sc>>4).
+func deqQ2_K(nb int, b []byte) []float64 {
+	out := make([]float64, 0, nb*qkK)
+	for i := range nb {
+		blk := b[i*bytesQ2_K:]
+		d, dmin := h64(blk, 80), h64(blk, 82)
+		sc, q := blk[:16], blk[16:80]
+		is := 0
+		for n := 0; n < qkK; n += 128 {
+			for shift := 0; shift < 8; shift += 2 {
+				for half := range 2 {
+					s := sc[is]
+					is++
+					for l := 16 * half; l < 16*half+16; l++ {
+						out = append(out, d*float64(s&15)*float64(q[l]>>shift&3)-dmin*float64(s>>4))
+					}
+				}
+			}
+			q = q[32:]
+		}
+	}
+	return out
+}
+
+// deqQ3_K: ggml's dequantize_row_q3_K (scales through the kmask1/kmask2
+// words, written out per byte here).
+func deqQ3_K(nb int, b []byte) []float64 {
+	out := make([]float64, 0, nb*qkK)
+	for i := range nb {
+		blk := b[i*bytesQ3_K:]
+		d := h64(blk, 108)
+		hm, q, a := blk[:32], blk[32:96], blk[96:108]
+		var sc [16]int
+		for k := range 4 {
+			sc[k] = int(a[k]&15 | (a[8+k]&3)<<4)
+			sc[4+k] = int(a[4+k]&15 | (a[8+k]>>2&3)<<4)
+			sc[8+k] = int(a[k]>>4 | (a[8+k]>>4&3)<<4)
+			sc[12+k] = int(a[4+k]>>4 | (a[8+k]>>6&3)<<4)
+		}
+		m, is := byte(1), 0
+		for n := 0; n < qkK; n += 128 {
+			for shift := 0; shift < 8; shift += 2 {
+				for half := range 2 {
+					dl := d * float64(sc[is]-32)
+					is++
+					for l := 16 * half; l < 16*half+16; l++ {
+						v := int(q[l] >> shift & 3)
+						if hm[l]&m == 0 {
+							v -= 4
+						}
+						out = append(out, dl*float64(v))
+					}
+				}
+				m <<= 1
+			}
+			q = q[32:]
+		}
+	}
+	return out
 }
