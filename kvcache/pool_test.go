@@ -50,7 +50,10 @@ func TestPrefixHit(t *testing.T) {
 		{"longer prompt reuses both blocks", []int32{1, 2, 3, 4, 5, 6, 7, 8}, []int32{1, 2, 3, 4, 5, 6, 7, 8, 9}, 8},
 		{"diverges in block 2", []int32{1, 2, 3, 4, 5, 6, 7, 8}, []int32{1, 2, 3, 4, 5, 0, 7, 8, 9}, 4},
 		{"diverges in block 1", []int32{1, 2, 3, 4, 5, 6, 7, 8}, []int32{0, 2, 3, 4, 5, 6, 7, 8, 9}, 0},
-		{"partial block is not cached", []int32{1, 2, 3, 4, 5, 6}, []int32{1, 2, 3, 4, 5, 6, 7}, 4},
+		{"partial block is copied", []int32{1, 2, 3, 4, 5, 6}, []int32{1, 2, 3, 4, 5, 6, 7}, 6},
+		{"partial block, in part", []int32{1, 2, 3, 4, 5, 6, 7}, []int32{1, 2, 3, 4, 5, 0, 7}, 5},
+		{"partial first block", []int32{1, 2, 3}, []int32{1, 2, 9}, 2},
+		{"partial block, other parent", []int32{1, 2, 3, 4, 5, 6}, []int32{0, 2, 3, 4, 5, 6, 7}, 0},
 		{"same block, other parent", []int32{1, 2, 3, 4, 5, 6, 7, 8}, []int32{5, 6, 7, 8, 1}, 0},
 	}
 	for _, tc := range cases {
@@ -69,6 +72,14 @@ func TestPrefixHit(t *testing.T) {
 				if ta[j] != tb[j] {
 					t.Errorf("block %d: a has %d, b has %d; want shared", j, ta[j], tb[j])
 				}
+			}
+			// a's partial block is copied into a block of b's own.
+			var copies []Copy
+			if j := tc.cached / 4; tc.cached%4 != 0 {
+				copies = []Copy{{Src: ta[j], Dst: tb[j]}}
+			}
+			if !slices.Equal(a.Copies, copies) {
+				t.Errorf("copies %v, want %v", a.Copies, copies)
 			}
 			s := p.Stats()
 			if s.PrefixQueries != int64(len(tc.first)+len(tc.use)) || s.PrefixHits != int64(tc.cached) {
@@ -170,8 +181,9 @@ func TestTruncateIntoIndexedBlock(t *testing.T) {
 	if err := p.Commit("a", []int32{0}); err != nil {
 		t.Fatal(err)
 	}
-	if got := p.CachedPrefix([]int32{1, 2, 3, 4, 0}); got != 0 {
-		t.Fatalf("cached %d after overwriting the block, want 0", got)
+	// The block holds [1 2 0] now: a partial block that serves [1 2].
+	if got := p.CachedPrefix([]int32{1, 2, 3, 4, 0}); got != 2 {
+		t.Fatalf("cached %d after overwriting the block, want 2", got)
 	}
 	for _, n := range []int{-1, 4} {
 		if err := p.Truncate("a", n); err == nil {
