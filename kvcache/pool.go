@@ -362,14 +362,18 @@ func (p *Pool) Truncate(id string, n int) error {
 }
 
 // Free releases all of sequence id's blocks (finished, aborted or
-// preempted). Its indexed blocks and its listed partial block stay
-// findable until evicted, the later blocks of the sequence first. Freeing an unknown id does nothing.
+// preempted). Its indexed blocks and its listed partial block (unless
+// redundant, partial.go) stay findable until evicted, the later blocks
+// of the sequence first. Freeing an unknown id does nothing.
 func (p *Pool) Free(id string) {
 	s := p.seqs[id]
 	if s == nil {
 		return
 	}
 	for j := len(s.table) - 1; j >= 0; j-- {
+		if b := s.table[j]; p.blocks[b].ref == 1 && p.redundant(b) {
+			p.unpartial(b) // another listed block serves all it would
+		}
 		p.release(s.table[j])
 	}
 	delete(p.seqs, id)

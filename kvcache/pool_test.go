@@ -264,3 +264,37 @@ func TestDisablePrefixCache(t *testing.T) {
 		t.Fatalf("stats %+v, %d free; want no hits and 3+3 blocks held", s, p.NumFree())
 	}
 }
+
+// TestPartialBlocksFreed: a freed sequence's partial block stays listed
+// unless another listed block after the same parent holds its tokens and
+// more (then it goes to the free list's front, reusable first); lookups
+// find the longest, and a listed block that is taken leaves the list.
+func TestPartialBlocksFreed(t *testing.T) {
+	p := mustPool(t, 6, 4)
+	prefill(t, p, "a", []int32{1, 2, 3, 4, 5, 6})
+	prefill(t, p, "b", []int32{1, 2, 3, 4, 5, 6, 7}) // copies a's [5 6], computes 7
+	prefill(t, p, "c", []int32{1, 2, 3, 4, 5, 8})    // copies a's [5], computes 8
+	ta, tb, tc := p.Table("a"), p.Table("b"), p.Table("c")
+	p.Free("a") // [5 6] is a prefix of b's [5 6 7]: dropped
+	p.Free("b")
+	p.Free("c") // [5 8]: kept
+	if err := p.Check(); err != nil {
+		t.Fatal(err)
+	}
+	listed := func(b int32) bool { return p.blocks[b].partial }
+	if listed(ta[1]) || !listed(tb[1]) || !listed(tc[1]) {
+		t.Fatalf("listed after the frees: a's %v, b's %v, c's %v; want b's and c's", listed(ta[1]), listed(tb[1]), listed(tc[1]))
+	}
+	if p.free.head != ta[1] {
+		t.Errorf("free list front is block %d, want a's dropped partial block %d", p.free.head, ta[1])
+	}
+	if got := p.CachedPrefix([]int32{1, 2, 3, 4, 5, 6, 7, 9}); got != 7 {
+		t.Errorf("cached %d of a sequence extending b, want 7", got)
+	}
+	// Take every free block: the listed ones leave the list, and d's own
+	// last block (3 tokens) is the only one listed.
+	prefill(t, p, "d", slices.Repeat([]int32{9}, 6*4-1))
+	if td := p.Table("d"); len(p.partials) != 1 || !listed(td[5]) || p.CachedPrefix([]int32{1, 2, 3, 4, 5, 6, 7, 9}) != 0 {
+		t.Errorf("partial lists %v after every block was taken by d (table %v)", p.partials, td)
+	}
+}
