@@ -15,9 +15,10 @@ import (
 // the loop, above it. Each round, every live beam's sequence (the prompt,
 // then the beam's tokens) is submitted as a request of one token whose
 // sampler reports its 2W most likely tokens (raw log-probabilities,
-// sample.Token.Top); the prefix cache serves the whole blocks the last
-// round computed, so a round computes each beam's partial last block
-// again, and no more. A candidate ending in a stop token is a finished
+// sample.Token.Top); the prefix cache serves what the last round
+// computed (whole blocks, and a copy of the beam's partial last block,
+// which its last round's request left cached when it ended), so a round
+// computes each beam's newest token, and no more. A candidate ending in a stop token is a finished
 // sequence, the others are ranked by
 //
 //	score = cumulative logprob / length^LengthPenalty      (length: prompt + generated tokens,

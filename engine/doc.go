@@ -63,8 +63,8 @@
 // n > 1 (Request.N, parallel.go): the completions share one channel, each
 // event saying which (Event.Index), and the prompt: the first completion
 // is admitted alone and the others once it has sampled, so they find the
-// prompt's whole blocks in the prefix cache and compute its partial last
-// block only. Each completion is a scheduler request with its own sampler
+// prompt's whole blocks in the prefix cache, copy the first one's partial
+// last block, and compute the prompt's last token only. Each completion is a scheduler request with its own sampler
 // (seeded Seed+i, as vLLM does), its own stop matching and its own final
 // event; the channel closes after the last. Cancellation, a slow reader
 // and a failed step end them all.

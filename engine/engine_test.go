@@ -500,15 +500,18 @@ func TestN(t *testing.T) {
 			t.Errorf("completion %d usage %+v", i, u)
 		}
 	}
-	// The prompt's 2 whole blocks are computed once; each further
-	// completion finds them in the prefix cache and computes the 8 tokens
-	// of the partial block only.
+	// The prompt is computed once; each further completion finds its 2
+	// whole blocks in the prefix cache and copies the first 7 tokens of
+	// the first completion's partial block (kvcache's partial blocks), so
+	// it computes the prompt's last token only (its logits). Before
+	// partial blocks were cached each computed the partial block's 8
+	// tokens: 92 tokens in all, 3 x 32 hits.
 	st := e.Stats()
-	if want := int64(len(prompt) + 3*8 + 4*(maxTokens-1)); st.ComputedTokens != want || st.Preemptions != 0 {
-		t.Errorf("n = 4: %d tokens computed, %d preemptions; want %d (the prompt once, then its partial block for each other completion) and 0", st.ComputedTokens, st.Preemptions, want)
+	if want := int64(len(prompt) + 3*1 + 4*(maxTokens-1)); st.ComputedTokens != want || st.Preemptions != 0 {
+		t.Errorf("n = 4: %d tokens computed, %d preemptions; want %d (the prompt once, then its last token for each other completion) and 0", st.ComputedTokens, st.Preemptions, want)
 	}
-	if st.KV.PrefixHits != 3*32 {
-		t.Errorf("n = 4: %d prompt tokens from the prefix cache; want 3 x 32", st.KV.PrefixHits)
+	if st.KV.PrefixHits != 3*39 {
+		t.Errorf("n = 4: %d prompt tokens from the prefix cache; want 3 x 39", st.KV.PrefixHits)
 	}
 	if st.Finished != 4 || st.KV.Sequences != 0 || st.Running != 0 {
 		t.Errorf("after n = 4: %+v", st)
@@ -617,7 +620,8 @@ func TestIgnoreEOS(t *testing.T) {
 // TestPromptLogits: the first token event carries the raw logit rows of
 // the prompt's last positions, bit-identical to one forward of the whole
 // prompt, computed in chunks and even when the prefix cache holds the
-// prompt (those positions are recomputed, the earlier ones still hit).
+// prompt (those positions are recomputed, the earlier ones still hit:
+// whole blocks, and the first slots of the last request's partial block).
 func TestPromptLogits(t *testing.T) {
 	m, _ := tiny(t)
 	prompt := make([]int32, 50)
@@ -641,7 +645,7 @@ func TestPromptLogits(t *testing.T) {
 	all = slices.Clone(all)
 
 	e := newEngine(t, m, engine.Config{NumBlocks: 16, MaxBatchedTokens: 16})
-	for _, tc := range []struct{ rows, cached int }{{50, 0}, {1, 48}, {20, 16}, {50, 0}} {
+	for _, tc := range []struct{ rows, cached int }{{50, 0}, {1, 49}, {20, 16}, {50, 0}} {
 		ch, err := e.Submit(context.Background(), engine.Request{Prompt: prompt, Params: sample.Params{TopP: 1, RepetitionPenalty: 1, MaxTokens: 2}, PromptLogits: tc.rows})
 		if err != nil {
 			t.Fatal(err)

@@ -8,10 +8,10 @@ package engine
 // The prompt is computed once, through the prefix cache: the first
 // completion is admitted alone, and the others are queued (e.pending)
 // when it samples its first token, its prompt's KV then committed; at the
-// next intake they find the prompt's whole blocks in the cache and
-// compute only its partial last block (at least the last token, whose
-// row each samples from; with Config.NoPrefixCache each computes the
-// whole prompt). Each completion is then an ordinary request:
+// next intake they find the prompt's whole blocks in the cache and a
+// copy of its partial last block (kvcache's partial blocks), and compute
+// only the last token, whose row each samples from (with
+// Config.NoPrefixCache each computes the whole prompt). Each completion is then an ordinary request:
 // cancellation, a slow reader and a failed step end them all (endGroup).
 
 // submitted takes a request from the inbox: a beam search submits its

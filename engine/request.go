@@ -23,7 +23,8 @@ type Request struct {
 	Priority int
 	// N is the number of completions of the prompt (0 means 1), at most
 	// Config.MaxSeqs. The prompt is computed once and its whole KV blocks
-	// are shared through the prefix cache (parallel.go); each completion
+	// are shared through the prefix cache, its partial last block copied
+	// (parallel.go); each completion
 	// has its own sampler and its own Event.Index. With a Seed, completion i is seeded Seed+i (vLLM's
 	// convention), so each is reproducible on its own.
 	N int

@@ -35,6 +35,17 @@ func (p *Pool) Check() error {
 			}
 			seen[b] = true
 			holders[b]++
+			if blk := &p.blocks[b]; blk.partial {
+				// A listed partial block is this sequence's last one, and
+				// one of its tokens and the listed ones extends the other.
+				lo := j * bs
+				if j != len(s.tokens)/bs || lo == len(s.tokens) || blk.parent != parent {
+					return fmt.Errorf("kvcache: sequence %q block %d (of %d tokens) is listed partial block %d", id, j, len(s.tokens), b)
+				}
+				if n := min(len(blk.part), len(s.tokens)-lo); !slices.Equal(blk.part[:n], s.tokens[lo:lo+n]) {
+					return fmt.Errorf("kvcache: sequence %q block %d is listed partial block %d of other tokens", id, j, b)
+				}
+			}
 			if j >= len(s.hashes) {
 				continue
 			}
@@ -68,6 +79,27 @@ func (p *Pool) Check() error {
 				return fmt.Errorf("kvcache: block %d marked indexed but the index maps its hash to %d", b, p.index[blk.hash])
 			}
 		}
+	}
+	listed := 0
+	for parent, list := range p.partials {
+		if len(list) == 0 {
+			return fmt.Errorf("kvcache: empty partial list under %x", parent)
+		}
+		for _, b := range list {
+			blk := &p.blocks[b]
+			if !blk.partial || blk.parent != parent || blk.indexed || len(blk.part) == 0 || len(blk.part) >= bs {
+				return fmt.Errorf("kvcache: partial list under %x holds block %d (partial %v, parent %x, indexed %v, %d tokens)", parent, b, blk.partial, blk.parent, blk.indexed, len(blk.part))
+			}
+			listed++
+		}
+	}
+	for b := range p.blocks {
+		if p.blocks[b].partial {
+			listed--
+		}
+	}
+	if listed != 0 {
+		return fmt.Errorf("kvcache: partial lists and blocks marked partial differ by %d", listed)
 	}
 	for h, b := range p.index {
 		if !p.blocks[b].indexed || p.blocks[b].hash != h {

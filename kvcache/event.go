@@ -66,6 +66,12 @@ func (p *Pool) ResetPrefixCache() bool {
 		}
 	}
 	clear(p.index)
+	for _, list := range p.partials {
+		for _, b := range list {
+			p.blocks[b].partial, p.blocks[b].part = false, p.blocks[b].part[:0]
+		}
+	}
+	clear(p.partials)
 	if p.observer != nil {
 		p.observer(Event{Kind: AllBlocksCleared})
 	}

@@ -1,9 +1,9 @@
 package kvcache
 
 // lru is the free list: the blocks with ref count 0, in eviction order.
-// The front is taken first. Freed blocks that are in the hash index go to
-// the back (kept findable as long as possible); freed blocks holding
-// nothing reusable go to the front. Links live in the blocks themselves
+// The front is taken first. Freed blocks that are in the hash index or
+// on the partial list go to the back (kept findable as long as possible);
+// freed blocks holding nothing reusable go to the front. Links live in the blocks themselves
 // (prev, next: block ids, or none), so the list allocates nothing.
 type lru struct {
 	head, tail int32 // block ids, or none when empty

@@ -12,7 +12,7 @@ type Copy struct{ Src, Dst int32 }
 
 // Alloc is what Allocate did besides growing the block table.
 type Alloc struct {
-	Cached int    // tokens of a new sequence served from the prefix cache (its KV is already there)
+	Cached int    // tokens of a new sequence served from the prefix cache (its KV is already there, or copied by Copies: whole blocks, then part of a partial block)
 	Copies []Copy // copy-on-write copies to apply before the forward
 }
 
@@ -20,10 +20,12 @@ type Alloc struct {
 type block struct {
 	ref     int32 // number of block tables holding this block
 	indexed bool  // in the hash index: full, and its contents are hash's tokens
+	partial bool  // on the partial list (partial.go): its first len(part) slots hold part's tokens
 	inFree  bool  // on the free list (ref == 0)
 	hash    uint64
-	parent  uint64  // hash of the block before it (rootHash for a first block)
+	parent  uint64  // hash of the block before it (rootHash for a first block), when indexed or partial
 	tokens  []int32 // [blockSize] when indexed: its token ids, to rule out collisions
+	part    []int32 // when partial: the tokens in its first slots, 0 < len < blockSize (a view of Pool.partBuf)
 	prev    int32   // free-list links
 	next    int32
 }
@@ -43,7 +45,8 @@ type Pool struct {
 	blockSize int
 	blocks    []block // [NumBlocks]
 	free      lru
-	index     map[uint64]int32 // chain hash -> block id; full blocks only
+	index     map[uint64]int32   // chain hash -> block id; full blocks only
+	partials  map[uint64][]int32 // chain hash of the full block before -> partial blocks after it (partial.go)
 	seqs      map[string]*seq
 	stats     Stats
 	noPrefix  bool        // DisablePrefixCache: lookups find nothing
@@ -60,9 +63,14 @@ func New(numBlocks, blockSize int) (*Pool, error) {
 		blocks:    make([]block, numBlocks),
 		free:      lru{head: none, tail: none},
 		index:     map[uint64]int32{},
+		partials:  map[uint64][]int32{},
 		seqs:      map[string]*seq{},
 	}
+	// Every block's part is a fixed view of one buffer, so that listing
+	// a partial block on each Commit allocates nothing.
+	partBuf := make([]int32, numBlocks*blockSize)
 	for b := range p.blocks {
+		p.blocks[b].part = partBuf[b*blockSize : b*blockSize : (b+1)*blockSize]
 		p.free.pushBack(p.blocks, int32(b))
 	}
 	return p, nil
@@ -117,18 +125,20 @@ func (p *Pool) Len(id string) int {
 func (p *Pool) BlocksFor(n int) int { return (n + p.blockSize - 1) / p.blockSize }
 
 // CachedPrefix is how many leading tokens of a new sequence with these
-// token ids Allocate would serve from the prefix cache: whole blocks only,
-// and never the last token (its logits must be computed).
+// token ids Allocate would serve from the prefix cache: whole blocks, then
+// the first tokens of a partial block, and never the last token (its
+// logits must be computed).
 func (p *Pool) CachedPrefix(tokens []int32) int {
-	hits, _ := p.match(tokens)
-	return len(hits) * p.blockSize
+	hits, _, _, k := p.match(tokens)
+	return len(hits)*p.blockSize + k
 }
 
 // match finds the cached blocks of tokens' longest cached prefix, leaving
-// at least one token to compute, and their chain hashes.
-func (p *Pool) match(tokens []int32) (hits []int32, hashes []uint64) {
+// at least one token to compute, and their chain hashes; then the partial
+// block src whose first k slots hold the next k tokens (k = 0: none).
+func (p *Pool) match(tokens []int32) (hits []int32, hashes []uint64, src int32, k int) {
 	if p.noPrefix {
-		return nil, nil
+		return nil, nil, none, 0
 	}
 	bs := p.blockSize
 	parent := rootHash
@@ -142,25 +152,35 @@ func (p *Pool) match(tokens []int32) (hits []int32, hashes []uint64) {
 		hits, hashes = append(hits, b), append(hashes, h)
 		parent = h
 	}
-	return hits, hashes
+	lo := len(hits) * bs
+	if hi := min(len(tokens)-1, lo+bs-1); hi > lo {
+		src, k = p.matchPartial(parent, tokens[lo:hi])
+	} else {
+		src = none
+	}
+	return hits, hashes, src, k
 }
 
 // CanAllocate reports how many free blocks Allocate(id, tokens, n) would
 // take, and whether the pool has them.
 func (p *Pool) CanAllocate(id string, tokens []int32, n int) (need int, ok bool) {
-	_, _, need = p.need(id, tokens, n)
+	_, _, _, _, need = p.need(id, tokens, n)
 	return need, need <= p.free.len
 }
 
-func (p *Pool) need(id string, tokens []int32, n int) (hits []int32, hashes []uint64, need int) {
+func (p *Pool) need(id string, tokens []int32, n int) (hits []int32, hashes []uint64, src int32, k, need int) {
 	var computed, have int
 	if s := p.seqs[id]; s == nil {
-		hits, hashes = p.match(tokens)
-		computed, have = len(hits)*p.blockSize, len(hits)
+		hits, hashes, src, k = p.match(tokens)
+		computed, have = len(hits)*p.blockSize+k, len(hits)
 		for _, b := range hits {
 			if p.blocks[b].ref == 0 {
 				need++ // a cached block on the free list leaves it
 			}
+		}
+		if k > 0 {
+			need++ // the copy of the partial block
+			have++
 		}
 	} else {
 		computed, have = len(s.tokens), len(s.table)
@@ -171,13 +191,14 @@ func (p *Pool) need(id string, tokens []int32, n int) (hits []int32, hashes []ui
 	if want := p.BlocksFor(computed + n); want > have {
 		need += want - have
 	}
-	return hits, hashes, need
+	return hits, hashes, src, k, need
 }
 
 // Allocate makes room in sequence id's blocks for n more tokens after the
 // ones already committed. tokens are the sequence's known token ids
 // (prompt and output); a new sequence (id unknown) first takes the blocks
-// of tokens' longest cached prefix (Alloc.Cached tokens, which need no
+// of tokens' longest cached prefix and a copy of a partial block holding
+// the tokens after them, if any (Alloc.Cached tokens, which need no
 // computing: n counts from there). The partial block the first new token
 // lands in is made private first: if shared, it is copied (Alloc.Copies);
 // if in the hash index, it leaves it. Allocate changes nothing and returns
@@ -186,7 +207,7 @@ func (p *Pool) Allocate(id string, tokens []int32, n int) (Alloc, bool) {
 	if n < 0 {
 		return Alloc{}, false
 	}
-	hits, hashes, need := p.need(id, tokens, n)
+	hits, hashes, src, k, need := p.need(id, tokens, n)
 	if need > p.free.len {
 		return Alloc{}, false
 	}
@@ -196,7 +217,17 @@ func (p *Pool) Allocate(id string, tokens []int32, n int) (Alloc, bool) {
 		for _, b := range hits {
 			p.acquire(b)
 		}
-		a.Cached = len(hits) * p.blockSize
+		a.Cached = len(hits)*p.blockSize + k
+		if k > 0 {
+			// Copy-on-write of the partial block: src stays listed for
+			// others. take may hand out src itself when it is free and
+			// first in line: then its slots are already in place.
+			dst := p.take()
+			if dst != src {
+				a.Copies = append(a.Copies, Copy{Src: src, Dst: dst})
+			}
+			hits = append(hits, dst)
+		}
 		s = &seq{table: hits, hashes: hashes, tokens: slices.Clone(tokens[:a.Cached])}
 		p.seqs[id] = s
 		p.stats.PrefixQueries += int64(len(tokens))
@@ -249,6 +280,7 @@ func (p *Pool) Commit(id string, tokens []int32) error {
 		chunk := s.tokens[j*bs : (j+1)*bs]
 		h := hashBlock(parent, chunk)
 		s.hashes = append(s.hashes, h)
+		p.unpartial(s.table[j]) // full now
 		b := &p.blocks[s.table[j]]
 		if _, dup := p.index[h]; dup || b.indexed {
 			continue // the same prefix is cached in another block already
@@ -263,7 +295,18 @@ func (p *Pool) Commit(id string, tokens []int32) error {
 			p.observer(e)
 		}
 	}
+	if w := len(s.tokens) / bs; len(tokens) > 0 && len(s.tokens)%bs != 0 {
+		p.setPartial(s.table[w], p.parentOf(s, w), s.tokens[w*bs:])
+	}
 	return nil
+}
+
+// parentOf is the chain hash before sequence s's block j.
+func (p *Pool) parentOf(s *seq, j int) uint64 {
+	if j == 0 {
+		return rootHash
+	}
+	return s.hashes[j-1]
 }
 
 // Fork makes sequence child share parent's committed blocks (n > 1
@@ -302,21 +345,35 @@ func (p *Pool) Truncate(id string, n int) error {
 	s.tokens, s.hashes = s.tokens[:n], s.hashes[:n/p.blockSize]
 	keep := p.BlocksFor(n)
 	for j := len(s.table) - 1; j >= keep; j-- {
+		if b := s.table[j]; p.blocks[b].ref == 1 {
+			p.unpartial(b) // its tokens are rolled back
+		}
 		p.release(s.table[j])
 	}
 	s.table = s.table[:keep]
+	// The block the sequence now ends in lists only the tokens it keeps
+	// (unless another sequence holds it too: that one's tokens are there).
+	if w := n / p.blockSize; n%p.blockSize != 0 {
+		if b := s.table[w]; p.blocks[b].partial && p.blocks[b].ref == 1 {
+			p.setPartial(b, p.parentOf(s, w), s.tokens[w*p.blockSize:])
+		}
+	}
 	return nil
 }
 
 // Free releases all of sequence id's blocks (finished, aborted or
-// preempted). Its indexed blocks stay findable until evicted, the later
-// blocks of the sequence first. Freeing an unknown id does nothing.
+// preempted). Its indexed blocks and its listed partial block (unless
+// redundant, partial.go) stay findable until evicted, the later blocks
+// of the sequence first. Freeing an unknown id does nothing.
 func (p *Pool) Free(id string) {
 	s := p.seqs[id]
 	if s == nil {
 		return
 	}
 	for j := len(s.table) - 1; j >= 0; j-- {
+		if b := s.table[j]; p.blocks[b].ref == 1 && p.redundant(b) {
+			p.unpartial(b) // another listed block serves all it would
+		}
 		p.release(s.table[j])
 	}
 	delete(p.seqs, id)
@@ -336,7 +393,7 @@ func (p *Pool) release(b int32) {
 	if p.blocks[b].ref > 0 {
 		return
 	}
-	if p.blocks[b].indexed {
+	if p.blocks[b].indexed || p.blocks[b].partial {
 		p.free.pushBack(p.blocks, b)
 	} else {
 		p.free.pushFront(p.blocks, b)
@@ -351,6 +408,7 @@ func (p *Pool) take() int32 {
 		p.unindex(b)
 		p.stats.Evictions++
 	}
+	p.unpartial(b)
 	p.blocks[b].ref = 1
 	return b
 }

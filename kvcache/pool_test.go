@@ -50,7 +50,10 @@ func TestPrefixHit(t *testing.T) {
 		{"longer prompt reuses both blocks", []int32{1, 2, 3, 4, 5, 6, 7, 8}, []int32{1, 2, 3, 4, 5, 6, 7, 8, 9}, 8},
 		{"diverges in block 2", []int32{1, 2, 3, 4, 5, 6, 7, 8}, []int32{1, 2, 3, 4, 5, 0, 7, 8, 9}, 4},
 		{"diverges in block 1", []int32{1, 2, 3, 4, 5, 6, 7, 8}, []int32{0, 2, 3, 4, 5, 6, 7, 8, 9}, 0},
-		{"partial block is not cached", []int32{1, 2, 3, 4, 5, 6}, []int32{1, 2, 3, 4, 5, 6, 7}, 4},
+		{"partial block is copied", []int32{1, 2, 3, 4, 5, 6}, []int32{1, 2, 3, 4, 5, 6, 7}, 6},
+		{"partial block, in part", []int32{1, 2, 3, 4, 5, 6, 7}, []int32{1, 2, 3, 4, 5, 0, 7}, 5},
+		{"partial first block", []int32{1, 2, 3}, []int32{1, 2, 9}, 2},
+		{"partial block, other parent", []int32{1, 2, 3, 4, 5, 6}, []int32{0, 2, 3, 4, 5, 6, 7}, 0},
 		{"same block, other parent", []int32{1, 2, 3, 4, 5, 6, 7, 8}, []int32{5, 6, 7, 8, 1}, 0},
 	}
 	for _, tc := range cases {
@@ -69,6 +72,14 @@ func TestPrefixHit(t *testing.T) {
 				if ta[j] != tb[j] {
 					t.Errorf("block %d: a has %d, b has %d; want shared", j, ta[j], tb[j])
 				}
+			}
+			// a's partial block is copied into a block of b's own.
+			var copies []Copy
+			if j := tc.cached / 4; tc.cached%4 != 0 {
+				copies = []Copy{{Src: ta[j], Dst: tb[j]}}
+			}
+			if !slices.Equal(a.Copies, copies) {
+				t.Errorf("copies %v, want %v", a.Copies, copies)
 			}
 			s := p.Stats()
 			if s.PrefixQueries != int64(len(tc.first)+len(tc.use)) || s.PrefixHits != int64(tc.cached) {
@@ -170,8 +181,9 @@ func TestTruncateIntoIndexedBlock(t *testing.T) {
 	if err := p.Commit("a", []int32{0}); err != nil {
 		t.Fatal(err)
 	}
-	if got := p.CachedPrefix([]int32{1, 2, 3, 4, 0}); got != 0 {
-		t.Fatalf("cached %d after overwriting the block, want 0", got)
+	// The block holds [1 2 0] now: a partial block that serves [1 2].
+	if got := p.CachedPrefix([]int32{1, 2, 3, 4, 0}); got != 2 {
+		t.Fatalf("cached %d after overwriting the block, want 2", got)
 	}
 	for _, n := range []int{-1, 4} {
 		if err := p.Truncate("a", n); err == nil {
@@ -250,5 +262,39 @@ func TestDisablePrefixCache(t *testing.T) {
 	}
 	if s := p.Stats(); s.PrefixHits != 0 || p.NumFree() != 2 {
 		t.Fatalf("stats %+v, %d free; want no hits and 3+3 blocks held", s, p.NumFree())
+	}
+}
+
+// TestPartialBlocksFreed: a freed sequence's partial block stays listed
+// unless another listed block after the same parent holds its tokens and
+// more (then it goes to the free list's front, reusable first); lookups
+// find the longest, and a listed block that is taken leaves the list.
+func TestPartialBlocksFreed(t *testing.T) {
+	p := mustPool(t, 6, 4)
+	prefill(t, p, "a", []int32{1, 2, 3, 4, 5, 6})
+	prefill(t, p, "b", []int32{1, 2, 3, 4, 5, 6, 7}) // copies a's [5 6], computes 7
+	prefill(t, p, "c", []int32{1, 2, 3, 4, 5, 8})    // copies a's [5], computes 8
+	ta, tb, tc := p.Table("a"), p.Table("b"), p.Table("c")
+	p.Free("a") // [5 6] is a prefix of b's [5 6 7]: dropped
+	p.Free("b")
+	p.Free("c") // [5 8]: kept
+	if err := p.Check(); err != nil {
+		t.Fatal(err)
+	}
+	listed := func(b int32) bool { return p.blocks[b].partial }
+	if listed(ta[1]) || !listed(tb[1]) || !listed(tc[1]) {
+		t.Fatalf("listed after the frees: a's %v, b's %v, c's %v; want b's and c's", listed(ta[1]), listed(tb[1]), listed(tc[1]))
+	}
+	if p.free.head != ta[1] {
+		t.Errorf("free list front is block %d, want a's dropped partial block %d", p.free.head, ta[1])
+	}
+	if got := p.CachedPrefix([]int32{1, 2, 3, 4, 5, 6, 7, 9}); got != 7 {
+		t.Errorf("cached %d of a sequence extending b, want 7", got)
+	}
+	// Take every free block: the listed ones leave the list, and d's own
+	// last block (3 tokens) is the only one listed.
+	prefill(t, p, "d", slices.Repeat([]int32{9}, 6*4-1))
+	if td := p.Table("d"); len(p.partials) != 1 || !listed(td[5]) || p.CachedPrefix([]int32{1, 2, 3, 4, 5, 6, 7, 9}) != 0 {
+		t.Errorf("partial lists %v after every block was taken by d (table %v)", p.partials, td)
 	}
 }

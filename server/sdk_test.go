@@ -237,9 +237,13 @@ func TestSDKCachedTokens(t *testing.T) {
 	if first.Usage.PromptTokensDetails.CachedTokens != 0 {
 		t.Errorf("cold request reports %d cached tokens", first.Usage.PromptTokensDetails.CachedTokens)
 	}
+	// The prompts differ in their last word only: the second reuses the
+	// whole shared prefix, whole blocks and the first slots of the first
+	// request's partial block (measured: 182 of 188 tokens, the first
+	// 187; whole blocks alone gave 176).
 	got, n := second.Usage.PromptTokensDetails.CachedTokens, first.Usage.PromptTokens
-	if got < 16 || got%16 != 0 || got >= second.Usage.PromptTokens {
-		t.Errorf("cached tokens %d of %d-token prompt (first had %d): want whole 16-token blocks of the shared prefix", got, second.Usage.PromptTokens, n)
+	if got < n-8 || got >= second.Usage.PromptTokens {
+		t.Errorf("cached tokens %d of %d-token prompt (first had %d): want the shared prefix, all but the last few tokens", got, second.Usage.PromptTokens, n)
 	}
 }
 
