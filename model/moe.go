@@ -25,10 +25,9 @@ type moeScratch struct {
 	ids     []int32   // [T][k] chosen experts, by slot
 	weights []float32 // [T][k] their weights
 	count   []int     // [Experts] rows routed to each expert
-	start   []int     // [Experts+1] offsets of each expert's group in order
-	order   []int32   // [T*k] row*k+slot, grouped by expert, ascending within a group
-	rowOf   []int32   // [T*k] order[g]/k: the input row of grouped position g
-	pos     []int32   // [T*k] the grouped position of row*k+slot (order's inverse)
+	start   []int     // [Experts+1] offsets of each expert's group in grouped order
+	rowOf   []int32   // [T*k] the input row of each grouped position: (row, slot) pairs grouped by expert, rows ascending within a group
+	pos     []int32   // [T*k] the grouped position of pair row*k+slot
 	gate    []float32 // [T*k][ExpertFFN] in grouped order
 	up      []float32 // [T*k][ExpertFFN]
 	out     []float32 // [T*k][Dim] y_j of every row and slot, in grouped order
@@ -41,11 +40,9 @@ func (s *moeScratch) ensure(c *Config, t int) {
 	k := c.ExpertsUsed
 	s.logits = grow(s.logits, t*c.Experts)
 	if cap(s.ids) < t*k {
-		s.ids, s.order = make([]int32, t*k), make([]int32, t*k)
-		s.rowOf, s.pos = make([]int32, t*k), make([]int32, t*k)
+		s.ids, s.rowOf, s.pos = make([]int32, t*k), make([]int32, t*k), make([]int32, t*k)
 	}
-	s.ids, s.order = s.ids[:t*k], s.order[:t*k]
-	s.rowOf, s.pos = s.rowOf[:t*k], s.pos[:t*k]
+	s.ids, s.rowOf, s.pos = s.ids[:t*k], s.rowOf[:t*k], s.pos[:t*k]
 	s.weights = grow(s.weights, t*k)
 	if len(s.count) != c.Experts {
 		s.count, s.start = make([]int, c.Experts), make([]int, c.Experts+1)
@@ -127,7 +124,7 @@ func (m *Model) moeFFN(l *Layer, T int) {
 	clear(ms.count) // now: filled so far
 	for rs, e := range ms.ids {
 		g := ms.start[e] + ms.count[e]
-		ms.order[g], ms.rowOf[g], ms.pos[rs] = int32(rs), int32(rs/k), int32(g)
+		ms.rowOf[g], ms.pos[rs] = int32(rs/k), int32(g)
 		ms.count[e]++
 	}
 
