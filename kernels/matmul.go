@@ -102,13 +102,13 @@ func (p *Pool) matMuls(x []float32, m int, ops []MatMulOp) {
 		s.mmOps = make([]mmOp, len(ops))
 	}
 	t := &s.mm
-	t.ops, t.m, t.out4 = s.mmOps[:len(ops)], m, s.out4
+	t.ops, t.out4 = s.mmOps[:len(ops)], s.out4
 	nbuf, rows, gemmRows := 0, 0, 0
 	for j, op := range ops {
 		vd := vecDotFor(op.W)
 		rb, _ := op.W.Type.RowBytes(cols)
 		o := &t.ops[j]
-		*o = mmOp{w: op.W, rb: rb, vd: vd, dst: op.Dst, start: rows}
+		*o = mmOp{w: op.W, rb: rb, vd: vd, dst: op.Dst, start: rows, m: m}
 		rows += op.W.Rows
 		if vd.convert == nil {
 			o.x, o.xrb = bytesOfF32(x[:m*cols]), 4*cols
@@ -215,12 +215,19 @@ type mmOp struct {
 	grb   int    // bytes per prepared activation row
 	dst   []float32
 	start int
+	m     int // activation rows (MulMatID: this expert's group)
+
+	// MulMatID only: the index of the op's conversion, whether it runs
+	// the GEMM (and on prepared rows), and its gathered group.
+	conv          int
+	useGemm, prep bool
+	group         []int32
+	gathered      []byte
 }
 
 // matmulTask computes the combined rows [lo, hi) of one MatMuls call.
 type matmulTask struct {
 	ops         []mmOp
-	m           int
 	out4        []float32 // [threads][16] per-worker dot4 results (first 4 used)
 	gemmScratch [][]byte  // [threads] per-worker GEMM panels
 }
@@ -244,7 +251,7 @@ func (t *matmulTask) rows(o *mmOp, lo, hi, worker int) {
 	if o.g != nil {
 		// The GEMM repacks 8 or 16 weight rows at a time into a panel in
 		// the worker's scratch (L2) and runs every activation row over it.
-		o.vd.gemm.run(o.w.Cols, o.w.Data[lo*o.rb:], o.rb, hi-lo, o.g, o.grb, t.m,
+		o.vd.gemm.run(o.w.Cols, o.w.Data[lo*o.rb:], o.rb, hi-lo, o.g, o.grb, o.m,
 			o.dst[lo:], o.w.Rows, t.gemmScratch[worker])
 		return
 	}
@@ -254,7 +261,7 @@ func (t *matmulTask) rows(o *mmOp, lo, hi, worker int) {
 	// for the whole sub-tile instead of streaming all m rows from L2 per
 	// weight row.
 	tile := max(1, tileBytes/o.rb)
-	m, xrb, dot4 := t.m, o.xrb, o.vd.dot4
+	m, xrb, dot4 := o.m, o.xrb, o.vd.dot4
 	// A local [4]float32 would escape to the heap through the indirect
 	// call; each worker has its own cache line of scratch instead.
 	out4 := (*[4]float32)(t.out4[worker*16 : worker*16+4])
@@ -301,13 +308,13 @@ func (t *matmulTask) packedRows(o *mmOp, lo, hi, worker int) {
 	b := max(a, min(hi, w.Rows)/P*P) // end of the whole panels
 	raw := func(lo, hi int) {
 		if lo < hi {
-			o.vd.gemm.run(w.Cols, w.Data[lo*o.rb:], o.rb, hi-lo, o.g, o.grb, t.m,
+			o.vd.gemm.run(w.Cols, w.Data[lo*o.rb:], o.rb, hi-lo, o.g, o.grb, o.m,
 				o.dst[lo:], w.Rows, t.gemmScratch[worker])
 		}
 	}
 	raw(lo, a)
 	if a < b {
-		o.vd.gemm.load.gemm(w.Cols, w.packed[a*o.rb:], b-a, o.g, o.grb, t.m, o.dst[a:], w.Rows, t.gemmScratch[worker])
+		o.vd.gemm.load.gemm(w.Cols, w.packed[a*o.rb:], b-a, o.g, o.grb, o.m, o.dst[a:], w.Rows, t.gemmScratch[worker])
 	}
 	raw(b, hi)
 }

@@ -6,6 +6,7 @@ package kernels
 type scratch struct {
 	acts     [][]byte            // MatMul: activations converted to each vec_dot_type of a call, [m][rowBytes]
 	mmOps    []mmOp              // MatMul: the matrices of the current call
+	idConv   []idConv            // MulMatID: the conversions of the current call
 	one      [1]MatMulOp         // MatMul: its single op, without allocating a slice
 	tokSeq   []int32             // Attention: [numTokens] sequence of each token
 	attnWork [][]float32         // Attention: [threads][...] per-worker q, acc, scores, max, sum

@@ -144,8 +144,10 @@ func vecDotFor(w *Matrix) vecDot {
 // vecDotQ4_KGemv is a repacked Q4_K expert's order: llama.cpp's
 // mul_mat_id multiplies each routed row with ggml_gemv_q4_K_8x8_q8_K,
 // whose super-block folding differs from its GEMM's. No GEMM, no
-// load-time layout: a plain dot per output.
-var vecDotQ4_KGemv = vecDot{act: gguf.TypeQ8_K, convert: quantizeActQ8_K, dot: simd.DotQ4_KQ8_KGemv}
+// load-time layout: a plain dot per output, four activation rows per
+// pass over a weight row (simd.DotQ4_KQ8_KGemvx4, the same bits) when an
+// expert's group has several.
+var vecDotQ4_KGemv = vecDot{act: gguf.TypeQ8_K, convert: quantizeActQ8_K, dot: simd.DotQ4_KQ8_KGemv, dot4: simd.DotQ4_KQ8_KGemvx4}
 
 // Supported reports whether MatMul and Matrix.Row handle weights of type t.
 func Supported(t gguf.Type) bool {

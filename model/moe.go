@@ -14,9 +14,10 @@ import "kiln/kernels"
 //	out     = ((y_0*w_0 + y_1*w_1) + y_2*w_2) + ...   ggml_mul, then the ggml_add chain in slot order
 //
 // Rows are grouped per expert and each expert's matrices multiply its
-// group with the ordinary MatMul (in mul_mat_id's orders: Matrix.MulMatID);
-// every output is one dot of one row, so a row's result does not depend
-// on which rows share its batch or its expert's group.
+// group with the ordinary MatMul kernels (in mul_mat_id's orders:
+// Matrix.MulMatID), all experts of a step in one Pool.MulMatID call per
+// projection; every output is one dot of one row, so a row's result does
+// not depend on which rows share its batch or its expert's group.
 
 // moeScratch holds the MoE activations, grown with the batch.
 type moeScratch struct {
@@ -24,14 +25,13 @@ type moeScratch struct {
 	ids     []int32   // [T][k] chosen experts, by slot
 	weights []float32 // [T][k] their weights
 	count   []int     // [Experts] rows routed to each expert
-	start   []int     // [Experts+1] offsets of each expert's group in order
-	order   []int32   // [T*k] row*k+slot, grouped by expert, ascending within a group
-	in      []float32 // [T][Dim] the group's normalised inputs, gathered
-	gate    []float32 // [T][ExpertFFN]
-	up      []float32 // [T][ExpertFFN]
-	out     []float32 // [T][Dim] the group's expert outputs
-	slots   []float32 // [T][k][Dim] y_j of every row and slot
-	gateUp  [2]kernels.MatMulOp
+	start   []int     // [Experts+1] offsets of each expert's group in grouped order
+	rowOf   []int32   // [T*k] the input row of each grouped position: (row, slot) pairs grouped by expert, rows ascending within a group
+	pos     []int32   // [T*k] the grouped position of pair row*k+slot
+	gate    []float32 // [T*k][ExpertFFN] in grouped order
+	up      []float32 // [T*k][ExpertFFN]
+	out     []float32 // [T*k][Dim] y_j of every row and slot, in grouped order
+	ops     []kernels.ExpertOp
 	shGate  []float32 // [T] the shared expert's gate (shexp.go)
 	shOut   []float32 // [T][Dim] the shared expert's output
 }
@@ -40,18 +40,17 @@ func (s *moeScratch) ensure(c *Config, t int) {
 	k := c.ExpertsUsed
 	s.logits = grow(s.logits, t*c.Experts)
 	if cap(s.ids) < t*k {
-		s.ids, s.order = make([]int32, t*k), make([]int32, t*k)
+		s.ids, s.rowOf, s.pos = make([]int32, t*k), make([]int32, t*k), make([]int32, t*k)
 	}
-	s.ids, s.order = s.ids[:t*k], s.order[:t*k]
+	s.ids, s.rowOf, s.pos = s.ids[:t*k], s.rowOf[:t*k], s.pos[:t*k]
 	s.weights = grow(s.weights, t*k)
 	if len(s.count) != c.Experts {
 		s.count, s.start = make([]int, c.Experts), make([]int, c.Experts+1)
+		s.ops = make([]kernels.ExpertOp, 0, 2*c.Experts)
 	}
-	s.in = grow(s.in, t*c.Dim)
-	s.gate = grow(s.gate, t*c.ExpertFFN)
-	s.up = grow(s.up, t*c.ExpertFFN)
-	s.out = grow(s.out, t*c.Dim)
-	s.slots = grow(s.slots, t*k*c.Dim)
+	s.gate = grow(s.gate, t*k*c.ExpertFFN)
+	s.up = grow(s.up, t*k*c.ExpertFFN)
+	s.out = grow(s.out, t*k*c.Dim)
 }
 
 // route turns one row's router probabilities (already softmaxed, len =
@@ -124,37 +123,46 @@ func (m *Model) moeFFN(l *Layer, T int) {
 	}
 	clear(ms.count) // now: filled so far
 	for rs, e := range ms.ids {
-		ms.order[ms.start[e]+ms.count[e]] = int32(rs)
+		g := ms.start[e] + ms.count[e]
+		ms.rowOf[g], ms.pos[rs] = int32(rs/k), int32(g)
 		ms.count[e]++
 	}
 
-	// Each expert over its group: gather, gate and up, SwiGLU, down, scatter.
+	// Every expert over its group in one MulMatID each for gate and up
+	// (each row of xn converted once, shared by the gate and up of its k
+	// experts) and for down (over the SwiGLU rows, already grouped); the
+	// outputs stay in grouped order.
+	ms.ops = ms.ops[:0]
 	for e := 0; e < E; e++ {
-		group := ms.order[ms.start[e]:ms.start[e+1]]
-		n := len(group)
-		if n == 0 {
+		a, b := ms.start[e], ms.start[e+1]
+		if a == b {
 			continue
 		}
 		x := &l.Experts[e]
-		for g, rs := range group {
-			row := int(rs) / k
-			copy(ms.in[g*D:(g+1)*D], s.xn[row*D:(row+1)*D])
-		}
-		ms.gateUp = [2]kernels.MatMulOp{{Dst: ms.gate[:n*F], W: &x.Gate}, {Dst: ms.up[:n*F], W: &x.Up}}
-		p.MatMuls(ms.in[:n*D], n, ms.gateUp[:])
-		kernels.SiLUMulRows(p, ms.gate[:n*F], ms.up[:n*F], n, F)
-		p.MatMul(ms.out[:n*D], &x.Down, ms.gate[:n*F], n)
-		for g, rs := range group {
-			copy(ms.slots[int(rs)*D:(int(rs)+1)*D], ms.out[g*D:(g+1)*D])
-		}
+		ms.ops = append(ms.ops,
+			kernels.ExpertOp{Dst: ms.gate[a*F : b*F], W: &x.Gate, Rows: ms.rowOf[a:b]},
+			kernels.ExpertOp{Dst: ms.up[a*F : b*F], W: &x.Up, Rows: ms.rowOf[a:b]})
 	}
+	p.MulMatID(s.xn[:T*D], T, ms.ops)
+	kernels.SiLUMulRows(p, ms.gate[:T*k*F], ms.up[:T*k*F], T*k, F)
+	ms.ops = ms.ops[:0]
+	for e := 0; e < E; e++ {
+		a, b := ms.start[e], ms.start[e+1]
+		if a == b {
+			continue
+		}
+		ms.ops = append(ms.ops, kernels.ExpertOp{Dst: ms.out[a*D : b*D], W: &l.Experts[e].Down, First: a, N: b - a})
+	}
+	p.MulMatID(ms.gate[:T*k*F], T*k, ms.ops)
+	clear(ms.ops)
 
 	// Weighted sum in slot order: each product rounded, then added
 	// (ggml_mul, then ggml_add), never fused.
 	for i := 0; i < T; i++ {
 		dst := s.proj[i*D : (i+1)*D]
 		for j := 0; j < k; j++ {
-			y, w := ms.slots[(i*k+j)*D:(i*k+j+1)*D], ms.weights[i*k+j]
+			g := int(ms.pos[i*k+j])
+			y, w := ms.out[g*D:(g+1)*D], ms.weights[i*k+j]
 			if j == 0 {
 				for d := range dst {
 					dst[d] = float32(y[d] * w)

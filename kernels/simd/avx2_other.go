@@ -64,6 +64,9 @@ func dotQ2_KQ8_Kx4AVX2(nb int, w, x []byte, s int, out *[4]float32) {
 func dotQ3_KQ8_Kx4AVX2(nb int, w, x []byte, s int, out *[4]float32) {
 	dotX4Generic(dotQ3_KQ8_KGeneric, nb, w, x, s, out)
 }
+func dotQ4_KQ8_KGemvx4AVX2(nb int, w, x []byte, s int, out *[4]float32) {
+	dotX4Generic(dotQ4_KQ8_KGemvGeneric, nb, w, x, s, out)
+}
 func dotQ5_KQ8_Kx4AVX2(nb int, w, x []byte, s int, out *[4]float32) {
 	dotX4Generic(dotQ5_KQ8_KGeneric, nb, w, x, s, out)
 }

@@ -28,6 +28,19 @@ func DotQ4_KQ8_KGemv(n int, w, x []byte) float32 {
 	return dotQ4_KQ8_KGemvGeneric(nb, w, x)
 }
 
+// DotQ4_KQ8_KGemvx4 is DotQ4_KQ8_KGemv for four activation rows (see
+// dotx4.go): the weight's nibbles and scales unpacked once for the four,
+// each out[k] with exactly the bits of the single-row call. It serves a
+// Q4_K expert's product over a group of several rows (prefill).
+func DotQ4_KQ8_KGemvx4(n int, w, x []byte, xStride int, out *[4]float32) {
+	nb := checkX4("DotQ4_KQ8_KGemvx4", n, qkK, w, bytesQ4_K, x, bytesQ8_K, xStride, out)
+	if fast.Load() && nb > 0 {
+		dotQ4_KQ8_KGemvx4AVX2(nb, w, x, xStride, out)
+		return
+	}
+	dotX4Generic(dotQ4_KQ8_KGemvGeneric, nb, w, x, xStride, out)
+}
+
 // dotQ4_KQ8_KGemvGeneric is the reference of DotQ4_KQ8_KGemv's order.
 func dotQ4_KQ8_KGemvGeneric(nb int, w, x []byte) float32 {
 	var acc, accMin float32

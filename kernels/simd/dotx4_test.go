@@ -11,14 +11,16 @@ var x4Dots = []struct {
 	w, x   string
 	x4     func(n int, w, x []byte, xStride int, out *[4]float32)
 	single func(n int, w, x []byte) float32
+	fn     string // the name in panics, when not Dot<w><x>x4
 }{
-	{"Q8_0", "Q8_0", DotQ8_0Q8_0x4, DotQ8_0Q8_0},
-	{"Q4_0", "Q8_0", DotQ4_0Q8_0x4, DotQ4_0Q8_0},
-	{"Q4_K", "Q8_K", DotQ4_KQ8_Kx4, DotQ4_KQ8_K},
-	{"Q2_K", "Q8_K", DotQ2_KQ8_Kx4, DotQ2_KQ8_K},
-	{"Q3_K", "Q8_K", DotQ3_KQ8_Kx4, DotQ3_KQ8_K},
-	{"Q5_K", "Q8_K", DotQ5_KQ8_Kx4, DotQ5_KQ8_K},
-	{"Q6_K", "Q8_K", DotQ6_KQ8_Kx4, DotQ6_KQ8_K},
+	{"Q8_0", "Q8_0", DotQ8_0Q8_0x4, DotQ8_0Q8_0, ""},
+	{"Q4_0", "Q8_0", DotQ4_0Q8_0x4, DotQ4_0Q8_0, ""},
+	{"Q4_K", "Q8_K", DotQ4_KQ8_Kx4, DotQ4_KQ8_K, ""},
+	{"Q2_K", "Q8_K", DotQ2_KQ8_Kx4, DotQ2_KQ8_K, ""},
+	{"Q3_K", "Q8_K", DotQ3_KQ8_Kx4, DotQ3_KQ8_K, ""},
+	{"Q5_K", "Q8_K", DotQ5_KQ8_Kx4, DotQ5_KQ8_K, ""},
+	{"Q6_K", "Q8_K", DotQ6_KQ8_Kx4, DotQ6_KQ8_K, ""},
+	{"Q4_K", "Q8_K", DotQ4_KQ8_KGemvx4, DotQ4_KQ8_KGemv, "DotQ4_KQ8_KGemvx4"},
 }
 
 // TestX4MatchesSingleRow checks that every lane of each x4 kernel has the
@@ -72,7 +74,11 @@ func TestX4BadShapesPanic(t *testing.T) {
 			{"bad n", fw.block - 1, x, fx.bytes, &out},
 		} {
 			msg := panicMessage(func() { q.x4(c.n, w, c.x, c.stride, c.out) })
-			if !strings.HasPrefix(msg, "simd: Dot"+q.w+q.x+"x4: ") {
+			prefix := "simd: Dot" + q.w + q.x + "x4: "
+			if q.fn != "" {
+				prefix = "simd: " + q.fn + ": "
+			}
+			if !strings.HasPrefix(msg, prefix) {
 				t.Errorf("%s x4 %s: panic %q", q.w, c.name, msg)
 			}
 		}

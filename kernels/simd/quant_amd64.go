@@ -61,6 +61,9 @@ func dotQ4_0Q8_0x4AVX2(nb int, w, x []byte, xStride int, out *[4]float32)
 func dotQ4_KQ8_Kx4AVX2(nb int, w, x []byte, xStride int, out *[4]float32)
 
 //go:noescape
+func dotQ4_KQ8_KGemvx4AVX2(nb int, w, x []byte, xStride int, out *[4]float32)
+
+//go:noescape
 func dotQ5_KQ8_Kx4AVX2(nb int, w, x []byte, xStride int, out *[4]float32)
 
 //go:noescape

@@ -1080,6 +1080,73 @@ q4kx4:
 	VZEROUPPER
 	RET
 
+// Q4KGX_GROUP: Q4KX_GROUP in the gemv's order: the group's exact
+// [iacc_g of rows 0..3] is added to X3 (int32), folded once per
+// super-block by the caller.
+#define Q4KGX_GROUP(G, QOFF) \
+	VMOVDQU QOFF(SI), Y12;                \
+	VPSRLW  $4, Y12, Y13;                 \
+	VPAND   Y14, Y12, Y12;                \
+	VPAND   Y14, Y13, Y13;                \
+	VPSHUFB shufK4<>+64*G(SB), Y4, Y6;    \
+	VPSHUFB shufK4<>+64*G+32(SB), Y4, Y7; \
+	Q4KX_ACT(G, DI, Y8);                  \
+	Q4KX_ACT(G, R10, Y9);                 \
+	Q4KX_ACT(G, R11, Y10);                \
+	Q4KX_ACT(G, R12, Y11);                \
+	REDUCE4(Y8, Y9, Y10, Y11, X8, X5);    \
+	VPADDD  X8, X3, X3
+
+// func dotQ4_KQ8_KGemvx4AVX2(nb int, w, x []byte, xStride int, out *[4]float32)
+// DotQ4_KQ8_KGemv for four activation rows: lane k of X0 (acc) and X1
+// (accMin) belongs to activation row k. Per super-block the exact int32
+// imin and iacc of each row (any grouping gives the same integers) are
+// converted once and folded with one FMA each, as the gemv does:
+// X1 = fma(float(imin), dmin*dx, X1), X0 = fma(float(iacc), d*dx, X0).
+TEXT ·dotQ4_KQ8_KGemvx4AVX2(SB), NOSPLIT, $0-72
+	MOVQ    nb+0(FP), CX
+	MOVQ    w_base+8(FP), SI
+	X4POINTERS
+	VXORPS  X0, X0, X0
+	VXORPS  X1, X1, X1
+	VMOVDQU c0f<>(SB), Y14
+
+q4kgx4:
+	KSCALES
+	KMINDUP
+	VPMADDWD     260(DI), Y6, Y8
+	VPMADDWD     260(R10), Y6, Y9
+	VPMADDWD     260(R11), Y6, Y10
+	VPMADDWD     260(R12), Y6, Y11
+	REDUCE4(Y8, Y9, Y10, Y11, X8, X5) // imin of rows 0..3
+	VCVTDQ2PS    X8, X8
+	XD4
+	VMOVD        (SI), X3
+	VCVTPH2PS    X3, X3
+	VBROADCASTSS X3, X5
+	VMOVSHDUP    X3, X3
+	VBROADCASTSS X3, X3
+	VMULPS       X2, X3, X3           // dmin*dx
+	VMULPS       X5, X2, X2           // d*dx
+	VFMADD231PS  X3, X8, X1
+	VPXOR        X3, X3, X3           // iacc of rows 0..3
+	Q4KGX_GROUP(0, 16)
+	Q4KGX_GROUP(1, 48)
+	Q4KGX_GROUP(2, 80)
+	Q4KGX_GROUP(3, 112)
+	VCVTDQ2PS    X3, X3
+	VFMADD231PS  X2, X3, X0
+	ADDQ         $144, SI
+	X4ADVANCE(292)
+	DECQ         CX
+	JNZ          q4kgx4
+
+	VSUBPS  X1, X0, X0
+	MOVQ    out+64(FP), AX
+	VMOVUPS X0, (AX)
+	VZEROUPPER
+	RET
+
 // ---------------------------------------------------------------- Q5_K·Q8_K
 
 // Q5_K_GROUP: as Q4_K with qs at SI+48+32G and the fifth bits from Y13
