@@ -790,28 +790,8 @@ func TestAttentionGgml(t *testing.T) {
 		if tc.nkv > 64 {
 			pos[6] = 64
 		}
-		nb := (tc.nkv + tc.blockSize - 1) / tc.blockSize
-		kv := NewPagedKV(nb+2, tc.blockSize, tc.hkv, tc.hd, KVF16)
-		table := make([]int32, nb)
-		for i, p := range r.Perm(nb + 2)[:nb] {
-			table[i] = int32(p)
-		}
-		all := make([]int32, tc.nkv)
-		for i := range all {
-			all[i] = int32(i)
-		}
-		if err := kv.Store(table, all, kf, vf); err != nil {
-			t.Fatal(err)
-		}
-		got := make([]float32, len(q))
-		w := tc.hq * tc.hd
-		for _, part := range [][2]int{{0, 7}, {7, tc.nq}} {
-			lo, hi := part[0], part[1]
-			if err := pool.Attention(kv, &AttnBatch{Q: q[lo*w : hi*w], Out: got[lo*w : hi*w], Positions: pos[lo:hi],
-				Heads: tc.hq, Seqs: []AttnSeq{{0, hi - lo, table}}}); err != nil {
-				t.Fatal(err)
-			}
-		}
+		kv, table := scatteredKV(t, r, KVF16, tc.nkv, tc.blockSize, tc.hkv, tc.hd, kf, vf)
+		got := attendInTwoParts(t, pool, kv, table, q, pos, tc.hq, tc.hd)
 		rec := ggmlRecord(int32(2), []int32{int32(tc.hd), int32(tc.hq), int32(tc.hkv), int32(tc.nq), int32(tc.nkv)},
 			AttnScale(tc.hd), q, k16, v16, pos)
 		checkGgml(t, tc.name, rec, got, tc.want)

@@ -143,3 +143,41 @@ func mustPanic(t *testing.T, what string, f func()) {
 	}()
 	f()
 }
+
+// scatteredKV stores nkv positions of kf, vf ([nkv][hkv*hd]) into a fresh
+// cache of type typ whose block table is a random permutation of its
+// pages (two spare pages, so the table is not the identity), and returns
+// the cache and the table.
+func scatteredKV(t *testing.T, r *rand.Rand, typ KVType, nkv, blockSize, hkv, hd int, kf, vf []float32) (*PagedKV, []int32) {
+	t.Helper()
+	nb := (nkv + blockSize - 1) / blockSize
+	kv := NewPagedKV(nb+2, blockSize, hkv, hd, typ)
+	table := make([]int32, nb)
+	for i, p := range r.Perm(nb + 2)[:nb] {
+		table[i] = int32(p)
+	}
+	all := make([]int32, nkv)
+	for i := range all {
+		all[i] = int32(i)
+	}
+	if err := kv.Store(table, all, kf, vf); err != nil {
+		t.Fatal(err)
+	}
+	return kv, table
+}
+
+// attendInTwoParts runs one sequence's attention over q ([len(pos)][hq*hd])
+// as two batches, rows [0, 7) and [7, len(pos)), and returns the output.
+func attendInTwoParts(t *testing.T, pool *Pool, kv *PagedKV, table []int32, q []float32, pos []int32, hq, hd int) []float32 {
+	t.Helper()
+	got := make([]float32, len(q))
+	w := hq * hd
+	for _, part := range [][2]int{{0, 7}, {7, len(pos)}} {
+		lo, hi := part[0], part[1]
+		if err := pool.Attention(kv, &AttnBatch{Q: q[lo*w : hi*w], Out: got[lo*w : hi*w], Positions: pos[lo:hi],
+			Heads: hq, Seqs: []AttnSeq{{0, hi - lo, table}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return got
+}
