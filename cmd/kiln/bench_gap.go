@@ -105,6 +105,11 @@ func runGap(stdout io.Writer, asJSON bool, a *assemble.Assembly, kvf *kvPoolFlag
 	for ev := range ch {
 		if ev.Token >= 0 && first.IsZero() {
 			first = time.Now()
+		}
+		if ev.Done {
+			// Counted at the final event, not the token: the engine
+			// publishes its counters before a final event (Engine.end), so
+			// the step that produced the one token is in them only then.
 			steps = e.Stats().Steps - before
 		}
 		if ev.Done && ev.Reason == engine.Abort {
