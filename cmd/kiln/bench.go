@@ -47,6 +47,11 @@ type benchResult struct {
 	// the model's forward (scheduling, batch building, sampling,
 	// streaming), over the whole run.
 	EngineOverhead float64 `json:"engine_overhead"`
+	// PeakRunning is the most requests the engine ran at once (they all
+	// held KV blocks together); Preemptions how often a request gave its
+	// blocks back to be recomputed because the pool ran short.
+	PeakRunning int64 `json:"peak_running"`
+	Preemptions int64 `json:"preemptions"`
 	memReport
 	specReport
 }
@@ -282,7 +287,9 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		memReport:   mem,
 	}
 	r.specReport = sf.report(e.Stats().Counters)
-	if st := e.Stats(); st.StepTime > 0 {
+	st := e.Stats()
+	r.PeakRunning, r.Preemptions = st.PeakRunning, st.Preemptions
+	if st.StepTime > 0 {
 		r.EngineOverhead = float64(int64(10000*float64(st.StepTime-st.ForwardTime)/float64(st.StepTime)+0.5)) / 10000
 	}
 	if decoded > 0 {
@@ -302,7 +309,8 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		active = fmt.Sprintf(" active, %.1f MiB per step: %d of %d experts per token", float64(r.StepBytes)/(1<<20), c.ExpertsUsed, c.Experts)
 	}
 	fmt.Fprintf(stdout, "decode    %8.2f tok/s  (%d tokens x %d sequences; %.1f GB/s of weights%s)\n", r.DecodeTokS, *gen, *parallel, r.DecodeGBs, active)
-	fmt.Fprintf(stdout, "engine    %8.2f%% of step time outside the forward\n", 100*r.EngineOverhead)
+	fmt.Fprintf(stdout, "engine    %8.2f%% of step time outside the forward; at most %d requests at once, %d preemptions\n",
+		100*r.EngineOverhead, r.PeakRunning, r.Preemptions)
 	r.specReport.print(stdout)
 	r.memReport.print(stdout)
 	return nil
