@@ -94,6 +94,7 @@ run() {
 		json=$("$KILN" bench "$path" --threads "$THREADS" --prompt "$PROMPT" --gen "$GEN" --parallel "$PARALLEL" --json | tail -1)
 		p=$(jq -r .prefill_tok_s <<<"$json") d=$(jq -r .decode_tok_s <<<"$json")
 		jq -r .kernels <<<"$json" >"$out/kernels"
+		jq -r .decode_weight_gb_s <<<"$json" >>"$out/gbs-$key"
 		;;
 	llama) if ((PARALLEL > 1)); then
 		json=$(node "$ORACLE/llamacpp.mjs" bench "$path" --threads "$THREADS" --prompt "$PROMPT" --gen "$GEN" \
@@ -124,6 +125,8 @@ run() {
 }
 
 load_before=$(uptime)
+# The read-bandwidth roofline of decode, measured before the runs.
+bw=$(cd "$root" && go run ./scripts/membw -threads "$THREADS" -json | jq -r .read_gb_s)
 for spec in $MODELSPECS; do
 	IFS=: read -r shape t layers <<<"$spec"
 	model "$shape" "$t" "${layers:-}" >/dev/null
@@ -165,4 +168,13 @@ for spec in $MODELSPECS; do
 		done
 		echo "$row"
 	done
+done
+echo
+echo "kiln's decode against the read bandwidth ($bw GB/s, scripts/membw, $THREADS threads): the weight bytes a step"
+echo "reads (step_bytes: for a mixture of experts only the routed experts) times steps per second; a share near or"
+echo "above 100% means the step's weights partly stay in the caches ($(lscpu 2>/dev/null | awk -F: '/^L3 cache/ {gsub(/^ +/, "", $2); print "L3 " $2}'))"
+for spec in $MODELSPECS; do
+	key=${spec//:/-}
+	g=$(median <"$out/gbs-$key")
+	echo "- $spec: $g GB/s, $(awk -v g="$g" -v b="$bw" 'BEGIN {printf "%.0f%%", 100*g/b}') of the roofline"
 done
