@@ -98,7 +98,8 @@ run() {
 		;;
 	llama) if ((PARALLEL > 1)); then
 		json=$(node "$ORACLE/llamacpp.mjs" bench "$path" --threads "$THREADS" --prompt "$PROMPT" --gen "$GEN" \
-			--parallel "$PARALLEL" 2>/dev/null | tail -1)
+			--parallel "$PARALLEL" --ctx $((PARALLEL * (PROMPT + GEN) + 256)) 2>/dev/null | tail -1) ||
+			echo "bench-peers.sh: the oracle's bench failed on $path" >&2
 		p=$(jq -r .prefill_tok_s <<<"$json") d=$(jq -r .decode_tok_s <<<"$json")
 	else
 		json=$("$LLAMA_BENCH" -m "$path" -t "$THREADS" -p "$PROMPT" -n "$GEN" -r 1 -o json 2>/dev/null)
