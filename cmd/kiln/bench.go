@@ -96,6 +96,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	maxBatched := fs.Int("max-batched-tokens", 0, "tokens per engine step, the chunked-prefill budget (0: max(512, --prompt); gap workload: 256)")
 	asJSON := fs.Bool("json", false, "print JSON instead of a table")
 	noRepack := fs.Bool("no-repack", false, "keep weights in the file's layout (no load-time repacking)")
+	noWarmup := fs.Bool("no-warmup", false, "throughput workload: skip the untimed warm-up request (min(32, --prompt) prompt tokens, one generated), which faults in mmapped weights and the engine's buffers first, as llama-bench's warm-up does")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the timed part to this file (go tool pprof)")
 	kvf := addKVPoolFlags(fs)
 	kvTypeOf := kvTypeFlag(fs)
@@ -144,7 +145,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	case "prefix":
-		if err := only("prompt", "parallel", "streams", "long-prompt", "spec", "draft", "spec-adaptive", "prompt-repeat"); err != nil {
+		if err := only("prompt", "parallel", "streams", "long-prompt", "spec", "draft", "spec-adaptive", "prompt-repeat", "no-warmup"); err != nil {
 			return err
 		}
 		if *prefixLen < 1 || *suffixLen < 1 {
@@ -154,7 +155,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 			return usageErrorf("--requests %d: want 1 up to %d", *requests, maxParallel)
 		}
 	case "gap":
-		if err := only("prompt", "parallel", "prefix-len", "suffix-len", "requests", "spec", "draft", "spec-adaptive", "prompt-repeat"); err != nil {
+		if err := only("prompt", "parallel", "prefix-len", "suffix-len", "requests", "spec", "draft", "spec-adaptive", "prompt-repeat", "no-warmup"); err != nil {
 			return err
 		}
 		if err := checkParallel(*streams); err != nil {
@@ -238,6 +239,18 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 
+	if *workload == "throughput" && !*noWarmup {
+		// llama-bench's warm-up: a prompt of min(32, n_prompt) tokens and
+		// one token generated, untimed. Its tokens are none of the timed
+		// prompts', so the prefix cache serves them nothing.
+		w := make([]int32, min(32, *prompt))
+		for i := range w {
+			w[i] = tok(1_000_003 + i)
+		}
+		if _, err := submitAll(e, [][]int32{w}, 1); err != nil {
+			return fmt.Errorf("warm-up: %w", err)
+		}
+	}
 	if *cpuProfile != "" {
 		pf, err := os.Create(*cpuProfile)
 		if err != nil {

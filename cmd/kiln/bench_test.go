@@ -25,7 +25,7 @@ func TestBenchParallel(t *testing.T) {
 	m := synthModel(t, t.TempDir())
 	// The tiny model's KV is 256 bytes a token: 64 KiB holds all five
 	// 26-token requests at once (2 blocks of 16 each), 24 KiB six blocks.
-	for _, extra := range [][]string{nil, {"--block-size", "4"}, {"--kv-cache-memory", "64KiB"}, {"--kv-cache-memory", "24KiB"}} {
+	for _, extra := range [][]string{nil, {"--block-size", "4"}, {"--kv-cache-memory", "64KiB"}, {"--kv-cache-memory", "24KiB"}, {"--no-warmup"}} {
 		args := append([]string{"bench", m, "--prompt", "20", "--gen", "6", "--parallel", "5", "--threads", "1", "--json"}, extra...)
 		out, stderr, code := kiln(t, args...)
 		if code != 0 {
@@ -195,6 +195,7 @@ func TestBenchBadFlags(t *testing.T) {
 		{[]string{"--prompt-repeat", "0"}, "--prompt-repeat 0: want 1 up to --prompt 128"},
 		{[]string{"--workload", "prefix", "--spec", "ngram"}, "--spec does not apply to --workload prefix"},
 		{[]string{"--spec", "ngram", "--num-speculative-tokens", "99"}, "--num-speculative-tokens 99"},
+		{[]string{"--workload", "prefix", "--no-warmup"}, "--no-warmup does not apply to --workload prefix"},
 	} {
 		args := append([]string{"bench", m, "--gen", "2"}, tc.args...)
 		_, stderr, code := kiln(t, args...)
