@@ -321,23 +321,7 @@ func PackQ4_K(n int, w []byte, wStride, rows int, dst []byte) {
 // rows a multiple of 8), activations Q8_K rows as they are, every m: the
 // same bits.
 func GemmQ4_KPacked(n int, panels []byte, rows int, a []byte, aStride, m int, out []float32, outStride int, scratch []byte) {
-	gemmQ4_KPacked("GemmQ4_KPacked", &q4kFoldDot, n, panels, rows, a, aStride, m, out, outStride, scratch)
-}
-
-// q4kFold is one Q4_K summation order's kernels over the load-time layout:
-// DotQ4_KQ8_K's (mul_mat's GEMM) or DotQ4_KQ8_KGemv's (mul_mat_id's gemv).
-type q4kFold struct {
-	kind   *gemmKind                                                 // per-call panels: pack, AVX2/avxvnni kernels, generic dot
-	v      q4kvSet                                                   // avx512vnni kernels
-	gemvI  func(nb int, w *byte, wStride int, x *byte, out *float32) // m = 1, AVX2
-	gemvXI func(nb int, w *byte, wStride int, x *byte, out *float32) // m = 1, avxvnni
-	gemvIV func(nb int, w *byte, wStride int, x *byte, out *float32) // m = 1, avx512vnni
-}
-
-var q4kFoldDot = q4kFold{&gemmQ4_K, q4kvDot, gemvQ4_KQ8_KI, gemvQ4_KXQ8_KI, gemvQ4_KQ8_KIV}
-
-// gemmQ4_KPacked is GemmQ4_KPacked in the order of f.
-func gemmQ4_KPacked(fn string, f *q4kFold, n int, panels []byte, rows int, a []byte, aStride, m int, out []float32, outStride int, scratch []byte) {
+	const fn = "GemmQ4_KPacked"
 	if n < 0 || n%qkK != 0 || rows < 0 || rows%8 != 0 || m < 0 {
 		panic(fmt.Sprintf("simd: %s: n=%d rows=%d m=%d: need n a multiple of %d, rows of 8", fn, n, rows, m, qkK))
 	}
@@ -355,7 +339,6 @@ func gemmQ4_KPacked(fn string, f *q4kFold, n int, panels []byte, rows int, a []b
 		}
 		return
 	}
-	g := f.kind
 	pb := nb * 8 * bytesQ4_K // bytes per panel
 	if !fast.Load() {
 		row := scratch[:nb*bytesQ4_K] // a panel row gathered back into raw form
@@ -366,16 +349,17 @@ func gemmQ4_KPacked(fn string, f *q4kFold, n int, panels []byte, rows int, a []b
 					copy(row[b*bytesQ4_K:(b+1)*bytesQ4_K], panel[(b*8+r)*bytesQ4_K:])
 				}
 				for j := range m {
-					out[j*outStride+r0+r] = g.generic(nb, row, a[j*aStride:])
+					out[j*outStride+r0+r] = dotQ4_KQ8_KGeneric(nb, row, a[j*aStride:])
 				}
 			}
 		}
 		return
 	}
 	if m > 1 && vnni.Load() {
-		gemmQ4_KPackedVNNI(f.v, nb, panels, pb, rows, a, aStride, m, out, outStride, scratch[:2*nb*panelQ4_KBlock])
+		gemmQ4_KPackedVNNI(q4kvDot, nb, panels, pb, rows, a, aStride, m, out, outStride, scratch[:2*nb*panelQ4_KBlock])
 		return
 	}
+	g := &gemmQ4_K
 	kernels := g.vexKernels()
 	buf := scratch[:nb*g.panelB]
 	for r0 := 0; r0 < rows; r0 += 8 {
@@ -383,11 +367,11 @@ func gemmQ4_KPacked(fn string, f *q4kFold, n int, panels []byte, rows int, a []b
 		if m == 1 {
 			switch {
 			case vnni.Load():
-				f.gemvIV(nb, panel, bytesQ4_K, &a[0], &out[r0])
+				gemvQ4_KQ8_KIV(nb, panel, bytesQ4_K, &a[0], &out[r0])
 			case vexVNNI.Load():
-				f.gemvXI(nb, panel, bytesQ4_K, &a[0], &out[r0])
+				gemvQ4_KXQ8_KI(nb, panel, bytesQ4_K, &a[0], &out[r0])
 			default:
-				f.gemvI(nb, panel, bytesQ4_K, &a[0], &out[r0])
+				gemvQ4_KQ8_KI(nb, panel, bytesQ4_K, &a[0], &out[r0])
 			}
 			continue
 		}

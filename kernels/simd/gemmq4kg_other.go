@@ -13,8 +13,7 @@ func gemmQ4_KGXQ8_Kx2(int, *byte, *byte, int, *float32, int)        { gemmUnavai
 func gemmQ4_KGXQ8_Kx3(int, *byte, *byte, int, *float32, int)        { gemmUnavailable() }
 func gemmQ4_KGXQ8_Kx4(int, *byte, *byte, int, *float32, int)        { gemmUnavailable() }
 func gemvQ4_KGQ8_K(int, *byte, int, *byte, *float32)                { gemmUnavailable() }
-func gemvQ4_KGQ8_KI(int, *byte, int, *byte, *float32)               { gemmUnavailable() }
-func gemvQ4_KGXQ8_KI(int, *byte, int, *byte, *float32)              { gemmUnavailable() }
+func gemmPackQ4_KL(int, *byte, int, *byte)                          { gemmUnavailable() }
 func gemmQ4_KGV16Q8_Kx1(int, *byte, int, *byte, int, *float32, int) { vnniUnavailable() }
 func gemmQ4_KGV16Q8_Kx2(int, *byte, int, *byte, int, *float32, int) { vnniUnavailable() }
 func gemmQ4_KGV16Q8_Kx3(int, *byte, int, *byte, int, *float32, int) { vnniUnavailable() }
@@ -29,5 +28,11 @@ func gemmQ4_KGV8Q8_Kx4(int, *byte, int, *byte, int, *float32, int)  { vnniUnavai
 func gemmQ4_KGV8Q8_Kx5(int, *byte, int, *byte, int, *float32, int)  { vnniUnavailable() }
 func gemmQ4_KGV8Q8_Kx6(int, *byte, int, *byte, int, *float32, int)  { vnniUnavailable() }
 func gemmQ4_KGV8Q8_Kx7(int, *byte, int, *byte, int, *float32, int)  { vnniUnavailable() }
+func gemmQ4_KGL16Q8_Kx1(int, *byte, int, *byte, int, *float32, int) { vnniUnavailable() }
+func gemmQ4_KGL16Q8_Kx2(int, *byte, int, *byte, int, *float32, int) { vnniUnavailable() }
+func gemmQ4_KGL16Q8_Kx3(int, *byte, int, *byte, int, *float32, int) { vnniUnavailable() }
+func gemmQ4_KGL16Q8_Kx4(int, *byte, int, *byte, int, *float32, int) { vnniUnavailable() }
+func gemmQ4_KGL16Q8_Kx5(int, *byte, int, *byte, int, *float32, int) { vnniUnavailable() }
+func gemmQ4_KGL16Q8_Kx6(int, *byte, int, *byte, int, *float32, int) { vnniUnavailable() }
+func gemmQ4_KGL16Q8_Kx7(int, *byte, int, *byte, int, *float32, int) { vnniUnavailable() }
 func gemvQ4_KGQ8_KV(int, *byte, int, *byte, *float32)               { vnniUnavailable() }
-func gemvQ4_KGQ8_KIV(int, *byte, int, *byte, *float32)              { vnniUnavailable() }

@@ -11,11 +11,11 @@ import (
 var q4kgCase = gemmCase{"Q4_K", "Q8_K", nil, nil, GemmQ4_KGemvQ8_K, DotQ4_KQ8_KGemv}
 
 // TestGemmQ4_KGemvMatchesGemv checks GemmQ4_KGemvQ8_K (per-call panels)
-// and GemmQ4_KGemvPacked (load-time layout), under every kernel set this
-// CPU has, against the generic DotQ4_KQ8_KGemv of the raw rows, bit for
-// bit: every block mode plus raw random bytes (any scales, mins, bsums);
-// 1, 2, 3 and 5 panels and raw row counts past the last panel (the
-// zero-padded tail); nb = 1, 2, 3, 7; m = 1 (the 8-row decode kernels)
+// and GemmQ4_KGemvPacked (load-time layout, PackQ4_KG), under every kernel
+// set this CPU has, against the generic DotQ4_KQ8_KGemv of the raw rows,
+// bit for bit: every block mode plus raw random bytes (any scales, mins,
+// bsums); 1 to 6 per-call panels, 1 to 3 load-time ones, and raw row
+// counts past the last panel (the zero-padded tail); nb = 1, 2, 3, 7; m = 1 (the 8-row decode kernels)
 // and 2..19 (every activation-row count of the AVX2 and AVX-512 kernels,
 // and several calls); output strides wider than the rows.
 func TestGemmQ4_KGemvMatchesGemv(t *testing.T) {
@@ -26,7 +26,7 @@ func TestGemmQ4_KGemvMatchesGemv(t *testing.T) {
 			if nb > 2 && mode != "random" && mode != "raw" && mode != "mixed" {
 				continue // keep the test fast
 			}
-			for _, rows := range []int{8, 16, 24, 40, 13, 29, 5} {
+			for _, rows := range []int{8, 16, 24, 32, 48, 13, 29, 5} {
 				const mMax = 19
 				n := nb * qkK
 				var w, a []byte
@@ -56,9 +56,9 @@ func TestGemmQ4_KGemvMatchesGemv(t *testing.T) {
 					}
 				}
 				var panels []byte
-				if rows%8 == 0 {
-					panels = make([]byte, PackedQ4_KBytes(n, rows))
-					PackQ4_K(n, w, wStride, rows, panels)
+				if rows%16 == 0 {
+					panels = make([]byte, PackedQ4_KGBytes(n, rows))
+					PackQ4_KG(n, w, wStride, rows, panels)
 				}
 				scratch := make([]byte, GemmScratchBytes(n))
 				bothImpls(t, func(t *testing.T, impl string) {
@@ -115,6 +115,7 @@ func TestGemmQ4_KGemvDiffersFromGemm(t *testing.T) {
 func TestGemmQ4_KGemvBadShapesPanic(t *testing.T) {
 	n, rb, ab := 2*qkK, 2*bytesQ4_K, 2*bytesQ8_K
 	w, a := make([]byte, 8*rb), make([]byte, 3*ab)
+	big := make([]byte, PackedQ4_KGBytes(n, 16))
 	out, scratch := make([]float32, 24), make([]byte, GemmScratchBytes(n))
 	for _, tc := range []struct {
 		name, fn string
@@ -124,9 +125,9 @@ func TestGemmQ4_KGemvBadShapesPanic(t *testing.T) {
 		{"short weights", "GemmQ4_KGemvQ8_K", func() { GemmQ4_KGemvQ8_K(n, w[:8*rb-1], rb, 8, a, ab, 3, out, 8, scratch) }},
 		{"short out", "GemmQ4_KGemvQ8_K", func() { GemmQ4_KGemvQ8_K(n, w, rb, 8, a, ab, 3, out[:23], 8, scratch) }},
 		{"short scratch", "GemmQ4_KGemvQ8_K", func() { GemmQ4_KGemvQ8_K(n, w, rb, 8, a, ab, 3, out, 8, scratch[:len(scratch)-1]) }},
-		{"rows not panels", "GemmQ4_KGemvPacked", func() { GemmQ4_KGemvPacked(n, w, 7, a, ab, 3, out, 8, scratch) }},
-		{"short panels", "GemmQ4_KGemvPacked", func() { GemmQ4_KGemvPacked(n, w[:8*rb-1], 8, a, ab, 3, out, 8, scratch) }},
-		{"short activations", "GemmQ4_KGemvPacked", func() { GemmQ4_KGemvPacked(n, w, 8, a[:3*ab-1], ab, 3, out, 8, scratch) }},
+		{"rows not panels", "GemmQ4_KGemvPacked", func() { GemmQ4_KGemvPacked(n, w, 8, a, ab, 1, out, 8, scratch) }},
+		{"short panels", "GemmQ4_KGemvPacked", func() { GemmQ4_KGemvPacked(n, big[:len(big)-1], 16, a, ab, 1, out, 16, scratch) }},
+		{"short activations", "GemmQ4_KGemvPacked", func() { GemmQ4_KGemvPacked(n, big, 16, a[:ab-1], ab, 1, out, 16, scratch) }},
 	} {
 		if msg := panicMessage(tc.f); !strings.HasPrefix(msg, "simd: "+tc.fn+": ") {
 			t.Errorf("%s %s: panic %q", tc.fn, tc.name, msg)
@@ -139,8 +140,8 @@ func TestGemmQ4_KGemvNoAllocs(t *testing.T) {
 	nb, rows, m := 4, 16, 5
 	n := nb * qkK
 	w, wStride, _, a, aStride := gemmInputs(r, q4kgCase, nb, rows, m, "random")
-	panels := make([]byte, PackedQ4_KBytes(n, rows))
-	PackQ4_K(n, w, wStride, rows, panels)
+	panels := make([]byte, PackedQ4_KGBytes(n, rows))
+	PackQ4_KG(n, w, wStride, rows, panels)
 	out, scratch := make([]float32, m*rows), make([]byte, GemmScratchBytes(n))
 	for _, mm := range []int{1, m} {
 		if allocs := testing.AllocsPerRun(10, func() {

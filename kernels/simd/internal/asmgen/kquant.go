@@ -388,12 +388,11 @@ const q4kPrefetch = 16 * 8 * 144
 // gemvQ4_KLayout is gemvQ4_KQ8_K, or (interleaved) gemvQ4_KQ8_KI over the
 // load-time layout (see packQ4_KLayout), which streams it from DRAM.
 //
-// Each is emitted twice: in DotQ4_KQ8_K's order and (gemvQ4_KGQ8_K,
-// gemvQ4_KGQ8_KI; see gemvQ4_KFold) in DotQ4_KQ8_KGemv's.
+// The raw-row kernel is emitted twice: in DotQ4_KQ8_K's order and
+// (gemvQ4_KGQ8_K; see gemvQ4_KFold) in DotQ4_KQ8_KGemv's.
 func gemvQ4_KLayout(a *asm, interleaved bool) {
 	if interleaved {
 		gemvQ4_KBody(a, "gemvQ4_KQ8_KI", 8*144, fmt.Sprintf("LEAQ %d(SI), R12", q4kPrefetch), false)
-		gemvQ4_KBody(a, "gemvQ4_KGQ8_KI", 8*144, fmt.Sprintf("LEAQ %d(SI), R12", q4kPrefetch), true)
 		return
 	}
 	a.p("// scale/min byte selection for gemvQ4_KQ8_K (see kquant.go)")

@@ -112,6 +112,7 @@ func Generate() []byte {
 			kernelQ4_KFold(a, nx, vnni, true) // DotQ4_KQ8_KGemv's order
 		}
 	}
+	packQ4_KL(a)
 	gemvQ4_K(a)
 	gemvQ4_KLayout(a, true)
 	packQ6_K(a)

@@ -70,7 +70,6 @@ func vexDecKernels(a *asm) {
 	// kernel (thread CPU time 0.99-1.03x on Zen 5), against 0.93-0.96x
 	// here, so raw rows keep the AVX2 gemv.
 	gemvQ4_KX(a, "gemvQ4_KXQ8_KI", 8*144, fmt.Sprintf("LEAQ %d(SI), R12", q4kPrefetch), false)
-	gemvQ4_KX(a, "gemvQ4_KGXQ8_KI", 8*144, fmt.Sprintf("LEAQ %d(SI), R12", q4kPrefetch), true)
 	dotQ6_KX(a)
 	dotQ8_0X(a)
 }
@@ -100,8 +99,8 @@ func vexDecKernels(a *asm) {
 //	0..7); Y12..Y15 bsums pairs, then activation quarters. Frame: SCP_p
 //	at 32p, d*dx of rows 0..7 at 128.
 //
-// With gemv (gemvQ4_KGXQ8_KI) it folds in DotQ4_KQ8_KGemv's order, as
-// gemvQ4_KBody does (gemvQ4_KFold).
+// With gemv it folds in DotQ4_KQ8_KGemv's order, as gemvQ4_KBody does
+// (gemvQ4_KFold); no kernel uses that yet.
 func gemvQ4_KX(a *asm, name string, adv int, cursor string, gemv bool) {
 	gemvPrologueFrame(a, name, gemvQ4_KFrame(gemv), cursor)
 	a.i("VXORPS Y10, Y10, Y10")

@@ -117,7 +117,7 @@ func vnniDecConsts(a *asm) {
 // nibble mask, Z15 shift counts, Z16..Z23 scale selectors, Z24..Z27 Q_p,
 // Z28/Z29 min selectors, Z30/Z31 bsums permutations, K1 dwords 2, 3.
 //
-// With gemv (gemvQ4_KGQ8_KV, gemvQ4_KGQ8_KIV) the super-block folds in
+// With gemv (gemvQ4_KGQ8_KV) the super-block folds in
 // DotQ4_KQ8_KGemv's order instead: imin = the sum of imin_g (VPADDD),
 // accMin = fma(float(imin), dmin*dx, accMin) once, and iacc = the sum of
 // iacc_g in Y7 (free in the group loop), acc = fma(float(iacc), d*dx, acc)
@@ -252,14 +252,9 @@ func gemvQ4_KV(a *asm, name string, adv int, cursor string, gemv bool) {
 // vnniDecKernels emits the avx512vnni decode kernels.
 func vnniDecKernels(a *asm) {
 	vnniDecConsts(a)
-	for _, gemv := range []bool{false, true} {
-		G := ""
-		if gemv {
-			G = "G"
-		}
-		gemvQ4_KV(a, "gemvQ4_K"+G+"Q8_KV", 144, "LEAQ (SI)(R8*8), R12", gemv)
-		gemvQ4_KV(a, "gemvQ4_K"+G+"Q8_KIV", 8*144, fmt.Sprintf("LEAQ %d(SI), R12", q4kPrefetch), gemv)
-	}
+	gemvQ4_KV(a, "gemvQ4_KQ8_KV", 144, "LEAQ (SI)(R8*8), R12", false)
+	gemvQ4_KV(a, "gemvQ4_KQ8_KIV", 8*144, fmt.Sprintf("LEAQ %d(SI), R12", q4kPrefetch), false)
+	gemvQ4_KV(a, "gemvQ4_KGQ8_KV", 144, "LEAQ (SI)(R8*8), R12", true) // DotQ4_KQ8_KGemv's order
 	dotQ6_KVConsts(a)
 	dotQ6_KV(a)
 	a.p("DATA dq8B80<>+0(SB)/4, $0x80808080")

@@ -21,6 +21,9 @@ func vnniQ4_KKernels(a *asm) {
 			}
 		}
 	}
+	for nx := 1; nx <= vnniQ4_KMaxNX; nx++ {
+		vnniQ4_KL(a, 16, nx) // DotQ4_KQ8_KGemv's order over the load-time layout
+	}
 }
 
 // vnniQ4_K: rows/8 consecutive per-call Q4_K panels (gemmPackQ4_K's layout,
