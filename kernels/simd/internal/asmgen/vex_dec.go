@@ -69,7 +69,7 @@ func vexDecKernels(a *asm) {
 	// strided streams) the same body measured no faster than the AVX2
 	// kernel (thread CPU time 0.99-1.03x on Zen 5), against 0.93-0.96x
 	// here, so raw rows keep the AVX2 gemv.
-	gemvQ4_KX(a, "gemvQ4_KXQ8_KI", 8*144, fmt.Sprintf("LEAQ %d(SI), R12", q4kPrefetch), false)
+	gemvQ4_KX(a, "gemvQ4_KXQ8_KI", 8*144, fmt.Sprintf("LEAQ %d(SI), R12", q4kPrefetch))
 	dotQ6_KX(a)
 	dotQ8_0X(a)
 }
@@ -98,11 +98,8 @@ func vexDecKernels(a *asm) {
 //	Y0..Y3 M_p, then I_p; Y4..Y9 temporaries; Y10 accMin, Y11 acc (rows
 //	0..7); Y12..Y15 bsums pairs, then activation quarters. Frame: SCP_p
 //	at 32p, d*dx of rows 0..7 at 128.
-//
-// With gemv it folds in DotQ4_KQ8_KGemv's order, as gemvQ4_KBody does
-// (gemvQ4_KFold); no kernel uses that yet.
-func gemvQ4_KX(a *asm, name string, adv int, cursor string, gemv bool) {
-	gemvPrologueFrame(a, name, gemvQ4_KFrame(gemv), cursor)
+func gemvQ4_KX(a *asm, name string, adv int, cursor string) {
+	gemvPrologueFrame(a, name, gemvQ4_KFrame(false), cursor)
 	a.i("VXORPS Y10, Y10, Y10")
 	a.i("VXORPS Y11, Y11, Y11")
 	a.p("%s:", strings.ToLower(name))
@@ -119,7 +116,7 @@ func gemvQ4_KX(a *asm, name string, adv int, cursor string, gemv bool) {
 		a.i("VPSHUFB k4mnx<>+32(SB), Y5, Y6")
 		vexDPWSSD(a, 13, 6, p) // [imin_0..3 of row p | of row p+4]
 	}
-	gemvQ4_KMins(a, off, gemv)
+	gemvQ4_KMins(a, off, false)
 	for g := 0; g < 4; g++ {
 		for o := 320 * g; o < min(320*(g+1), 8*144); o += 64 {
 			a.i("PREFETCHT0 %d(R12)", o)
@@ -151,7 +148,7 @@ func gemvQ4_KX(a *asm, name string, adv int, cursor string, gemv bool) {
 			vexDPWSSD(a, 4, 8, p)
 		}
 		reducePairs(a) // iacc_g, rows 0..7
-		gemvQ4_KFold(a, g, gemv)
+		gemvQ4_KFold(a, g, false)
 	}
 	gemvQ4_KEpilogue(a, name, adv)
 }
