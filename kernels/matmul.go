@@ -314,7 +314,7 @@ func (t *matmulTask) packedRows(o *mmOp, lo, hi, worker int) {
 	}
 	raw(lo, a)
 	if a < b {
-		o.vd.gemm.load.gemm(w.Cols, w.packed[a*o.rb:], b-a, o.g, o.grb, o.m, o.dst[a:], w.Rows, t.gemmScratch[worker])
+		o.vd.gemm.load.gemm(w.Cols, w.packed[o.vd.gemm.load.bytes(w.Cols, a):], b-a, o.g, o.grb, o.m, o.dst[a:], w.Rows, t.gemmScratch[worker])
 	}
 	raw(b, hi)
 }

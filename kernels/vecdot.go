@@ -61,7 +61,8 @@ type gemmDot struct {
 
 // loadLayout is a weight type's load-time layout (Repack): whole panels of
 // rows rows, written by pack into bytes(n, rows) bytes, multiplied by gemm
-// from the panel bytes of the first row on.
+// from the panel bytes of the first row on (row r of a panel boundary at
+// bytes(n, r): the raw rows' size for every layout but Q4_K experts').
 type loadLayout struct {
 	rows  int
 	bytes func(n, rows int) int
@@ -143,11 +144,19 @@ func vecDotFor(w *Matrix) vecDot {
 
 // vecDotQ4_KGemv is a repacked Q4_K expert's order: llama.cpp's
 // mul_mat_id multiplies each routed row with ggml_gemv_q4_K_8x8_q8_K,
-// whose super-block folding differs from its GEMM's. No GEMM, no
-// load-time layout: a plain dot per output, four activation rows per
-// pass over a weight row (simd.DotQ4_KQ8_KGemvx4, the same bits) when an
-// expert's group has several.
-var vecDotQ4_KGemv = vecDot{act: gguf.TypeQ8_K, convert: quantizeActQ8_K, dot: simd.DotQ4_KQ8_KGemv, dot4: simd.DotQ4_KQ8_KGemvx4}
+// whose super-block folding differs from its GEMM's. Its GEMM
+// (simd.GemmQ4_KGemvQ8_K) keeps that fold: per-call panels of 8 or 16
+// expert rows unpacked once for all the rows of the expert's group, the
+// 8-row gemv kernels for a single row (decode), the same bits as
+// simd.DotQ4_KQ8_KGemv. Its load-time layout (simd.PackQ4_KG: 16-row
+// panels, the quants by lane and the scales unpacked, 2.8% over the raw
+// size) is multiplied in place on the avx512vnni set, decode included.
+var vecDotQ4_KGemv = vecDot{act: gguf.TypeQ8_K, convert: quantizeActQ8_K, dot: simd.DotQ4_KQ8_KGemv, dot4: simd.DotQ4_KQ8_KGemvx4, gemm: gemmQ4_KGemv}
+
+// gemmQ4_KGemv is vecDotQ4_KGemv's GEMM. Its panels pay off from 2 rows
+// (MoEFFN kernel benchmark, AVX-512 VNNI: see BENCHMARKS.md, session 9).
+var gemmQ4_KGemv = &gemmDot{nil, nil, simd.GemmQ4_KGemvQ8_K, 2,
+	&loadLayout{16, simd.PackedQ4_KGBytes, simd.PackQ4_KG, simd.GemmQ4_KGemvPacked}}
 
 // Supported reports whether MatMul and Matrix.Row handle weights of type t.
 func Supported(t gguf.Type) bool {

@@ -107,6 +107,12 @@ func Generate() []byte {
 	for nx := 1; nx <= 4; nx++ {
 		kernelQ4_KVEX(a, nx)
 	}
+	for _, vnni := range []bool{false, true} {
+		for nx := 1; nx <= 4; nx++ {
+			kernelQ4_KFold(a, nx, vnni, true) // DotQ4_KQ8_KGemv's order
+		}
+	}
+	packQ4_KL(a)
 	gemvQ4_K(a)
 	gemvQ4_KLayout(a, true)
 	packQ6_K(a)

@@ -116,7 +116,13 @@ func vnniDecConsts(a *asm) {
 // d*dx, Y10 accMin, Y11 acc, Z12/Z13 activations (bsums pairs first), Z14
 // nibble mask, Z15 shift counts, Z16..Z23 scale selectors, Z24..Z27 Q_p,
 // Z28/Z29 min selectors, Z30/Z31 bsums permutations, K1 dwords 2, 3.
-func gemvQ4_KV(a *asm, name string, adv int, cursor string) {
+//
+// With gemv (gemvQ4_KGQ8_KV) the super-block folds in
+// DotQ4_KQ8_KGemv's order instead: imin = the sum of imin_g (VPADDD),
+// accMin = fma(float(imin), dmin*dx, accMin) once, and iacc = the sum of
+// iacc_g in Y7 (free in the group loop), acc = fma(float(iacc), d*dx, acc)
+// once.
+func gemvQ4_KV(a *asm, name string, adv int, cursor string, gemv bool) {
 	gemvPrologueFrame(a, name, 0, cursor)
 	a.i("VMOVDQU64 dq4kNib<>(SB), Z14")
 	a.i("VMOVDQU64 dq4kSh<>(SB), Z15")
@@ -175,9 +181,18 @@ func gemvQ4_KV(a *asm, name string, adv int, cursor string) {
 	for h := 0; h < 2; h++ {
 		a.i("VMOVDQU64 dq4kTr%d<>(SB), Z%d", h, 2+h)
 		a.i("VPERMI2D Z1, Z0, Z%d", 2+h) // [imin_2h | imin_2h+1] of rows 0..7
-		a.i("VCVTDQ2PS Z%d, Z%d", 2+h, 2+h)
+		if !gemv {
+			a.i("VCVTDQ2PS Z%d, Z%d", 2+h, 2+h)
+		}
 	}
-	for g := 0; g < 4; g++ {
+	if gemv {
+		a.i("VPADDD Z3, Z2, Z2") // [imin_0+imin_2 | imin_1+imin_3]
+		a.i("VEXTRACTI64X4 $1, Z2, Y3")
+		a.i("VPADDD Y3, Y2, Y2") // imin of rows 0..7
+		a.i("VCVTDQ2PS Y2, Y2")
+		a.i("VFMADD231PS Y8, Y2, Y10") // accMin = fma(imin, dmin*dx, accMin)
+	}
+	for g := 0; g < 4 && !gemv; g++ {
 		r := 2 + g/2
 		if g%2 == 1 {
 			a.i("VEXTRACTF64X4 $1, Z%d, Y%d", r, r)
@@ -215,9 +230,21 @@ func gemvQ4_KV(a *asm, name string, adv int, cursor string) {
 		a.i("VPADDD Z5, Z4, Z0")            // lanes: rows 0..3 (twice), rows 4..7 (twice)
 		a.i("VSHUFI64X2 $0xd8, Z0, Z0, Z1") // [l0 l2 l1 l3]
 		a.i("VEXTRACTI64X4 $1, Z1, Y2")
-		a.i("VPADDD Y2, Y1, Y0") // iacc_g, rows 0..7
-		a.i("VCVTDQ2PS Y0, Y0")
-		a.i("VFMADD231PS Y9, Y0, Y11") // acc = fma(iacc_g, d*dx, acc)
+		switch {
+		case !gemv:
+			a.i("VPADDD Y2, Y1, Y0") // iacc_g, rows 0..7
+			a.i("VCVTDQ2PS Y0, Y0")
+			a.i("VFMADD231PS Y9, Y0, Y11") // acc = fma(iacc_g, d*dx, acc)
+		case g == 0:
+			a.i("VPADDD Y2, Y1, Y7") // iacc_0
+		default:
+			a.i("VPADDD Y2, Y1, Y0") // iacc_g
+			a.i("VPADDD Y0, Y7, Y7")
+		}
+	}
+	if gemv {
+		a.i("VCVTDQ2PS Y7, Y7")
+		a.i("VFMADD231PS Y9, Y7, Y11") // acc = fma(iacc, d*dx, acc)
 	}
 	gemvQ4_KEpilogue(a, name, adv)
 }
@@ -225,8 +252,9 @@ func gemvQ4_KV(a *asm, name string, adv int, cursor string) {
 // vnniDecKernels emits the avx512vnni decode kernels.
 func vnniDecKernels(a *asm) {
 	vnniDecConsts(a)
-	gemvQ4_KV(a, "gemvQ4_KQ8_KV", 144, "LEAQ (SI)(R8*8), R12")
-	gemvQ4_KV(a, "gemvQ4_KQ8_KIV", 8*144, fmt.Sprintf("LEAQ %d(SI), R12", q4kPrefetch))
+	gemvQ4_KV(a, "gemvQ4_KQ8_KV", 144, "LEAQ (SI)(R8*8), R12", false)
+	gemvQ4_KV(a, "gemvQ4_KQ8_KIV", 8*144, fmt.Sprintf("LEAQ %d(SI), R12", q4kPrefetch), false)
+	gemvQ4_KV(a, "gemvQ4_KGQ8_KV", 144, "LEAQ (SI)(R8*8), R12", true) // DotQ4_KQ8_KGemv's order
 	dotQ6_KVConsts(a)
 	dotQ6_KV(a)
 	a.p("DATA dq8B80<>+0(SB)/4, $0x80808080")
