@@ -108,9 +108,10 @@ run() {
 	fi ;;
 	ik | ik-rtr) if ((PARALLEL > 1)); then
 		# The table row: | PP | TG | B | N_KV | T_PP s | S_PP t/s | T_TG s | S_TG t/s | T s | S t/s |
+		# (run in $out: it writes llama.log into its working directory)
 		local rtr=()
 		[[ $engine == ik-rtr ]] && rtr+=(-rtr) # (a switch here, not -rtr 1)
-		read -r p d < <("$IK_BATCHED" -m "$path" -t "$THREADS" -npp "$PROMPT" -ntg "$GEN" -npl "$PARALLEL" \
+		read -r p d < <(cd "$out" && "$IK_BATCHED" -m "$path" -t "$THREADS" -npp "$PROMPT" -ntg "$GEN" -npl "$PARALLEL" \
 			-c $((PARALLEL * (PROMPT + GEN) + 256)) "${rtr[@]}" 2>&1 | # (its table is on stderr)
 			awk -F'|' -v b="$PARALLEL" '$4+0 == b && $2+0 > 0 {gsub(/ /, ""); print $7, $9}')
 	else
