@@ -83,6 +83,7 @@ var (
 	gemmQ4_K = &gemmDot{nil, nil, simd.GemmQ4_KQ8_K, 4, // reads Q8_K rows as they are
 		&loadLayout{8, simd.PackedQ4_KBytes, simd.PackQ4_K, simd.GemmQ4_KPacked}}
 	gemmQ6_K = &gemmDot{nil, nil, simd.GemmQ6_KQ8_K, 16, nil}
+	gemmQ5_K = &gemmDot{nil, nil, simd.GemmQ5_KQ8_K, 8, nil} // its own thresholds inside
 )
 
 // vecDots maps each weight type MatMul supports to its kernel.
@@ -102,7 +103,7 @@ var vecDots = map[gguf.Type]vecDot{
 	gguf.TypeQ2_K: {act: gguf.TypeQ8_K, convert: quantizeActQ8_K, dot: simd.DotQ2_KQ8_K, dot4: simd.DotQ2_KQ8_Kx4},
 	gguf.TypeQ3_K: {act: gguf.TypeQ8_K, convert: quantizeActQ8_K, dot: simd.DotQ3_KQ8_K, dot4: simd.DotQ3_KQ8_Kx4},
 	gguf.TypeQ4_K: {act: gguf.TypeQ8_K, convert: quantizeActQ8_K, dot: simd.DotQ4_KQ8_K, dot4: simd.DotQ4_KQ8_Kx4, gemm: gemmQ4_K},
-	gguf.TypeQ5_K: {act: gguf.TypeQ8_K, convert: quantizeActQ8_K, dot: simd.DotQ5_KQ8_K, dot4: simd.DotQ5_KQ8_Kx4},
+	gguf.TypeQ5_K: {act: gguf.TypeQ8_K, convert: quantizeActQ8_K, dot: simd.DotQ5_KQ8_K, dot4: simd.DotQ5_KQ8_Kx4, gemm: gemmQ5_K},
 	gguf.TypeQ6_K: {act: gguf.TypeQ8_K, convert: quantizeActQ8_K, dot: simd.DotQ6_KQ8_K, dot4: simd.DotQ6_KQ8_Kx4, gemm: gemmQ6_K},
 }
 

@@ -46,6 +46,7 @@ func GenerateVNNI() []byte {
 	}
 	vnniQ4_KKernels(a)
 	vnniQ6_KKernels(a)
+	vnniQ5_KKernels(a)
 	dotRows16F16(a)
 	flt512(a)
 	vnniDecKernels(a)
