@@ -31,7 +31,7 @@ var gemmQ5_K = gemmKind{
 	kernels: [4]func(int, *byte, *byte, int, *float32, int){gemmQ5_KQ8_Kx1, gemmQ5_KQ8_Kx2, gemmQ5_KQ8_Kx3, gemmQ5_KQ8_Kx4},
 	vex:     [4]func(int, *byte, *byte, int, *float32, int){gemmQ5_KXQ8_Kx1, gemmQ5_KXQ8_Kx2, gemmQ5_KXQ8_Kx3, gemmQ5_KXQ8_Kx4},
 	generic: dotQ5_KQ8_KGeneric,
-	single:  dotQ5_KQ8_KAVX2,
+	single:  dotQ5_KQ8_KFast,
 }
 
 // GemmQ5_KQ8_K is GemmQ6_KQ8_K for Q5_K weights: out[j*outStride+i] =
@@ -118,7 +118,7 @@ func gemmQ5_KDots(nb int, w []byte, wStride, rows int, a []byte, aStride, m int,
 		default:
 			for ; j < m; j++ {
 				for i := r0; i < r1; i++ {
-					out[j*outStride+i] = dotQ5_KQ8_KAVX2(nb, w[i*wStride:], a[j*aStride:])
+					out[j*outStride+i] = dotQ5_KQ8_KFast(nb, w[i*wStride:], a[j*aStride:])
 				}
 			}
 		}

@@ -48,3 +48,9 @@ func gemmQ5_KV16Q8_Kx2(nb int, panel *byte, x *byte, xStride int, out *float32, 
 
 //go:noescape
 func gemmQ5_KV16Q8_Kx3(nb int, panel *byte, x *byte, xStride int, out *float32, outStride int)
+
+// dotQ5_KQ8_KV is dotQ5_KQ8_KAVX2 on the avx512vnni set (DotQ5_KQ8_K's
+// order; internal/asmgen/kquant5.go).
+//
+//go:noescape
+func dotQ5_KQ8_KV(nb int, w, x []byte) float32

@@ -17,3 +17,4 @@ func gemmPackQ5_KW(int, *byte, int, *byte)                    { vnniUnavailable(
 func gemmQ5_KV16Q8_Kx1(int, *byte, *byte, int, *float32, int) { vnniUnavailable() }
 func gemmQ5_KV16Q8_Kx2(int, *byte, *byte, int, *float32, int) { vnniUnavailable() }
 func gemmQ5_KV16Q8_Kx3(int, *byte, *byte, int, *float32, int) { vnniUnavailable() }
+func dotQ5_KQ8_KV(int, []byte, []byte) float32                { vnniUnavailable(); return 0 }

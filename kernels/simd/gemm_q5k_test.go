@@ -122,3 +122,28 @@ func BenchmarkGemmQ5_K(b *testing.B) {
 		}
 	}
 }
+
+// TestDotQ5_KVMatchesGeneric calls the avx512vnni single-row dot
+// (dotQ5_KQ8_KV, decode's kernel on that set) directly, whatever the
+// dispatch, and DotQ5_KQ8_K under every kernel set: the generic dot's bits
+// for every mode (the extreme ones reach the int16 and int32 bounds) and
+// block count.
+func TestDotQ5_KVMatchesGeneric(t *testing.T) {
+	r := rand.New(rand.NewPCG(95, 96))
+	for _, mode := range decModes {
+		for _, nb := range blockCounts(qkK) {
+			w, x := decRow(r, formats["Q5_K"], nb, mode), decRow(r, formats["Q8_K"], nb, mode)
+			want := dotQ5_KQ8_KGeneric(nb, w, x)
+			check := func(what string, got float32) {
+				t.Helper()
+				if math.Float32bits(got) != math.Float32bits(want) && !(got != got && want != want) {
+					t.Fatalf("%s %s nb=%d: %g (%#08x), generic %g (%#08x)", what, mode, nb, got, math.Float32bits(got), want, math.Float32bits(want))
+				}
+			}
+			if cpuSets[implAVX512] {
+				check("dotQ5_KQ8_KV", dotQ5_KQ8_KV(nb, w, x))
+			}
+			bothImpls(t, func(t *testing.T, impl string) { check("DotQ5_KQ8_K "+impl, DotQ5_KQ8_K(nb*qkK, w, x)) })
+		}
+	}
+}

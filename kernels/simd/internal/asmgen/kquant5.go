@@ -377,3 +377,137 @@ func vnniQ5_K(a *asm, nx int) {
 	a.i("RET")
 	a.p("")
 }
+
+// dotQ5_KVConsts emits dotQ5_KV's tables.
+func dotQ5_KVConsts(a *asm) {
+	var dw [16]uint32
+	for i := range dw {
+		dw[i] = 0 // qs word shifts: 0 (even chunk, low nibbles) | 4 (odd)
+		if i >= 8 {
+			dw[i] = 0x00040004
+		}
+	}
+	data64(a, "dq5kShQ", dw)
+	// qh word shifts of group g taking bit c (c = 2g | 2g+1) to bit 4:
+	// left 4-c for g < 2, right c-4 for g >= 2.
+	for g, s := range [4][2]uint32{{4, 3}, {2, 1}, {0, 1}, {2, 3}} {
+		for i := range dw {
+			v := s[i/8]
+			dw[i] = v | v<<16
+		}
+		data64(a, fmt.Sprintf("dq5kShH%d", g), dw)
+	}
+	data64(a, "dq5kM10", lanes4(0x10101010, 0x10101010, 0x10101010, 0x10101010))
+	// VPERMW indexes: group g's scale words (sc[2g] | sc[2g+1]) from
+	// [sc0..7 mn0..7]; the mins doubled [mn0 mn0 mn1 mn1 .. mn7 mn7].
+	for g := 0; g < 4; g++ {
+		for i := range dw {
+			v := uint32(2*g + i/8)
+			dw[i] = v | v<<16
+		}
+		data64(a, fmt.Sprintf("dq5kSc%d", g), dw)
+	}
+	for i := range dw {
+		v := uint32(8 + i%8)
+		dw[i] = v | v<<16
+	}
+	data64(a, "dq5kMn", dw)
+	a.p("")
+}
+
+// dotQ5_KV: dotQ5_KQ8_KAVX2 (quant_amd64.s) on AVX-512, one Q5_K row
+// against one Q8_K row (decode), the same float operations in the same
+// order (8 float32 lanes, one fma per super-block with d*dx; the mins'
+// scalar chain; hsum8(lanes) + summs); only the exact int32 lanes are
+// summed differently. Per 64-element group g, the group's two chunks in
+// one ZMM (256-bit halves):
+//
+//	Q = [chunk 2g | chunk 2g+1] = (VPSRLVW(qs, [0|4]) & 15) | (VPS?LVW(qh, shifts_g) & 0x10)
+//	T += VPMADDWD(VPMADDUBSW(Q, q8 (64 bytes)), [sc[2g] | sc[2g+1]] words)
+//
+// (the scale words from VPERMW of the zero-extended scales); lane m =
+// T[m] + T[8+m]. The mins: M = hsum(VPMADDWD(doubled mins, bsums)) (exact),
+// summs = fma(-(dmin*dx), float(M), summs).
+//
+//	Y0 lanes; X7 summs; Z1..Z6 temporaries; Y8 scales and mins; Z9..Z10
+//	mins, d; Z11..Z14 scale words; Z20 0x0f; Z21 0x10; Z22..Z25 qh
+//	shifts; Z26 qs shifts; Z27..Z30, Z31 VPERMW indexes.
+func dotQ5_KV(a *asm) {
+	a.p("// func dotQ5_KQ8_KV(nb int, w, x []byte) float32")
+	a.p("TEXT ·dotQ5_KQ8_KV(SB), NOSPLIT, $0-60")
+	a.i("MOVQ nb+0(FP), CX")
+	a.i("MOVQ w_base+8(FP), SI")
+	a.i("MOVQ x_base+32(FP), DI")
+	a.i("VXORPS Y0, Y0, Y0")
+	a.i("VXORPS X7, X7, X7")
+	a.i("VMOVDQU64 dq4kNib<>(SB), Z20")
+	a.i("VMOVDQU64 dq5kM10<>(SB), Z21")
+	for g := 0; g < 4; g++ {
+		a.i("VMOVDQU64 dq5kShH%d<>(SB), Z%d", g, 22+g)
+		a.i("VMOVDQU64 dq5kSc%d<>(SB), Z%d", g, 27+g)
+	}
+	a.i("VMOVDQU64 dq5kShQ<>(SB), Z26")
+	a.i("VMOVDQU64 dq5kMn<>(SB), Z31")
+	a.p("dotq5kq8kv:")
+	kscales(a, "4(SI)", "8(SI)", "12(SI)") // X8 = [sc0..7 mn0..7]
+	a.i("VPMOVZXBW X8, Y8")
+	// The mins' exact sum and fold.
+	a.i("VPERMW Y8, Y31, Y9")
+	a.i("VPMADDWD 260(DI), Y9, Y9")
+	a.i("VEXTRACTI128 $1, Y9, X10")
+	a.i("VPADDD X10, X9, X9")
+	a.i("VPSHUFD $0x4e, X9, X10")
+	a.i("VPADDD X10, X9, X9")
+	a.i("VPSHUFD $0xb1, X9, X10")
+	a.i("VPADDD X10, X9, X9")
+	a.i("VCVTDQ2PS X9, X9")
+	a.i("MOVL (SI), AX")
+	a.i("VMOVD AX, X10")
+	a.i("VCVTPH2PS X10, X10")   // [d, dmin]
+	a.i("VBROADCASTSS (DI), X11")
+	a.i("VMULPS X11, X10, X10") // [d*dx, dmin*dx]
+	a.i("VMOVSHDUP X10, X11")
+	a.i("VFNMADD231SS X11, X9, X7") // summs = fma(-(dmin*dx), M, summs)
+	a.i("VBROADCASTSS X10, Y10")    // d*dx
+	for g := 0; g < 4; g++ {
+		a.i("VPERMW Z8, Z%d, Z%d", 27+g, 11+g)
+	}
+	a.i("VBROADCASTI64X4 16(SI), Z2") // qh
+	for g := 0; g < 4; g++ {
+		a.i("VBROADCASTI64X4 %d(SI), Z1", 48+32*g)
+		a.i("VPSRLVW Z26, Z1, Z1")
+		if g < 2 {
+			a.i("VPSLLVW Z%d, Z2, Z3", 22+g)
+		} else {
+			a.i("VPSRLVW Z%d, Z2, Z3", 22+g)
+		}
+		a.i("VPANDD Z21, Z3, Z3")
+		a.i("VPTERNLOGD $0xf8, Z20, Z1, Z3") // Z3 |= Z1 & 0x0f: [chunk 2g | chunk 2g+1]
+		a.i("VPMADDUBSW %d(DI), Z3, Z3", 4+64*g)
+		if g == 0 {
+			a.i("VPMADDWD Z11, Z3, Z5")
+		} else {
+			a.i("VPDPWSSD Z%d, Z3, Z5", 11+g)
+		}
+	}
+	a.i("VEXTRACTI64X4 $1, Z5, Y6")
+	a.i("VPADDD Y6, Y5, Y5")
+	a.i("VCVTDQ2PS Y5, Y5")
+	a.i("VFMADD231PS Y5, Y10, Y0") // lanes = fma(d*dx, float(lane), lanes)
+	a.i("ADDQ $176, SI")
+	a.i("ADDQ $292, DI")
+	a.i("DECQ CX")
+	a.i("JNZ dotq5kq8kv")
+	// hsum8: ((l0+l4)+(l2+l6)) + ((l1+l5)+(l3+l7)), then + summs
+	a.i("VEXTRACTF128 $1, Y0, X1")
+	a.i("VADDPS X1, X0, X0")
+	a.i("VMOVHLPS X0, X0, X1")
+	a.i("VADDPS X1, X0, X0")
+	a.i("VMOVSHDUP X0, X1")
+	a.i("VADDSS X1, X0, X0")
+	a.i("VADDSS X7, X0, X0")
+	a.i("VMOVSS X0, ret+56(FP)")
+	a.i("VZEROUPPER")
+	a.i("RET")
+	a.p("")
+}
