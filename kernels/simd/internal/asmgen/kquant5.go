@@ -463,7 +463,7 @@ func dotQ5_KV(a *asm) {
 	a.i("VCVTDQ2PS X9, X9")
 	a.i("MOVL (SI), AX")
 	a.i("VMOVD AX, X10")
-	a.i("VCVTPH2PS X10, X10")   // [d, dmin]
+	a.i("VCVTPH2PS X10, X10") // [d, dmin]
 	a.i("VBROADCASTSS (DI), X11")
 	a.i("VMULPS X11, X10, X10") // [d*dx, dmin*dx]
 	a.i("VMOVSHDUP X10, X11")
