@@ -75,6 +75,8 @@ type loadLayout struct {
 // per output at m=4), Q6_K's (a costlier repack) from about 16-32:
 // GemmQ6_KQ8_K itself runs the x4 dots below 32 rows on AVX2, and its
 // AVX-512 VNNI panels from 16 (1.2x the x4 dots at m=16, 1.3x at 24).
+// Q5_K's panels pay from 8 rows on every set (GemmQ5_KQ8_K; below, the x4
+// dots, as before it had panels).
 var (
 	gemmQ8_0 = &gemmDot{simd.GemmActQ8_0Q8_0Bytes, simd.GemmActQ8_0Q8_0, simd.GemmQ8_0Q8_0, 2,
 		&loadLayout{8, simd.PackedQ8_0Bytes, simd.PackQ8_0, simd.GemmQ8_0Packed}}
