@@ -119,11 +119,12 @@ import (
 // kernel reduces each 64-element group to iacc of the 8 rows and folds it
 // at once (FMA chain in a register); its mins, per group, go into a second
 // chain first. The VNNI sets run their own Q4_K gemv and Q6_K and Q8_0
-// dots (the avx512vnni set also its Q5_K dot, dotQ5_KQ8_KV, which
-// prefetches ahead in the row stream) (gemvQ4_KQ8_KV, gemvQ4_KXQ8_KI and the like), which form the exact
+// dots (gemvQ4_KQ8_KV, gemvQ4_KXQ8_KI and the like), which form the exact
 // integer sums with VPDPBUSD/VPDPWSSD and keep these float steps; the
 // avxvnni set keeps the AVX2 gemv for raw Q4_K rows (its own was no
-// faster there, only over the load-time layout).
+// faster there, only over the load-time layout). The avx512vnni set also
+// has its own Q5_K dot (dotQ5_KQ8_KV), which prefetches ahead in the row
+// stream.
 //
 //	rows of a chunk:  [ r0..r7 ][ r8..r15 ] ...   contiguous in memory
 //	                    ^ read     ^ prefetched
