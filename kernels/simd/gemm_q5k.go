@@ -56,8 +56,11 @@ func GemmQ5_KQ8_K(n int, w []byte, wStride, rows int, a []byte, aStride, m int, 
 }
 
 // gemmQ5_KPanelMin and gemmQ5_KVNNIMin: the activation rows from which
-// GemmQ5_KQ8_K repacks (AVX2/AVX-VNNI sets; avx512vnni set), measured
-// with BenchmarkGemmQ5_K (see there).
+// GemmQ5_KQ8_K repacks (AVX2/AVX-VNNI sets; avx512vnni set). Measured
+// with BenchmarkGemmQ5_K (256 rows, n = 2048, CPU time on a loaded
+// 2-vCPU Xeon): at m = 8 the panels take 85-88 us on every set against
+// 114-134 us for the x4 dots, at m = 4 both 56-70 us (noise), at m = 16
+// 125-200 us against 250-320 us.
 const (
 	gemmQ5_KPanelMin = 8
 	gemmQ5_KVNNIMin  = 8
