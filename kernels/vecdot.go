@@ -76,6 +76,8 @@ type loadLayout struct {
 // per output at m=4), Q6_K's (a costlier repack) from about 16-32:
 // GemmQ6_KQ8_K itself runs the x4 dots below 32 rows on AVX2, and its
 // AVX-512 VNNI panels from 16 (1.2x the x4 dots at m=16, 1.3x at 24).
+// Q5_K's panels pay from 8 rows on every set (GemmQ5_KQ8_K; below, the x4
+// dots, as before it had panels).
 var (
 	gemmQ8_0 = &gemmDot{simd.GemmActQ8_0Q8_0Bytes, simd.GemmActQ8_0Q8_0, simd.GemmQ8_0Q8_0, 2,
 		&loadLayout{8, simd.PackedQ8_0Bytes, simd.PackQ8_0, simd.GemmQ8_0Packed}}
@@ -84,6 +86,7 @@ var (
 	gemmQ4_K = &gemmDot{nil, nil, simd.GemmQ4_KQ8_K, 4, // reads Q8_K rows as they are
 		&loadLayout{8, simd.PackedQ4_KBytes, simd.PackQ4_K, simd.GemmQ4_KPacked}}
 	gemmQ6_K = &gemmDot{nil, nil, simd.GemmQ6_KQ8_K, 16, nil}
+	gemmQ5_K = &gemmDot{nil, nil, simd.GemmQ5_KQ8_K, 8, nil} // its own thresholds inside
 )
 
 // vecDots maps each weight type MatMul supports to its kernel.
@@ -103,7 +106,7 @@ var vecDots = map[gguf.Type]vecDot{
 	gguf.TypeQ2_K: {act: gguf.TypeQ8_K, convert: quantizeActQ8_K, dot: simd.DotQ2_KQ8_K, dot4: simd.DotQ2_KQ8_Kx4},
 	gguf.TypeQ3_K: {act: gguf.TypeQ8_K, convert: quantizeActQ8_K, dot: simd.DotQ3_KQ8_K, dot4: simd.DotQ3_KQ8_Kx4},
 	gguf.TypeQ4_K: {act: gguf.TypeQ8_K, convert: quantizeActQ8_K, dot: simd.DotQ4_KQ8_K, dot4: simd.DotQ4_KQ8_Kx4, gemm: gemmQ4_K},
-	gguf.TypeQ5_K: {act: gguf.TypeQ8_K, convert: quantizeActQ8_K, dot: simd.DotQ5_KQ8_K, dot4: simd.DotQ5_KQ8_Kx4},
+	gguf.TypeQ5_K: {act: gguf.TypeQ8_K, convert: quantizeActQ8_K, dot: simd.DotQ5_KQ8_K, dot4: simd.DotQ5_KQ8_Kx4, gemm: gemmQ5_K},
 	gguf.TypeQ6_K: {act: gguf.TypeQ8_K, convert: quantizeActQ8_K, dot: simd.DotQ6_KQ8_K, dot4: simd.DotQ6_KQ8_Kx4, gemm: gemmQ6_K},
 }
 

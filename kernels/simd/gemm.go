@@ -93,6 +93,12 @@ import (
 //	  Below gemmQ6_KPanelMin activation rows the exact x4 dots are faster
 //	  (no repacking) and GemmQ6_KQ8_K uses them instead.
 //
+//	Q5_K (8 rows, 2368 B per 256 elements; gemm_q5k.go): Q6_K's lane
+//	  scheme for llama.cpp's ggml_vec_dot_q5_K_q8_K order, both chunks'
+//	  scales per VPMADDWD, the mins as int16 pairs against the bsums' pair
+//	  sums into one more accumulator per output; the avx512vnni set packs
+//	  16-row panels (two 8-row ones interleaved by 32-byte vector).
+//
 // Panels are built in scratch memory by the caller's thread (see
 // GemmScratchBytes); rows beyond the last full panel are copied into a
 // zero-padded panel and their outputs go through a small tile buffer.
@@ -109,14 +115,16 @@ import (
 // per row (llama.cpp's vec_dot lanes: VPMADDUBSW(|w|, VPSIGNB(x, w)) then
 // VPMADDWD with ones give I_j in lane j), reduced as hsum8 at the end. In the others rows r and
 // r+4 share a register, one per 128-bit half, so that one VPMADDUBSW
-// serves two rows (Q4_0, Q4_K). Q6_K uses its single-row dot. Q4_K's
+// serves two rows (Q4_0, Q4_K). Q5_K and Q6_K use their single-row dots. Q4_K's
 // kernel reduces each 64-element group to iacc of the 8 rows and folds it
 // at once (FMA chain in a register); its mins, per group, go into a second
 // chain first. The VNNI sets run their own Q4_K gemv and Q6_K and Q8_0
 // dots (gemvQ4_KQ8_KV, gemvQ4_KXQ8_KI and the like), which form the exact
 // integer sums with VPDPBUSD/VPDPWSSD and keep these float steps; the
 // avxvnni set keeps the AVX2 gemv for raw Q4_K rows (its own was no
-// faster there, only over the load-time layout).
+// faster there, only over the load-time layout). The avx512vnni set also
+// has its own Q5_K dot (dotQ5_KQ8_KV), which prefetches ahead in the row
+// stream.
 //
 //	rows of a chunk:  [ r0..r7 ][ r8..r15 ] ...   contiguous in memory
 //	                    ^ read     ^ prefetched

@@ -75,6 +75,8 @@ func Generate() []byte {
 	a.p("")
 	vec32(a, "gemmQ6Hi", 0x30303030) // bits 4..5 of each byte
 	a.p("")
+	vec32(a, "gemmQ5Hi", 0x10101010) // bit 4 of each byte
+	a.p("")
 	packQ8_0(a)
 	packQ8_0P(a)
 	packQ4_0(a)
@@ -121,6 +123,14 @@ func Generate() []byte {
 	}
 	for nx := 1; nx <= 4; nx++ {
 		kernelQ6_KVEX(a, nx)
+	}
+	packQ5_K(a)
+	packQ5_KWide(a)
+	for nx := 1; nx <= 4; nx++ {
+		kernelQ5_K(a, nx)
+	}
+	for nx := 1; nx <= 4; nx++ {
+		kernelQ5_KVEX(a, nx)
 	}
 	vexDecKernels(a)
 	return a.b.Bytes()
