@@ -338,10 +338,16 @@ var gemmQ6_K = gemmKind{
 // repacking: measured (CPU time, 64 rows, n = 2048/5632) the panels take
 // 1.6x the dots' time at m = 4, 1.1-1.3x at m = 16, and 0.8-0.95x from
 // m = 32 to 128. Both give the same bits. The avx512vnni set repacks from
-// gemmQ6_KVNNIMin rows on (a weight matrix of at least 16 rows).
+// gemmQ6_KVNNIMin rows on (a weight matrix of at least 16 rows), and runs
+// a single activation row (decode) through gemvQ6_KQ8_KV, the single-row
+// dot over all the rows in one call, prefetching ahead.
 func GemmQ6_KQ8_K(n int, w []byte, wStride, rows int, a []byte, aStride, m int, out []float32, outStride int, scratch []byte) {
 	g := &gemmQ6_K
 	nb := g.check("GemmQ6_KQ8_K", n, w, wStride, rows, a, aStride, m, out, outStride, scratch)
+	if vnni.Load() && nb > 0 && rows > 0 && m == 1 {
+		gemvQ6_KQ8_KV(nb, rows, &w[0], wStride, &a[0], &out[0])
+		return
+	}
 	if vnni.Load() && nb > 0 && rows >= 16 && m >= gemmQ6_KVNNIMin {
 		gemmQ6_KVNNI(nb, w, wStride, rows, a, aStride, m, out, outStride, scratch)
 		return
