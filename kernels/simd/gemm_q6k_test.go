@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 )
 
@@ -103,10 +104,16 @@ func BenchmarkGemmQ6_KVNNI(b *testing.B) {
 			out, scratch := make([]float32, m*rows), make([]byte, GemmScratchBytes(n))
 			run := func(name string, f func()) {
 				b.Run(fmt.Sprintf("n=%d/m=%d/%s", n, m, name), func(b *testing.B) {
+					runtime.LockOSThread()
+					defer runtime.UnlockOSThread()
+					c0, ok := threadCPUTime()
 					for b.Loop() {
 						f()
 					}
 					b.ReportMetric(float64(rows*m*n/32)*float64(b.N)/float64(b.Elapsed().Nanoseconds()), "outblk/ns")
+					if c1, ok1 := threadCPUTime(); ok && ok1 {
+						b.ReportMetric(float64(c1-c0)/float64(b.N), "cpu-ns/op")
+					}
 				})
 			}
 			for _, impl := range []string{"avx2", "avx512vnni"} {
