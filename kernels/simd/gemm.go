@@ -351,6 +351,10 @@ func GemmQ6_KQ8_K(n int, w []byte, wStride, rows int, a []byte, aStride, m int, 
 		gemvQ6_KQ8_KV(nb, rows, &w[0], wStride, &a[0], &out[0])
 		return
 	}
+	if fast.Load() && nb > 0 && rows > 0 && m == 1 {
+		gemvQ6_KQ8_KDots(nb, w, wStride, rows, a, out)
+		return
+	}
 	if vnni.Load() && nb > 0 && rows >= 16 && m >= gemmQ6_KVNNIMin {
 		gemmQ6_KVNNI(nb, w, wStride, rows, a, aStride, m, out, outStride, scratch)
 		return
@@ -371,6 +375,21 @@ const gemmQ6_KPanelMin = 32
 // n = 2048, 2 shared Zen 5 cores) 1.0x the dots' time at m = 12, 0.8x at
 // m = 16, 0.75x at m = 24, 1.1x at m = 8.
 const gemmQ6_KVNNIMin = 16
+
+// gemvQ6_KQ8_KDots is GemmQ6_KQ8_K's decode (m = 1) on the avx2 and
+// avxvnni sets: the single-row dot row after row, each call first
+// prefetching the row two ahead (a matrix's rows are contiguous, and a
+// row of 2048 elements is 1680 bytes, one dot ~100 ns: about a DRAM
+// latency). Arguments are checked; nb, rows > 0.
+func gemvQ6_KQ8_KDots(nb int, w []byte, wStride, rows int, a []byte, out []float32) {
+	rb := nb * bytesQ6_K
+	for i := range rows {
+		if i+2 < rows {
+			prefetchAVX2(&w[(i+2)*wStride], rb)
+		}
+		out[i] = dotQ6_KQ8_KFast(nb, w[i*wStride:], a)
+	}
+}
 
 // gemmQ6_KDots is GemmQ6_KQ8_K on the AVX2 dots; arguments are checked and
 // nb, rows, m > 0. Rows go 16 at a time (at most 74 KB of weights at n =
