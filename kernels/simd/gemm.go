@@ -111,7 +111,7 @@ import (
 // r+4 share a register, one per 128-bit half, so that one VPMADDUBSW
 // serves two rows (Q4_0, Q4_K). Q6_K uses its single-row dot, row after
 // row (on the avx512vnni set all of a call's rows in one assembly loop,
-// gemvQ6_KQ8_KV, prefetching 2 KiB ahead in the contiguous rows: 1.3-1.4x
+// gemvQ6_KQ8_KV, prefetching 4 KiB ahead in the contiguous rows: 1.3-1.4x
 // the separate calls' decode speed from DRAM). Q4_K's
 // kernel reduces each 64-element group to iacc of the 8 rows and folds it
 // at once (FMA chain in a register); its mins, per group, go into a second
