@@ -625,9 +625,22 @@ func q6kPairWord(k int) int {
 // half h (128 elements) per doc.go: chunk 4h+i takes ql[64h+(i&1)*32+l]'s
 // low (i < 2) or high nibble and bits 2i..2i+1 of qh[32h+l]. The frame
 // holds the 8 rows' lo interleaves while hi is transposed.
-func packQ6_K(a *asm) {
-	a.p("// func gemmPackQ6_K(nb int, w *byte, wStride int, panel *byte)")
-	a.p("TEXT ·gemmPackQ6_K(SB), $256-32")
+func packQ6_K(a *asm) { packQ6_KGen(a, "gemmPackQ6_K", false) }
+
+// packQ6_KW builds the half of a 16-row Q6_K panel (the avx512vnni
+// kernels' vnniQ6_K, 5184 bytes per super-block) that holds 8 rows: the
+// 8-row panel's 32-byte units, each at twice its offset, so that a call
+// for rows 0..7 at panel and one for rows 8..15 at panel+32 leave every
+// quantity of the 16 rows in one 64-byte ZMM load.
+func packQ6_KW(a *asm) { packQ6_KGen(a, "gemmPackQ6_KW", true) }
+
+func packQ6_KGen(a *asm, name string, wide bool) {
+	st := func(o int) int { return o } // where the 8-row panel's offset o goes
+	if wide {
+		st = func(o int) int { return 2 * o }
+	}
+	a.p("// func %s(nb int, w *byte, wStride int, panel *byte)", name)
+	a.p("TEXT ·%s(SB), $256-32", name)
 	a.i("MOVQ nb+0(FP), CX")
 	a.i("MOVQ w+8(FP), SI")
 	a.i("MOVQ wStride+16(FP), R8")
@@ -635,7 +648,7 @@ func packQ6_K(a *asm) {
 	a.i("LEAQ (R8)(R8*2), R9")
 	a.i("LEAQ (SI)(R9*1), R10")
 	a.i("LEAQ (SI)(R8*8), R13") // prefetch cursor: the next panel's rows
-	a.p("packq6k:")
+	a.p("%s:", strings.ToLower(name))
 	packPrefetch(a, 8*210)
 	off := func(o int) [8]string { return rowAddr8(o, "SI", "R10", "R8", "R9") }
 	sc := off(192)
@@ -645,7 +658,7 @@ func packQ6_K(a *asm) {
 		a.i("VPSHUFLW $0xd8, Y%d, Y%d", r, r)
 		a.i("VPSHUFHW $0xd8, Y%d, Y%d", r, r)
 	}
-	transpose8x8(a, func(d int) string { return fmt.Sprintf("%d(DI)", q6kSC2+32*d) })
+	transpose8x8(a, func(d int) string { return fmt.Sprintf("%d(DI)", st(q6kSC2+32*d)) })
 	// SCB: per row -32 * the int16 scales.
 	for r := 0; r < 8; r++ {
 		a.i("VPMOVSXBW %s, Y%d", sc[r], r)
@@ -653,8 +666,8 @@ func packQ6_K(a *asm) {
 		a.i("VPXOR Y8, Y8, Y8")
 		a.i("VPSUBW Y%d, Y8, Y%d", r, r)
 	}
-	transpose8x8(a, func(m int) string { return fmt.Sprintf("%d(DI)", q6kSCB+32*m) })
-	halves8(a, off(208), fmt.Sprintf("%d(DI)", q6kD))
+	transpose8x8(a, func(m int) string { return fmt.Sprintf("%d(DI)", st(q6kSCB+32*m)) })
+	halves8(a, off(208), fmt.Sprintf("%d(DI)", st(q6kD)))
 	// chunk 4h+i of row r into Y(dst), qh through Y(tmp).
 	chunk := func(r, h, i, dst, tmp int) {
 		ql := off(64*h + 32*(i&1))
@@ -686,17 +699,17 @@ func packQ6_K(a *asm) {
 			a.i("VPUNPCKHWD Y9, Y%d, Y%d", r, r)
 			a.i("VMOVDQU Y10, %d(SP)", 32*r)
 		}
-		transpose8x8(a, func(d int) string { return fmt.Sprintf("%d(DI)", q6kV+(16*p+loK(d)+4)*32) })
+		transpose8x8(a, func(d int) string { return fmt.Sprintf("%d(DI)", st(q6kV+(16*p+loK(d)+4)*32)) })
 		for r := 0; r < 8; r++ {
 			a.i("VMOVDQU %d(SP), Y%d", 32*r, r)
 		}
-		transpose8x8(a, func(d int) string { return fmt.Sprintf("%d(DI)", q6kV+(16*p+loK(d))*32) })
+		transpose8x8(a, func(d int) string { return fmt.Sprintf("%d(DI)", st(q6kV+(16*p+loK(d))*32)) })
 	}
 	a.i("ADDQ $210, SI")
 	a.i("ADDQ $210, R10")
-	a.i("ADDQ $%d, DI", q6kBlock)
+	a.i("ADDQ $%d, DI", st(q6kBlock))
 	a.i("DECQ CX")
-	a.i("JNZ packq6k")
+	a.i("JNZ %s", strings.ToLower(name))
 	a.i("VZEROUPPER")
 	a.i("RET")
 	a.p("")

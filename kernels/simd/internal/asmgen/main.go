@@ -118,6 +118,7 @@ func Generate() []byte {
 	gemvQ4_K(a)
 	gemvQ4_KLayout(a, true)
 	packQ6_K(a)
+	packQ6_KW(a)
 	for nx := 1; nx <= 4; nx++ {
 		kernelQ6_K(a, nx)
 	}
