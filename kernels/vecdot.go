@@ -79,8 +79,11 @@ type loadLayout struct {
 // Q5_K's panels pay from 8 rows on every set (GemmQ5_KQ8_K; below, the x4
 // dots, as before it had panels).
 var (
-	gemmQ8_0 = &gemmDot{simd.GemmActQ8_0Q8_0Bytes, simd.GemmActQ8_0Q8_0, simd.GemmQ8_0Q8_0, 2,
-		&loadLayout{8, simd.PackedQ8_0Bytes, simd.PackQ8_0, simd.GemmQ8_0Packed}}
+	// Q8_0 activation rows carry the int16 section of GemmActQ8_0Q8_0W
+	// (read by GemmQ8_0PackedW's AVX2 kernel from 8 rows on; the other
+	// Q8_0 GEMMs read the GemmActQ8_0Q8_0 row in front of it).
+	gemmQ8_0 = &gemmDot{simd.GemmActQ8_0Q8_0WBytes, simd.GemmActQ8_0Q8_0W, simd.GemmQ8_0Q8_0, 2,
+		&loadLayout{8, simd.PackedQ8_0Bytes, simd.PackQ8_0, simd.GemmQ8_0PackedW}}
 	gemmQ4_0 = &gemmDot{simd.GemmActQ4_0Q8_0Bytes, simd.GemmActQ4_0Q8_0, simd.GemmQ4_0Q8_0, 2,
 		&loadLayout{16, simd.PackedQ4_0Bytes, simd.PackQ4_0, simd.GemmQ4_0Packed}}
 	gemmQ4_K = &gemmDot{nil, nil, simd.GemmQ4_KQ8_K, 4, // reads Q8_K rows as they are

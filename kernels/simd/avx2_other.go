@@ -161,3 +161,8 @@ func gemmQ6_KXQ8_Kx1(int, *byte, *byte, int, *float32, int) { gemmUnavailable() 
 func gemmQ6_KXQ8_Kx2(int, *byte, *byte, int, *float32, int) { gemmUnavailable() }
 func gemmQ6_KXQ8_Kx3(int, *byte, *byte, int, *float32, int) { gemmUnavailable() }
 func gemmQ6_KXQ8_Kx4(int, *byte, *byte, int, *float32, int) { gemmUnavailable() }
+
+func gemmActQ8_0W(int, *byte, *byte) { gemmUnavailable() }
+func gemmQ8_0PWQ8_0x8(int, *byte, *byte, int, *float32, int, *float32) {
+	gemmUnavailable()
+}

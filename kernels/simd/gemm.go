@@ -103,7 +103,10 @@ import (
 // GemmScratchBytes); rows beyond the last full panel are copied into a
 // zero-padded panel and their outputs go through a small tile buffer.
 // Q8_0 also has a load-time panel (PackQ8_0, GemmQ8_0Packed in
-// gemmpacked.go) that a model builds once and every call reads in place.
+// gemmpacked.go) that a model builds once and every call reads in place;
+// on the plain avx2 set, batches of 8+ activation rows in
+// GemmActQ8_0Q8_0W form go through an int16-product kernel over it
+// (GemmQ8_0PackedW, gemmq8w.go), with the same bits.
 //
 // # Decode (m = 1)
 //

@@ -200,3 +200,12 @@ func gemmQ6_KXQ8_Kx3(nb int, panel *byte, x *byte, xStride int, out *float32, ou
 
 //go:noescape
 func gemmQ6_KXQ8_Kx4(nb int, panel *byte, x *byte, xStride int, out *float32, outStride int)
+
+// The W form's section and its 8-row kernel over load-time Q8_0 panels
+// (gemmq8w.go).
+
+//go:noescape
+func gemmActQ8_0W(nb int, x *byte, dst *byte)
+
+//go:noescape
+func gemmQ8_0PWQ8_0x8(nb int, panel *byte, x *byte, xStride int, out *float32, outStride int, sc *float32)

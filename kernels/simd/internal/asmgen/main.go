@@ -90,6 +90,8 @@ func Generate() []byte {
 	for nx := 1; nx <= 4; nx++ {
 		kernelQ8_0(a, nx, q80LoadedVEX)
 	}
+	actQ8_0W(a)
+	kernelQ8_0W8(a)
 	for nx := 1; nx <= 4; nx++ {
 		kernelQ4_0(a, nx)
 	}
