@@ -1,0 +1,550 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// Tile kernels for attention over a Q8_0 cache on AVX-512 (F, BW, VL,
+// VNNI). Semantics and the reference: attnqtile.go. Hand-written.
+
+// lanes 0, 4, 8, 12: where the four heads' sums end up (VPERMPS index).
+DATA aqIdx<>+0(SB)/4, $0
+DATA aqIdx<>+4(SB)/4, $4
+DATA aqIdx<>+8(SB)/4, $8
+DATA aqIdx<>+12(SB)/4, $12
+DATA aqIdx<>+16(SB)/8, $0
+DATA aqIdx<>+24(SB)/8, $0
+DATA aqIdx<>+32(SB)/8, $0
+DATA aqIdx<>+40(SB)/8, $0
+DATA aqIdx<>+48(SB)/8, $0
+DATA aqIdx<>+56(SB)/8, $0
+GLOBL aqIdx<>(SB), RODATA|NOPTR, $64
+
+// func attnScoresQ8_0AVX512(nb, n int, qp, k *byte, offs *int32, scale float32, m *[4]float32, gmask int, args *float32, ev *uint8)
+//
+// Per key: the row's quants biased to unsigned (x^0x80) go through
+// VPDPBUSD with each query's quants, started from -128*sum(query quants of
+// the lane): the exact int32 lane sums I_j of llama.cpp's AVX2 dot (lane j:
+// elements 4j..4j+3 of a block). Lanes of heads 0,1 (and 2,3) are gathered
+// into one register per block, [I(h0) | I(h1)], and accumulated as
+// L = fma(dk*dq, float(I), L) block after block, then summed as
+// hsum_float_8 does for all four heads at once: (L0+L4)+(L2+L6) and
+// (L1+L5)+(L3+L7), added. Then the score scale and the running maximum.
+TEXT ·attnScoresQ8_0AVX512(SB), NOSPLIT, $0-80
+	MOVQ    nb+0(FP), BX
+	SHRQ    $1, BX              // pairs of blocks
+	MOVQ    n+8(FP), CX
+	MOVQ    qp+16(FP), R8
+	MOVQ    k+24(FP), SI
+	MOVQ    offs+32(FP), DX
+	VBROADCASTSS scale+40(FP), X31
+	MOVQ    m+48(FP), AX
+	VMOVUPS (AX), X30           // running maxima
+	MOVQ    gmask+56(FP), R10
+	MOVQ    args+64(FP), DI
+	MOVQ    ev+72(FP), R9
+	MOVL    $0x80808080, AX
+	VPBROADCASTD AX, Z29
+	VMOVDQU32 aqIdx<>(SB), Z28
+
+aqsKey:
+	MOVLQSX (DX), R11
+	ADDQ    SI, R11             // the key row
+	VPXORD  Z16, Z16, Z16       // L of heads 0,1
+	VPXORD  Z17, Z17, Z17       // L of heads 2,3
+	MOVQ    R8, R12
+	MOVQ    BX, R13
+
+aqsPair:
+	VMOVDQU      2(R11), Y0
+	VINSERTI64X4 $1, 36(R11), Z0, Z0
+	VPXORD       Z29, Z0, Z0
+	VMOVDQU32    256(R12), Z1
+	VPDPBUSD     (R12), Z0, Z1
+	VMOVDQU32    320(R12), Z2
+	VPDPBUSD     64(R12), Z0, Z2
+	VMOVDQU32    384(R12), Z3
+	VPDPBUSD     128(R12), Z0, Z3
+	VMOVDQU32    448(R12), Z4
+	VPDPBUSD     192(R12), Z0, Z4
+	VPBROADCASTW (R11), Y5
+	VCVTPH2PS    Y5, Z5             // dk of block b
+	VPBROADCASTW 34(R11), Y6
+	VCVTPH2PS    Y6, Z6             // dk of block b+1
+	VSHUFI64X2   $0x44, Z2, Z1, Z7  // block b: [I(h0) | I(h1)]
+	VSHUFI64X2   $0xee, Z2, Z1, Z8  // block b+1
+	VCVTDQ2PS    Z7, Z7
+	VCVTDQ2PS    Z8, Z8
+	VMULPS       512(R12), Z5, Z9
+	VFMADD231PS  Z9, Z7, Z16
+	VMULPS       576(R12), Z6, Z9
+	VFMADD231PS  Z9, Z8, Z16
+	VSHUFI64X2   $0x44, Z4, Z3, Z7
+	VSHUFI64X2   $0xee, Z4, Z3, Z8
+	VCVTDQ2PS    Z7, Z7
+	VCVTDQ2PS    Z8, Z8
+	VMULPS       640(R12), Z5, Z9
+	VFMADD231PS  Z9, Z7, Z17
+	VMULPS       704(R12), Z6, Z9
+	VFMADD231PS  Z9, Z8, Z17
+	ADDQ         $68, R11
+	ADDQ         $768, R12
+	DECQ         R13
+	JNZ          aqsPair
+
+	// hsum_float_8 of the four heads: r = hi128 + lo128, then
+	// r0+r2, r1+r3, then their sum, in lanes 0, 4, 8, 12.
+	VSHUFF32X4 $0x88, Z17, Z16, Z18 // [L01.0, L01.2, L23.0, L23.2]: lanes 0-3 of each head
+	VSHUFF32X4 $0xdd, Z17, Z16, Z19 // lanes 4-7
+	VADDPS     Z18, Z19, Z18
+	VPERMILPS  $0x4e, Z18, Z19
+	VADDPS     Z19, Z18, Z18
+	VMOVSHDUP  Z18, Z19
+	VADDPS     Z19, Z18, Z18
+	VPERMPS    Z18, Z28, Z18
+	VMULPS     X31, X18, X18        // s = dot*scale
+	VCMPPS     $0x1e, X30, X18, K1  // s > m (ordered)
+	VSUBPS     X30, X18, X19        // s - m
+	VSUBPS     X18, X30, K1, X19    // m - s at new maxima
+	VMOVAPS    X18, K1, X30         // m = s there
+	VMOVUPS    X19, (DI)
+	KMOVW      K1, AX
+	ANDL       R10, AX
+	MOVB       AL, (R9)
+	ADDQ       $16, DI
+	INCQ       R9
+	ADDQ       $4, DX
+	DECQ       CX
+	JNZ        aqsKey
+
+	MOVQ    m+48(FP), AX
+	VMOVUPS X30, (AX)
+	VZEROUPPER
+	RET
+
+// func attnValuesQ8_0AVX512(nb, heads, n int, p *float32, ev *uint8, scl *float32, v *byte, offs *int32, acc *float32, s *[4]float32)
+//
+// The running sums first (four lanes, one key at a time), then per pair of
+// blocks (64 elements) the g heads' accumulators in Z0..Z15, every key's
+// value row dequantized once (q*d, exact) and added to each head with one
+// FMA per element, in key order.
+TEXT ·attnValuesQ8_0AVX512(SB), NOSPLIT, $0-80
+	MOVQ    n+16(FP), CX
+	MOVQ    p+24(FP), R8
+	MOVQ    ev+32(FP), R9
+	MOVQ    scl+40(FP), R10
+	MOVQ    s+72(FP), AX
+	VMOVUPS (AX), X20
+
+aqvSum:
+	MOVBLZX (R9), AX
+	TESTL   AX, AX
+	JZ      aqvSumPlain
+	VMULPS  (R10), X20, X20
+aqvSumPlain:
+	VADDPS  (R8), X20, X20
+	ADDQ    $16, R8
+	ADDQ    $16, R10
+	INCQ    R9
+	DECQ    CX
+	JNZ     aqvSum
+	MOVQ    s+72(FP), AX
+	VMOVUPS X20, (AX)
+
+	MOVQ    nb+0(FP), BX
+	MOVQ    BX, R13
+	SHLQ    $7, R13             // bytes per head's accumulator (nb*32*4)
+	SHRQ    $1, BX              // pairs of blocks
+	MOVQ    v+48(FP), SI
+	MOVQ    acc+64(FP), R12
+	XORQ    DI, DI              // byte offset of the pair in a row
+	MOVQ    heads+8(FP), AX
+	CMPQ    AX, $1
+	JEQ     aqv1
+	CMPQ    AX, $2
+	JEQ     aqv2
+	CMPQ    AX, $3
+	JEQ     aqv3
+	JMP     aqv4
+
+aqv1:
+	MOVQ    R12, R14
+	MOVQ    n+16(FP), CX
+	MOVQ    p+24(FP), R8
+	MOVQ    ev+32(FP), R9
+	MOVQ    scl+40(FP), R10
+	MOVQ    offs+56(FP), DX
+	VMOVUPS 0(R14), Z0
+	VMOVUPS 64(R14), Z1
+	VMOVUPS 128(R14), Z2
+	VMOVUPS 192(R14), Z3
+aqv1Key:
+	MOVLQSX (DX), R11
+	ADDQ    SI, R11
+	ADDQ    DI, R11
+	MOVBLZX (R9), AX
+	TESTL   AX, AX
+	JNZ     aqv1Ev
+aqv1Row:
+	VPMOVSXBD    2(R11), Z20
+	VPMOVSXBD    18(R11), Z21
+	VPMOVSXBD    36(R11), Z22
+	VPMOVSXBD    52(R11), Z23
+	VPBROADCASTW (R11), Y24
+	VCVTPH2PS    Y24, Z24
+	VPBROADCASTW 34(R11), Y25
+	VCVTPH2PS    Y25, Z25
+	VCVTDQ2PS    Z20, Z20
+	VCVTDQ2PS    Z21, Z21
+	VCVTDQ2PS    Z22, Z22
+	VCVTDQ2PS    Z23, Z23
+	VMULPS       Z24, Z20, Z20
+	VMULPS       Z24, Z21, Z21
+	VMULPS       Z25, Z22, Z22
+	VMULPS       Z25, Z23, Z23
+	VBROADCASTSS 0(R8), Z26
+	VFMADD231PS  Z26, Z20, Z0
+	VFMADD231PS  Z26, Z21, Z1
+	VFMADD231PS  Z26, Z22, Z2
+	VFMADD231PS  Z26, Z23, Z3
+	ADDQ    $4, DX
+	ADDQ    $16, R8
+	ADDQ    $16, R10
+	INCQ    R9
+	DECQ    CX
+	JNZ     aqv1Key
+	MOVQ    R12, R14
+	VMOVUPS Z0, 0(R14)
+	VMOVUPS Z1, 64(R14)
+	VMOVUPS Z2, 128(R14)
+	VMOVUPS Z3, 192(R14)
+	ADDQ    $256, R12
+	ADDQ    $68, DI
+	DECQ    BX
+	JNZ     aqv1
+	VZEROUPPER
+	RET
+
+aqv1Ev:
+	VBROADCASTSS 0(R10), Z26
+	VMULPS       Z26, Z0, Z0
+	VMULPS       Z26, Z1, Z1
+	VMULPS       Z26, Z2, Z2
+	VMULPS       Z26, Z3, Z3
+	JMP     aqv1Row
+
+aqv2:
+	MOVQ    R12, R14
+	MOVQ    n+16(FP), CX
+	MOVQ    p+24(FP), R8
+	MOVQ    ev+32(FP), R9
+	MOVQ    scl+40(FP), R10
+	MOVQ    offs+56(FP), DX
+	VMOVUPS 0(R14), Z0
+	VMOVUPS 64(R14), Z1
+	VMOVUPS 128(R14), Z2
+	VMOVUPS 192(R14), Z3
+	ADDQ    R13, R14
+	VMOVUPS 0(R14), Z4
+	VMOVUPS 64(R14), Z5
+	VMOVUPS 128(R14), Z6
+	VMOVUPS 192(R14), Z7
+aqv2Key:
+	MOVLQSX (DX), R11
+	ADDQ    SI, R11
+	ADDQ    DI, R11
+	MOVBLZX (R9), AX
+	TESTL   AX, AX
+	JNZ     aqv2Ev
+aqv2Row:
+	VPMOVSXBD    2(R11), Z20
+	VPMOVSXBD    18(R11), Z21
+	VPMOVSXBD    36(R11), Z22
+	VPMOVSXBD    52(R11), Z23
+	VPBROADCASTW (R11), Y24
+	VCVTPH2PS    Y24, Z24
+	VPBROADCASTW 34(R11), Y25
+	VCVTPH2PS    Y25, Z25
+	VCVTDQ2PS    Z20, Z20
+	VCVTDQ2PS    Z21, Z21
+	VCVTDQ2PS    Z22, Z22
+	VCVTDQ2PS    Z23, Z23
+	VMULPS       Z24, Z20, Z20
+	VMULPS       Z24, Z21, Z21
+	VMULPS       Z25, Z22, Z22
+	VMULPS       Z25, Z23, Z23
+	VBROADCASTSS 0(R8), Z26
+	VFMADD231PS  Z26, Z20, Z0
+	VFMADD231PS  Z26, Z21, Z1
+	VFMADD231PS  Z26, Z22, Z2
+	VFMADD231PS  Z26, Z23, Z3
+	VBROADCASTSS 4(R8), Z26
+	VFMADD231PS  Z26, Z20, Z4
+	VFMADD231PS  Z26, Z21, Z5
+	VFMADD231PS  Z26, Z22, Z6
+	VFMADD231PS  Z26, Z23, Z7
+	ADDQ    $4, DX
+	ADDQ    $16, R8
+	ADDQ    $16, R10
+	INCQ    R9
+	DECQ    CX
+	JNZ     aqv2Key
+	MOVQ    R12, R14
+	VMOVUPS Z0, 0(R14)
+	VMOVUPS Z1, 64(R14)
+	VMOVUPS Z2, 128(R14)
+	VMOVUPS Z3, 192(R14)
+	ADDQ    R13, R14
+	VMOVUPS Z4, 0(R14)
+	VMOVUPS Z5, 64(R14)
+	VMOVUPS Z6, 128(R14)
+	VMOVUPS Z7, 192(R14)
+	ADDQ    $256, R12
+	ADDQ    $68, DI
+	DECQ    BX
+	JNZ     aqv2
+	VZEROUPPER
+	RET
+
+aqv2Ev:
+	VBROADCASTSS 0(R10), Z26
+	VMULPS       Z26, Z0, Z0
+	VMULPS       Z26, Z1, Z1
+	VMULPS       Z26, Z2, Z2
+	VMULPS       Z26, Z3, Z3
+	VBROADCASTSS 4(R10), Z26
+	VMULPS       Z26, Z4, Z4
+	VMULPS       Z26, Z5, Z5
+	VMULPS       Z26, Z6, Z6
+	VMULPS       Z26, Z7, Z7
+	JMP     aqv2Row
+
+aqv3:
+	MOVQ    R12, R14
+	MOVQ    n+16(FP), CX
+	MOVQ    p+24(FP), R8
+	MOVQ    ev+32(FP), R9
+	MOVQ    scl+40(FP), R10
+	MOVQ    offs+56(FP), DX
+	VMOVUPS 0(R14), Z0
+	VMOVUPS 64(R14), Z1
+	VMOVUPS 128(R14), Z2
+	VMOVUPS 192(R14), Z3
+	ADDQ    R13, R14
+	VMOVUPS 0(R14), Z4
+	VMOVUPS 64(R14), Z5
+	VMOVUPS 128(R14), Z6
+	VMOVUPS 192(R14), Z7
+	ADDQ    R13, R14
+	VMOVUPS 0(R14), Z8
+	VMOVUPS 64(R14), Z9
+	VMOVUPS 128(R14), Z10
+	VMOVUPS 192(R14), Z11
+aqv3Key:
+	MOVLQSX (DX), R11
+	ADDQ    SI, R11
+	ADDQ    DI, R11
+	MOVBLZX (R9), AX
+	TESTL   AX, AX
+	JNZ     aqv3Ev
+aqv3Row:
+	VPMOVSXBD    2(R11), Z20
+	VPMOVSXBD    18(R11), Z21
+	VPMOVSXBD    36(R11), Z22
+	VPMOVSXBD    52(R11), Z23
+	VPBROADCASTW (R11), Y24
+	VCVTPH2PS    Y24, Z24
+	VPBROADCASTW 34(R11), Y25
+	VCVTPH2PS    Y25, Z25
+	VCVTDQ2PS    Z20, Z20
+	VCVTDQ2PS    Z21, Z21
+	VCVTDQ2PS    Z22, Z22
+	VCVTDQ2PS    Z23, Z23
+	VMULPS       Z24, Z20, Z20
+	VMULPS       Z24, Z21, Z21
+	VMULPS       Z25, Z22, Z22
+	VMULPS       Z25, Z23, Z23
+	VBROADCASTSS 0(R8), Z26
+	VFMADD231PS  Z26, Z20, Z0
+	VFMADD231PS  Z26, Z21, Z1
+	VFMADD231PS  Z26, Z22, Z2
+	VFMADD231PS  Z26, Z23, Z3
+	VBROADCASTSS 4(R8), Z26
+	VFMADD231PS  Z26, Z20, Z4
+	VFMADD231PS  Z26, Z21, Z5
+	VFMADD231PS  Z26, Z22, Z6
+	VFMADD231PS  Z26, Z23, Z7
+	VBROADCASTSS 8(R8), Z26
+	VFMADD231PS  Z26, Z20, Z8
+	VFMADD231PS  Z26, Z21, Z9
+	VFMADD231PS  Z26, Z22, Z10
+	VFMADD231PS  Z26, Z23, Z11
+	ADDQ    $4, DX
+	ADDQ    $16, R8
+	ADDQ    $16, R10
+	INCQ    R9
+	DECQ    CX
+	JNZ     aqv3Key
+	MOVQ    R12, R14
+	VMOVUPS Z0, 0(R14)
+	VMOVUPS Z1, 64(R14)
+	VMOVUPS Z2, 128(R14)
+	VMOVUPS Z3, 192(R14)
+	ADDQ    R13, R14
+	VMOVUPS Z4, 0(R14)
+	VMOVUPS Z5, 64(R14)
+	VMOVUPS Z6, 128(R14)
+	VMOVUPS Z7, 192(R14)
+	ADDQ    R13, R14
+	VMOVUPS Z8, 0(R14)
+	VMOVUPS Z9, 64(R14)
+	VMOVUPS Z10, 128(R14)
+	VMOVUPS Z11, 192(R14)
+	ADDQ    $256, R12
+	ADDQ    $68, DI
+	DECQ    BX
+	JNZ     aqv3
+	VZEROUPPER
+	RET
+
+aqv3Ev:
+	VBROADCASTSS 0(R10), Z26
+	VMULPS       Z26, Z0, Z0
+	VMULPS       Z26, Z1, Z1
+	VMULPS       Z26, Z2, Z2
+	VMULPS       Z26, Z3, Z3
+	VBROADCASTSS 4(R10), Z26
+	VMULPS       Z26, Z4, Z4
+	VMULPS       Z26, Z5, Z5
+	VMULPS       Z26, Z6, Z6
+	VMULPS       Z26, Z7, Z7
+	VBROADCASTSS 8(R10), Z26
+	VMULPS       Z26, Z8, Z8
+	VMULPS       Z26, Z9, Z9
+	VMULPS       Z26, Z10, Z10
+	VMULPS       Z26, Z11, Z11
+	JMP     aqv3Row
+
+aqv4:
+	MOVQ    R12, R14
+	MOVQ    n+16(FP), CX
+	MOVQ    p+24(FP), R8
+	MOVQ    ev+32(FP), R9
+	MOVQ    scl+40(FP), R10
+	MOVQ    offs+56(FP), DX
+	VMOVUPS 0(R14), Z0
+	VMOVUPS 64(R14), Z1
+	VMOVUPS 128(R14), Z2
+	VMOVUPS 192(R14), Z3
+	ADDQ    R13, R14
+	VMOVUPS 0(R14), Z4
+	VMOVUPS 64(R14), Z5
+	VMOVUPS 128(R14), Z6
+	VMOVUPS 192(R14), Z7
+	ADDQ    R13, R14
+	VMOVUPS 0(R14), Z8
+	VMOVUPS 64(R14), Z9
+	VMOVUPS 128(R14), Z10
+	VMOVUPS 192(R14), Z11
+	ADDQ    R13, R14
+	VMOVUPS 0(R14), Z12
+	VMOVUPS 64(R14), Z13
+	VMOVUPS 128(R14), Z14
+	VMOVUPS 192(R14), Z15
+aqv4Key:
+	MOVLQSX (DX), R11
+	ADDQ    SI, R11
+	ADDQ    DI, R11
+	MOVBLZX (R9), AX
+	TESTL   AX, AX
+	JNZ     aqv4Ev
+aqv4Row:
+	VPMOVSXBD    2(R11), Z20
+	VPMOVSXBD    18(R11), Z21
+	VPMOVSXBD    36(R11), Z22
+	VPMOVSXBD    52(R11), Z23
+	VPBROADCASTW (R11), Y24
+	VCVTPH2PS    Y24, Z24
+	VPBROADCASTW 34(R11), Y25
+	VCVTPH2PS    Y25, Z25
+	VCVTDQ2PS    Z20, Z20
+	VCVTDQ2PS    Z21, Z21
+	VCVTDQ2PS    Z22, Z22
+	VCVTDQ2PS    Z23, Z23
+	VMULPS       Z24, Z20, Z20
+	VMULPS       Z24, Z21, Z21
+	VMULPS       Z25, Z22, Z22
+	VMULPS       Z25, Z23, Z23
+	VBROADCASTSS 0(R8), Z26
+	VFMADD231PS  Z26, Z20, Z0
+	VFMADD231PS  Z26, Z21, Z1
+	VFMADD231PS  Z26, Z22, Z2
+	VFMADD231PS  Z26, Z23, Z3
+	VBROADCASTSS 4(R8), Z26
+	VFMADD231PS  Z26, Z20, Z4
+	VFMADD231PS  Z26, Z21, Z5
+	VFMADD231PS  Z26, Z22, Z6
+	VFMADD231PS  Z26, Z23, Z7
+	VBROADCASTSS 8(R8), Z26
+	VFMADD231PS  Z26, Z20, Z8
+	VFMADD231PS  Z26, Z21, Z9
+	VFMADD231PS  Z26, Z22, Z10
+	VFMADD231PS  Z26, Z23, Z11
+	VBROADCASTSS 12(R8), Z26
+	VFMADD231PS  Z26, Z20, Z12
+	VFMADD231PS  Z26, Z21, Z13
+	VFMADD231PS  Z26, Z22, Z14
+	VFMADD231PS  Z26, Z23, Z15
+	ADDQ    $4, DX
+	ADDQ    $16, R8
+	ADDQ    $16, R10
+	INCQ    R9
+	DECQ    CX
+	JNZ     aqv4Key
+	MOVQ    R12, R14
+	VMOVUPS Z0, 0(R14)
+	VMOVUPS Z1, 64(R14)
+	VMOVUPS Z2, 128(R14)
+	VMOVUPS Z3, 192(R14)
+	ADDQ    R13, R14
+	VMOVUPS Z4, 0(R14)
+	VMOVUPS Z5, 64(R14)
+	VMOVUPS Z6, 128(R14)
+	VMOVUPS Z7, 192(R14)
+	ADDQ    R13, R14
+	VMOVUPS Z8, 0(R14)
+	VMOVUPS Z9, 64(R14)
+	VMOVUPS Z10, 128(R14)
+	VMOVUPS Z11, 192(R14)
+	ADDQ    R13, R14
+	VMOVUPS Z12, 0(R14)
+	VMOVUPS Z13, 64(R14)
+	VMOVUPS Z14, 128(R14)
+	VMOVUPS Z15, 192(R14)
+	ADDQ    $256, R12
+	ADDQ    $68, DI
+	DECQ    BX
+	JNZ     aqv4
+	VZEROUPPER
+	RET
+
+aqv4Ev:
+	VBROADCASTSS 0(R10), Z26
+	VMULPS       Z26, Z0, Z0
+	VMULPS       Z26, Z1, Z1
+	VMULPS       Z26, Z2, Z2
+	VMULPS       Z26, Z3, Z3
+	VBROADCASTSS 4(R10), Z26
+	VMULPS       Z26, Z4, Z4
+	VMULPS       Z26, Z5, Z5
+	VMULPS       Z26, Z6, Z6
+	VMULPS       Z26, Z7, Z7
+	VBROADCASTSS 8(R10), Z26
+	VMULPS       Z26, Z8, Z8
+	VMULPS       Z26, Z9, Z9
+	VMULPS       Z26, Z10, Z10
+	VMULPS       Z26, Z11, Z11
+	VBROADCASTSS 12(R10), Z26
+	VMULPS       Z26, Z12, Z12
+	VMULPS       Z26, Z13, Z13
+	VMULPS       Z26, Z14, Z14
+	VMULPS       Z26, Z15, Z15
+	JMP     aqv4Row
