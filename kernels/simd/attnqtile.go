@@ -49,12 +49,13 @@ func (q *Q8_0Queries) Set(n int, qq []byte, stride, g int) {
 	if !vnni.Load() || (n/qk)%2 != 0 {
 		return
 	}
-	// Per pair of blocks b, b+1 (768 bytes): the 64 quants of each query
-	// (4×64 B); per query the int32 lanes -128*(sum of the 4 quants of the
-	// lane), the start of VPDPBUSD over the keys' quants biased by +128
-	// (x^0x80 = x+128, so the biased sum minus 128*sum(y) is the exact
-	// signed one) (4×64 B); the query scales as float32, for heads 0,1 and
-	// 2,3: block b's [d0 ×8 | d1 ×8] then block b+1's (4×64 B).
+	// Per pair of blocks b, b+1 (768 bytes), as the assembly reads them
+	// (64 B each): the quants of heads 0,1 in block b, [h0 | h1], then in
+	// block b+1, then those of heads 2,3; in the same order the int32
+	// lanes -128*(sum of the lane's 4 quants), the start of VPDPBUSD over
+	// the key's quants biased by +128 (x^0x80 = x+128, so the biased sum
+	// minus 128*sum(y) is the exact signed one); in the same order the
+	// query scales as float32, 8 lanes per head.
 	np := n / qk / 2
 	if cap(q.packed) < np*768 {
 		q.packed = make([]byte, np*768)
@@ -66,18 +67,16 @@ func (q *Q8_0Queries) Set(n int, qq []byte, stride, g int) {
 			row := q.rows[h*rb:]
 			for bi := range 2 {
 				blk := row[(2*c+bi)*bytesQ8_0:]
-				copy(pc[64*h+32*bi:64*h+32*bi+32], blk[2:34])
+				at := 128*(h/2) + 64*bi + 32*(h%2) // the 32 bytes of (head, block) in each part
+				copy(pc[at:at+32], blk[2:34])
+				d := math.Float32bits(f16At(blk, 0))
 				for l := range 8 {
 					s := int32(0)
 					for e := range 4 {
 						s += int32(int8(blk[2+4*l+e]))
 					}
-					putU32(pc[256+64*h+32*bi+4*l:], uint32(-128*s))
-				}
-				d := math.Float32bits(f16At(blk, 0))
-				pr, hh := h/2, h%2 // pair, head within the pair
-				for l := range 8 {
-					putU32(pc[512+128*pr+64*bi+32*hh+4*l:], d)
+					putU32(pc[256+at+4*l:], uint32(-128*s))
+					putU32(pc[512+at+4*l:], d)
 				}
 			}
 		}

@@ -10,3 +10,6 @@ func attnScoresQ8_0AVX512(nb, n int, qp, k *byte, offs *int32, scale float32, m 
 
 //go:noescape
 func attnValuesQ8_0AVX512(nb, heads, n int, p *float32, ev *uint8, scl *float32, v *byte, offs *int32, acc *float32, s *[4]float32)
+
+//go:noescape
+func expfRowAVX512(y, x *float32, n int) int

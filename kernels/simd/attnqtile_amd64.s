@@ -23,8 +23,9 @@ GLOBL aqIdx<>(SB), RODATA|NOPTR, $64
 // Per key: the row's quants biased to unsigned (x^0x80) go through
 // VPDPBUSD with each query's quants, started from -128*sum(query quants of
 // the lane): the exact int32 lane sums I_j of llama.cpp's AVX2 dot (lane j:
-// elements 4j..4j+3 of a block). Lanes of heads 0,1 (and 2,3) are gathered
-// into one register per block, [I(h0) | I(h1)], and accumulated as
+// elements 4j..4j+3 of a block). A block is loaded into both halves of a
+// register and dotted with two heads' quants of that block at once, giving
+// [I(h0) | I(h1)] (and [I(h2) | I(h3)]), accumulated as
 // L = fma(dk*dq, float(I), L) block after block, then summed as
 // hsum_float_8 does for all four heads at once: (L0+L4)+(L2+L6) and
 // (L1+L5)+(L3+L7), added. Then the score scale and the running maximum.
@@ -54,37 +55,34 @@ aqsKey:
 	MOVQ    BX, R13
 
 aqsPair:
-	VMOVDQU      2(R11), Y0
-	VINSERTI64X4 $1, 36(R11), Z0, Z0
+	VBROADCASTI64X4 2(R11), Z0      // block b's quants in both halves
 	VPXORD       Z29, Z0, Z0
+	VBROADCASTI64X4 36(R11), Z10    // block b+1's
+	VPXORD       Z29, Z10, Z10
 	VMOVDQU32    256(R12), Z1
-	VPDPBUSD     (R12), Z0, Z1
+	VPDPBUSD     (R12), Z0, Z1      // block b: [I(h0) | I(h1)]
 	VMOVDQU32    320(R12), Z2
-	VPDPBUSD     64(R12), Z0, Z2
+	VPDPBUSD     64(R12), Z10, Z2   // block b+1
 	VMOVDQU32    384(R12), Z3
-	VPDPBUSD     128(R12), Z0, Z3
+	VPDPBUSD     128(R12), Z0, Z3   // block b: [I(h2) | I(h3)]
 	VMOVDQU32    448(R12), Z4
-	VPDPBUSD     192(R12), Z0, Z4
+	VPDPBUSD     192(R12), Z10, Z4
 	VPBROADCASTW (R11), Y5
 	VCVTPH2PS    Y5, Z5             // dk of block b
 	VPBROADCASTW 34(R11), Y6
 	VCVTPH2PS    Y6, Z6             // dk of block b+1
-	VSHUFI64X2   $0x44, Z2, Z1, Z7  // block b: [I(h0) | I(h1)]
-	VSHUFI64X2   $0xee, Z2, Z1, Z8  // block b+1
-	VCVTDQ2PS    Z7, Z7
-	VCVTDQ2PS    Z8, Z8
+	VCVTDQ2PS    Z1, Z1
+	VCVTDQ2PS    Z2, Z2
+	VCVTDQ2PS    Z3, Z3
+	VCVTDQ2PS    Z4, Z4
 	VMULPS       512(R12), Z5, Z9
-	VFMADD231PS  Z9, Z7, Z16
+	VFMADD231PS  Z9, Z1, Z16
 	VMULPS       576(R12), Z6, Z9
-	VFMADD231PS  Z9, Z8, Z16
-	VSHUFI64X2   $0x44, Z4, Z3, Z7
-	VSHUFI64X2   $0xee, Z4, Z3, Z8
-	VCVTDQ2PS    Z7, Z7
-	VCVTDQ2PS    Z8, Z8
+	VFMADD231PS  Z9, Z2, Z16
 	VMULPS       640(R12), Z5, Z9
-	VFMADD231PS  Z9, Z7, Z17
+	VFMADD231PS  Z9, Z3, Z17
 	VMULPS       704(R12), Z6, Z9
-	VFMADD231PS  Z9, Z8, Z17
+	VFMADD231PS  Z9, Z4, Z17
 	ADDQ         $68, R11
 	ADDQ         $768, R12
 	DECQ         R13
@@ -548,3 +546,121 @@ aqv4Ev:
 	VMULPS       Z26, Z14, Z14
 	VMULPS       Z26, Z15, Z15
 	JMP     aqv4Row
+
+// glibc's expf constants and 2^(i/32) table (as attn_amd64.s's ef*).
+DATA aqeTab<>+0(SB)/8, $0x3ff0000000000000
+DATA aqeTab<>+8(SB)/8, $0x3fefd9b0d3158574
+DATA aqeTab<>+16(SB)/8, $0x3fefb5586cf9890f
+DATA aqeTab<>+24(SB)/8, $0x3fef9301d0125b51
+DATA aqeTab<>+32(SB)/8, $0x3fef72b83c7d517b
+DATA aqeTab<>+40(SB)/8, $0x3fef54873168b9aa
+DATA aqeTab<>+48(SB)/8, $0x3fef387a6e756238
+DATA aqeTab<>+56(SB)/8, $0x3fef1e9df51fdee1
+DATA aqeTab<>+64(SB)/8, $0x3fef06fe0a31b715
+DATA aqeTab<>+72(SB)/8, $0x3feef1a7373aa9cb
+DATA aqeTab<>+80(SB)/8, $0x3feedea64c123422
+DATA aqeTab<>+88(SB)/8, $0x3feece086061892d
+DATA aqeTab<>+96(SB)/8, $0x3feebfdad5362a27
+DATA aqeTab<>+104(SB)/8, $0x3feeb42b569d4f82
+DATA aqeTab<>+112(SB)/8, $0x3feeab07dd485429
+DATA aqeTab<>+120(SB)/8, $0x3feea47eb03a5585
+DATA aqeTab<>+128(SB)/8, $0x3feea09e667f3bcd
+DATA aqeTab<>+136(SB)/8, $0x3fee9f75e8ec5f74
+DATA aqeTab<>+144(SB)/8, $0x3feea11473eb0187
+DATA aqeTab<>+152(SB)/8, $0x3feea589994cce13
+DATA aqeTab<>+160(SB)/8, $0x3feeace5422aa0db
+DATA aqeTab<>+168(SB)/8, $0x3feeb737b0cdc5e5
+DATA aqeTab<>+176(SB)/8, $0x3feec49182a3f090
+DATA aqeTab<>+184(SB)/8, $0x3feed503b23e255d
+DATA aqeTab<>+192(SB)/8, $0x3feee89f995ad3ad
+DATA aqeTab<>+200(SB)/8, $0x3feeff76f2fb5e47
+DATA aqeTab<>+208(SB)/8, $0x3fef199bdd85529c
+DATA aqeTab<>+216(SB)/8, $0x3fef3720dcef9069
+DATA aqeTab<>+224(SB)/8, $0x3fef5818dcfba487
+DATA aqeTab<>+232(SB)/8, $0x3fef7c97337b9b5f
+DATA aqeTab<>+240(SB)/8, $0x3fefa4afa2a490da
+DATA aqeTab<>+248(SB)/8, $0x3fefd0765b6e4540
+GLOBL aqeTab<>(SB), RODATA|NOPTR, $256
+DATA aqeInv<>+0(SB)/8, $0x40471547652b82fe
+GLOBL aqeInv<>(SB), RODATA|NOPTR, $8
+DATA aqeShift<>+0(SB)/8, $0x4338000000000000
+GLOBL aqeShift<>(SB), RODATA|NOPTR, $8
+DATA aqeC0<>+0(SB)/8, $0x3ebc6af84b912394
+GLOBL aqeC0<>(SB), RODATA|NOPTR, $8
+DATA aqeC1<>+0(SB)/8, $0x3f2ebfce50fac4f3
+GLOBL aqeC1<>(SB), RODATA|NOPTR, $8
+DATA aqeC2<>+0(SB)/8, $0x3f962e42ff0c52d6
+GLOBL aqeC2<>(SB), RODATA|NOPTR, $8
+DATA aqeOne<>+0(SB)/8, $0x3ff0000000000000
+GLOBL aqeOne<>(SB), RODATA|NOPTR, $8
+DATA aqeMask<>+0(SB)/8, $0x000000000000001f
+GLOBL aqeMask<>(SB), RODATA|NOPTR, $8
+
+// func expfRowAVX512(y, x *float32, n int) int
+//
+// Expf of n (a multiple of 8) values, eight per step in float64 lanes:
+// expfRowAVX2's operations, the table read by two two-register permutes
+// instead of a gather. It stops before the first eight holding an input
+// Expf treats apart (|x| >= 88, Inf, NaN: exponent field >= 0x42b of the
+// top 11 bits after the sign) and returns how many it wrote.
+TEXT ·expfRowAVX512(SB), NOSPLIT, $0-32
+	MOVQ y+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ n+16(FP), CX
+	XORQ DX, DX
+	VBROADCASTSD aqeInv<>(SB), Z10
+	VBROADCASTSD aqeShift<>(SB), Z11
+	VBROADCASTSD aqeC0<>(SB), Z12
+	VBROADCASTSD aqeC1<>(SB), Z13
+	VBROADCASTSD aqeC2<>(SB), Z14
+	VBROADCASTSD aqeOne<>(SB), Z15
+	VMOVDQU64 aqeTab<>+0(SB), Z20
+	VMOVDQU64 aqeTab<>+64(SB), Z21
+	VMOVDQU64 aqeTab<>+128(SB), Z22
+	VMOVDQU64 aqeTab<>+192(SB), Z23
+	MOVL $0x7ff, AX
+	VPBROADCASTD AX, Y24
+	MOVL $0x42b, AX
+	VPBROADCASTD AX, Y25
+	MOVQ $16, AX
+	VPBROADCASTQ AX, Z26
+	TESTQ CX, CX
+	JZ aqeDone
+aqeLoop:
+	VMOVDQU (SI), Y0
+	VPSRLD $20, Y0, Y1
+	VPANDD Y24, Y1, Y1
+	VPCMPUD $5, Y25, Y1, K1 // top >= 0x42b
+	KORTESTW K1, K1
+	JNZ aqeDone
+	VCVTPS2PD Y0, Z0
+	VMOVAPD Z11, Z1
+	VFMADD231PD Z0, Z10, Z1 // kd = fma(32/ln2, x, shift)
+	VSUBPD Z11, Z1, Z3
+	VFMSUB231PD Z0, Z10, Z3 // r = fma(32/ln2, x, -(kd-shift))
+	VMOVDQA64 Z1, Z4
+	VPERMI2Q Z21, Z20, Z4   // tab[ki%16]
+	VMOVDQA64 Z1, Z5
+	VPERMI2Q Z23, Z22, Z5   // tab[16+ki%16]
+	VPTESTMQ Z26, Z1, K2
+	VMOVDQA64 Z5, K2, Z4    // tab[ki%32]
+	VPSLLQ $47, Z1, Z1
+	VPADDQ Z1, Z4, Z6       // s
+	VMOVAPD Z13, Z7
+	VFMADD231PD Z3, Z12, Z7 // z = fma(c0, r, c1)
+	VMOVAPD Z15, Z8
+	VFMADD231PD Z3, Z14, Z8 // y = fma(c2, r, 1)
+	VMULPD Z3, Z3, Z2
+	VFMADD231PD Z2, Z7, Z8  // y = fma(z, r*r, y)
+	VMULPD Z6, Z8, Z8
+	VCVTPD2PS Z8, Y8
+	VMOVUPS Y8, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DI
+	ADDQ $8, DX
+	SUBQ $8, CX
+	JNZ aqeLoop
+aqeDone:
+	MOVQ DX, ret+24(FP)
+	VZEROUPPER
+	RET
