@@ -47,6 +47,12 @@ TEXT ·attnScoresQ8_0AVX512(SB), NOSPLIT, $0-80
 	VMOVDQU32 aqIdx<>(SB), Z28
 
 aqsKey:
+	CMPQ    CX, $9
+	JB      aqsNoPf
+	MOVLQSX 32(DX), AX          // prefetch the row 8 keys ahead
+	PREFETCHT0 (SI)(AX*1)
+	PREFETCHT0 63(SI)(AX*1)
+aqsNoPf:
 	MOVLQSX (DX), R11
 	ADDQ    SI, R11             // the key row
 	VPXORD  Z16, Z16, Z16       // L of heads 0,1
@@ -175,6 +181,13 @@ aqv1:
 	VMOVUPS 128(R14), Z2
 	VMOVUPS 192(R14), Z3
 aqv1Key:
+	CMPQ    CX, $9
+	JB      aqv1NoPf
+	MOVLQSX 32(DX), AX
+	ADDQ    SI, AX
+	PREFETCHT0 (AX)(DI*1)
+	PREFETCHT0 63(AX)(DI*1)
+aqv1NoPf:
 	MOVLQSX (DX), R11
 	ADDQ    SI, R11
 	ADDQ    DI, R11
@@ -246,6 +259,13 @@ aqv2:
 	VMOVUPS 128(R14), Z6
 	VMOVUPS 192(R14), Z7
 aqv2Key:
+	CMPQ    CX, $9
+	JB      aqv2NoPf
+	MOVLQSX 32(DX), AX
+	ADDQ    SI, AX
+	PREFETCHT0 (AX)(DI*1)
+	PREFETCHT0 63(AX)(DI*1)
+aqv2NoPf:
 	MOVLQSX (DX), R11
 	ADDQ    SI, R11
 	ADDQ    DI, R11
@@ -337,6 +357,13 @@ aqv3:
 	VMOVUPS 128(R14), Z10
 	VMOVUPS 192(R14), Z11
 aqv3Key:
+	CMPQ    CX, $9
+	JB      aqv3NoPf
+	MOVLQSX 32(DX), AX
+	ADDQ    SI, AX
+	PREFETCHT0 (AX)(DI*1)
+	PREFETCHT0 63(AX)(DI*1)
+aqv3NoPf:
 	MOVLQSX (DX), R11
 	ADDQ    SI, R11
 	ADDQ    DI, R11
@@ -448,6 +475,13 @@ aqv4:
 	VMOVUPS 128(R14), Z14
 	VMOVUPS 192(R14), Z15
 aqv4Key:
+	CMPQ    CX, $9
+	JB      aqv4NoPf
+	MOVLQSX 32(DX), AX
+	ADDQ    SI, AX
+	PREFETCHT0 (AX)(DI*1)
+	PREFETCHT0 63(AX)(DI*1)
+aqv4NoPf:
 	MOVLQSX (DX), R11
 	ADDQ    SI, R11
 	ADDQ    DI, R11
