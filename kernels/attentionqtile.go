@@ -52,9 +52,14 @@ func (t *attnTask) runQuantTile(worker, lo, hi int) {
 				for j := 0; j <= pos; j += T {
 					n := min(T, pos+1-j)
 					offs, args, scl, ev := ts.offs[:n], ts.args[:4*n], ts.scl[:4*n], ts.ev[:n]
-					for i := range offs {
+					for i := 0; i < n; { // one block's run of slots at a time
 						p := j + i
-						offs[i] = int32((int(table[p/bs])*bs+p%bs)*rb + kvh*hb)
+						slot := p % bs
+						o := (int(table[p/bs])*bs+slot)*rb + kvh*hb
+						for range min(bs-slot, n-i) {
+							offs[i] = int32(o)
+							i, o = i+1, o+rb
+						}
 					}
 					simd.AttnScoresQ8_0(&ts.q, kv.KQ, offs, t.scale, gg, &m, args, ev)
 					simd.ExpfRow(args, args)
