@@ -26,8 +26,8 @@ type Q8_0Queries struct {
 	packed []byte // avx512vnni: per pair of blocks, qs, biases and scales (attnScoresQ8_0AVX512)
 }
 
-// Set stores rows h < len(qq)/... : the g ≤ 4 Q8_0 rows of n elements at
-// qq[h*stride:], rows g..3 zero (their scores are 0 and never events).
+// Set stores the g ≤ 4 Q8_0 rows of n elements at qq[h*stride:], h < g;
+// rows g..3 are zero (their scores are 0, their bits never set).
 func (q *Q8_0Queries) Set(n int, qq []byte, stride, g int) {
 	if n%qk != 0 || g < 1 || g > 4 {
 		panic(fmt.Sprintf("simd: Q8_0Queries.Set: %d elements, %d rows: want whole blocks and 1..4 rows", n, g))
