@@ -198,6 +198,7 @@ func (e *Engine) step() {
 	}
 	e.ctr.Steps++
 	e.ctr.Preemptions += int64(len(plan.Preempted))
+	e.ctr.PeakRunning = max(e.ctr.PeakRunning, int64(e.sched.NumRunning()))
 	e.ctr.ComputedTokens += int64(plan.NumTokens)
 	for _, q := range plan.Seqs {
 		st := e.live[q.ID]

@@ -22,6 +22,10 @@ type Counters struct {
 	GeneratedTokens int64 // tokens sampled
 	Finished        int64 // completions ended by stop or length
 	Aborted         int64 // completions ended by cancellation, a slow reader, an error or Close
+	// PeakRunning is the most requests that ever held blocks at once (a
+	// high-water mark of Stats.Running, taken after each schedule): what a
+	// KV budget really admitted together.
+	PeakRunning int64
 
 	// Wall time of the steps that ran, and of their model forwards and
 	// sampling (runner.Output): StepTime-ForwardTime is the engine's

@@ -22,7 +22,7 @@ import (
 //	x [m][Cols] --convert--> xq [m][RowBytes(Cols)] --prepare--> GEMM rows
 //	W rows [chunk 0          ][chunk 1     ][c2 ][c3]...  multiples of 16 rows,
 //	                                                      large first, small last
-//	GEMM types (Q8_0, Q4_0, Q4_K, Q6_K), m >= the type's threshold:
+//	GEMM types (Q8_0, Q4_0, Q4_K, Q5_K, Q6_K), m >= the type's threshold:
 //	       [panel][panel]...  8 or 16 rows repacked into the worker's scratch
 //	                          (L2); 1..4 activation rows per micro-kernel call,
 //	                          a register tile of 8/16 weight rows x 4 rows
@@ -314,7 +314,7 @@ func (t *matmulTask) packedRows(o *mmOp, lo, hi, worker int) {
 	}
 	raw(lo, a)
 	if a < b {
-		o.vd.gemm.load.gemm(w.Cols, w.packed[a*o.rb:], b-a, o.g, o.grb, o.m, o.dst[a:], w.Rows, t.gemmScratch[worker])
+		o.vd.gemm.load.gemm(w.Cols, w.packed[o.vd.gemm.load.bytes(w.Cols, a):], b-a, o.g, o.grb, o.m, o.dst[a:], w.Rows, t.gemmScratch[worker])
 	}
 	raw(b, hi)
 }

@@ -5,6 +5,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"sync"
+	"syscall"
 	"testing"
 
 	"kiln/gguf"
@@ -275,7 +277,7 @@ func BenchmarkMatMulDecodeDRAM(b *testing.B) {
 	r := rand.New(rand.NewPCG(51, 52))
 	pool := NewPool(runtime.GOMAXPROCS(0))
 	defer pool.Close()
-	for _, typ := range []gguf.Type{gguf.TypeQ8_0, gguf.TypeQ4_0, gguf.TypeQ4_K} {
+	for _, typ := range []gguf.Type{gguf.TypeQ8_0, gguf.TypeQ4_0, gguf.TypeQ4_K, gguf.TypeQ6_K} {
 		b.Run(typ.String(), func(b *testing.B) {
 			one := randMatrix(r, typ, 4096, 2048)
 			ws := make([]*Matrix, 12)
@@ -290,13 +292,20 @@ func BenchmarkMatMulDecodeDRAM(b *testing.B) {
 			for _, w := range ws {
 				pool.MatMul(dst, w, x, 1)
 			}
+			var ru0, ru1 syscall.Rusage
+			syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
 			b.ResetTimer()
 			for b.Loop() {
 				for _, w := range ws {
 					pool.MatMul(dst, w, x, 1)
 				}
 			}
+			syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
 			b.ReportMetric(float64(bytes)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GB/s")
+			// Process CPU time per step (a shared machine's load stretches
+			// wall time far more; stalls on DRAM still count).
+			cpu := ru1.Utime.Nano() - ru0.Utime.Nano() + ru1.Stime.Nano() - ru0.Stime.Nano()
+			b.ReportMetric(float64(cpu)/1e3/float64(b.N), "cpu-us/op")
 		})
 	}
 }
@@ -332,4 +341,34 @@ func TestMatMulPrefetchNext(t *testing.T) {
 			t.Errorf("matrix %d: learned successor %p, want %p", i, got, ws[(i+1)%len(ws)])
 		}
 	}
+}
+
+// BenchmarkReadBandwidth is the decode roofline BenchmarkMatMulDecodeDRAM
+// compares with: GOMAXPROCS goroutines each stream their own part of
+// 1 GiB (simd.Max over float32, one AVX load per 32/64 bytes and
+// almost no arithmetic), GB/s of bytes read.
+//
+//	go test ./kernels -run '^$' -bench ReadBandwidth -cpu 1,2
+func BenchmarkReadBandwidth(b *testing.B) {
+	const total = 1 << 30
+	buf := make([]float32, total/4)
+	for i := range buf {
+		buf[i] = float32(i & 1023)
+	}
+	t := runtime.GOMAXPROCS(0)
+	part := len(buf) / t
+	var sink [64]float32
+	run := func() {
+		var wg sync.WaitGroup
+		for k := range t {
+			wg.Go(func() { sink[k] = simd.Max(buf[k*part : (k+1)*part]) })
+		}
+		wg.Wait()
+	}
+	run()
+	b.ResetTimer()
+	for b.Loop() {
+		run()
+	}
+	b.ReportMetric(float64(total)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GB/s")
 }

@@ -61,7 +61,8 @@ type gemmDot struct {
 
 // loadLayout is a weight type's load-time layout (Repack): whole panels of
 // rows rows, written by pack into bytes(n, rows) bytes, multiplied by gemm
-// from the panel bytes of the first row on.
+// from the panel bytes of the first row on (row r of a panel boundary at
+// bytes(n, r): the raw rows' size for every layout but Q4_K experts').
 type loadLayout struct {
 	rows  int
 	bytes func(n, rows int) int
@@ -75,6 +76,8 @@ type loadLayout struct {
 // per output at m=4), Q6_K's (a costlier repack) from about 16-32:
 // GemmQ6_KQ8_K itself runs the x4 dots below 32 rows on AVX2, and its
 // AVX-512 VNNI panels from 16 (1.2x the x4 dots at m=16, 1.3x at 24).
+// Q5_K's panels pay from 8 rows on every set (GemmQ5_KQ8_K; below, the x4
+// dots, as before it had panels).
 var (
 	gemmQ8_0 = &gemmDot{simd.GemmActQ8_0Q8_0Bytes, simd.GemmActQ8_0Q8_0, simd.GemmQ8_0Q8_0, 2,
 		&loadLayout{8, simd.PackedQ8_0Bytes, simd.PackQ8_0, simd.GemmQ8_0Packed}}
@@ -83,6 +86,7 @@ var (
 	gemmQ4_K = &gemmDot{nil, nil, simd.GemmQ4_KQ8_K, 4, // reads Q8_K rows as they are
 		&loadLayout{8, simd.PackedQ4_KBytes, simd.PackQ4_K, simd.GemmQ4_KPacked}}
 	gemmQ6_K = &gemmDot{nil, nil, simd.GemmQ6_KQ8_K, 16, nil}
+	gemmQ5_K = &gemmDot{nil, nil, simd.GemmQ5_KQ8_K, 8, nil} // its own thresholds inside
 )
 
 // vecDots maps each weight type MatMul supports to its kernel.
@@ -102,7 +106,7 @@ var vecDots = map[gguf.Type]vecDot{
 	gguf.TypeQ2_K: {act: gguf.TypeQ8_K, convert: quantizeActQ8_K, dot: simd.DotQ2_KQ8_K, dot4: simd.DotQ2_KQ8_Kx4},
 	gguf.TypeQ3_K: {act: gguf.TypeQ8_K, convert: quantizeActQ8_K, dot: simd.DotQ3_KQ8_K, dot4: simd.DotQ3_KQ8_Kx4},
 	gguf.TypeQ4_K: {act: gguf.TypeQ8_K, convert: quantizeActQ8_K, dot: simd.DotQ4_KQ8_K, dot4: simd.DotQ4_KQ8_Kx4, gemm: gemmQ4_K},
-	gguf.TypeQ5_K: {act: gguf.TypeQ8_K, convert: quantizeActQ8_K, dot: simd.DotQ5_KQ8_K, dot4: simd.DotQ5_KQ8_Kx4},
+	gguf.TypeQ5_K: {act: gguf.TypeQ8_K, convert: quantizeActQ8_K, dot: simd.DotQ5_KQ8_K, dot4: simd.DotQ5_KQ8_Kx4, gemm: gemmQ5_K},
 	gguf.TypeQ6_K: {act: gguf.TypeQ8_K, convert: quantizeActQ8_K, dot: simd.DotQ6_KQ8_K, dot4: simd.DotQ6_KQ8_Kx4, gemm: gemmQ6_K},
 }
 
@@ -143,11 +147,19 @@ func vecDotFor(w *Matrix) vecDot {
 
 // vecDotQ4_KGemv is a repacked Q4_K expert's order: llama.cpp's
 // mul_mat_id multiplies each routed row with ggml_gemv_q4_K_8x8_q8_K,
-// whose super-block folding differs from its GEMM's. No GEMM, no
-// load-time layout: a plain dot per output, four activation rows per
-// pass over a weight row (simd.DotQ4_KQ8_KGemvx4, the same bits) when an
-// expert's group has several.
-var vecDotQ4_KGemv = vecDot{act: gguf.TypeQ8_K, convert: quantizeActQ8_K, dot: simd.DotQ4_KQ8_KGemv, dot4: simd.DotQ4_KQ8_KGemvx4}
+// whose super-block folding differs from its GEMM's. Its GEMM
+// (simd.GemmQ4_KGemvQ8_K) keeps that fold: per-call panels of 8 or 16
+// expert rows unpacked once for all the rows of the expert's group, the
+// 8-row gemv kernels for a single row (decode), the same bits as
+// simd.DotQ4_KQ8_KGemv. Its load-time layout (simd.PackQ4_KG: 16-row
+// panels, the quants by lane and the scales unpacked, 2.8% over the raw
+// size) is multiplied in place on the avx512vnni set, decode included.
+var vecDotQ4_KGemv = vecDot{act: gguf.TypeQ8_K, convert: quantizeActQ8_K, dot: simd.DotQ4_KQ8_KGemv, dot4: simd.DotQ4_KQ8_KGemvx4, gemm: gemmQ4_KGemv}
+
+// gemmQ4_KGemv is vecDotQ4_KGemv's GEMM. Its panels pay off from 2 rows
+// (MoEFFN kernel benchmark, AVX-512 VNNI: see BENCHMARKS.md, session 9).
+var gemmQ4_KGemv = &gemmDot{nil, nil, simd.GemmQ4_KGemvQ8_K, 2,
+	&loadLayout{16, simd.PackedQ4_KGBytes, simd.PackQ4_KG, simd.GemmQ4_KGemvPacked}}
 
 // Supported reports whether MatMul and Matrix.Row handle weights of type t.
 func Supported(t gguf.Type) bool {

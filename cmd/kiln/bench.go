@@ -47,6 +47,11 @@ type benchResult struct {
 	// the model's forward (scheduling, batch building, sampling,
 	// streaming), over the whole run.
 	EngineOverhead float64 `json:"engine_overhead"`
+	// PeakRunning is the most requests the engine ran at once (they all
+	// held KV blocks together); Preemptions how often a request gave its
+	// blocks back to be recomputed because the pool ran short.
+	PeakRunning int64 `json:"peak_running"`
+	Preemptions int64 `json:"preemptions"`
 	memReport
 	specReport
 }
@@ -91,6 +96,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	maxBatched := fs.Int("max-batched-tokens", 0, "tokens per engine step, the chunked-prefill budget (0: max(512, --prompt); gap workload: 256)")
 	asJSON := fs.Bool("json", false, "print JSON instead of a table")
 	noRepack := fs.Bool("no-repack", false, "keep weights in the file's layout (no load-time repacking)")
+	noWarmup := fs.Bool("no-warmup", false, "throughput workload: skip the untimed warm-up request (min(32, --prompt) prompt tokens, one generated), which faults in mmapped weights and the engine's buffers first, as llama-bench's warm-up does")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the timed part to this file (go tool pprof)")
 	kvf := addKVPoolFlags(fs)
 	kvTypeOf := kvTypeFlag(fs)
@@ -139,7 +145,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	case "prefix":
-		if err := only("prompt", "parallel", "streams", "long-prompt", "spec", "draft", "spec-adaptive", "prompt-repeat"); err != nil {
+		if err := only("prompt", "parallel", "streams", "long-prompt", "spec", "draft", "spec-adaptive", "prompt-repeat", "no-warmup"); err != nil {
 			return err
 		}
 		if *prefixLen < 1 || *suffixLen < 1 {
@@ -149,7 +155,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 			return usageErrorf("--requests %d: want 1 up to %d", *requests, maxParallel)
 		}
 	case "gap":
-		if err := only("prompt", "parallel", "prefix-len", "suffix-len", "requests", "spec", "draft", "spec-adaptive", "prompt-repeat"); err != nil {
+		if err := only("prompt", "parallel", "prefix-len", "suffix-len", "requests", "spec", "draft", "spec-adaptive", "prompt-repeat", "no-warmup"); err != nil {
 			return err
 		}
 		if err := checkParallel(*streams); err != nil {
@@ -233,6 +239,18 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 
+	if *workload == "throughput" && !*noWarmup {
+		// llama-bench's warm-up: a prompt of min(32, n_prompt) tokens and
+		// one token generated, untimed. Its tokens are none of the timed
+		// prompts', so the prefix cache serves them nothing.
+		w := make([]int32, min(32, *prompt))
+		for i := range w {
+			w[i] = tok(1_000_003 + i)
+		}
+		if _, err := submitAll(e, [][]int32{w}, 1); err != nil {
+			return fmt.Errorf("warm-up: %w", err)
+		}
+	}
 	if *cpuProfile != "" {
 		pf, err := os.Create(*cpuProfile)
 		if err != nil {
@@ -282,7 +300,9 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		memReport:   mem,
 	}
 	r.specReport = sf.report(e.Stats().Counters)
-	if st := e.Stats(); st.StepTime > 0 {
+	st := e.Stats()
+	r.PeakRunning, r.Preemptions = st.PeakRunning, st.Preemptions
+	if st.StepTime > 0 {
 		r.EngineOverhead = float64(int64(10000*float64(st.StepTime-st.ForwardTime)/float64(st.StepTime)+0.5)) / 10000
 	}
 	if decoded > 0 {
@@ -302,7 +322,8 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		active = fmt.Sprintf(" active, %.1f MiB per step: %d of %d experts per token", float64(r.StepBytes)/(1<<20), c.ExpertsUsed, c.Experts)
 	}
 	fmt.Fprintf(stdout, "decode    %8.2f tok/s  (%d tokens x %d sequences; %.1f GB/s of weights%s)\n", r.DecodeTokS, *gen, *parallel, r.DecodeGBs, active)
-	fmt.Fprintf(stdout, "engine    %8.2f%% of step time outside the forward\n", 100*r.EngineOverhead)
+	fmt.Fprintf(stdout, "engine    %8.2f%% of step time outside the forward; at most %d requests at once, %d preemptions\n",
+		100*r.EngineOverhead, r.PeakRunning, r.Preemptions)
 	r.specReport.print(stdout)
 	r.memReport.print(stdout)
 	return nil

@@ -104,6 +104,7 @@ func gemvQ4_KQ8_K(int, *byte, int, *byte, *float32)        { gemmUnavailable() }
 func quantizeActQ8_KAVX2(int, *float32, *byte) { panic("simd: quantizeActQ8_KAVX2 without assembly") }
 
 func gemmPackQ6_K(int, *byte, int, *byte)                  { gemmUnavailable() }
+func gemmPackQ6_KW(int, *byte, int, *byte)                 { gemmUnavailable() }
 func gemmQ6_KQ8_Kx1(int, *byte, *byte, int, *float32, int) { gemmUnavailable() }
 func gemmQ6_KQ8_Kx2(int, *byte, *byte, int, *float32, int) { gemmUnavailable() }
 func gemmQ6_KQ8_Kx3(int, *byte, *byte, int, *float32, int) { gemmUnavailable() }

@@ -19,7 +19,7 @@
 // CPUs without the fast one) and, on amd64 with AVX2+FMA+F16C, an assembly
 // version. Kernel sets (impl.go) are chosen once at start-up from the CPU's
 // features: generic, avx2, and two sets that replace the int8 GEMMs and
-// the Q8_0, Q6_K and Q4_K decode kernels with VPDPBUSD/VPDPWSSD kernels,
+// the Q8_0, Q5_K, Q6_K and Q4_K decode kernels with VPDPBUSD/VPDPWSSD kernels,
 // avxvnni (VEX, 256-bit; gemmvex_dec_amd64.go) and avx512vnni (AVX-512
 // F/BW/VL + AVX512-VNNI, gemmvnni.go); the environment variable
 // KILN_KERNELS caps the choice (KILN_KERNELS=avx2 on an AVX-512 machine).
@@ -51,7 +51,8 @@
 // min sum), hsum8(lanes) + that chain. (Until 2026-11 they folded in
 // ggml's generic C order, which moved log-probs of 2-layer random models
 // by 0.04-0.14 against llama.cpp.) DotQ5_KQ8_Kx4 keeps that order for
-// each of its four activation rows (the chains run side by side).
+// each of its four activation rows (the chains run side by side), and
+// GemmQ5_KQ8_K for every output of its panels (gemm_q5k.go).
 // Q2_K and Q3_K follow ggml_vec_dot_q2_K_q8_K and _q3_K_q8_K (AVX2, every
 // shape): one 8-lane FMA chain (Q2_K's min lanes enter it before each
 // super-block's scaled lanes), hsum8; their x4 flavours likewise per row.

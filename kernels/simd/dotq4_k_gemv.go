@@ -30,8 +30,9 @@ func DotQ4_KQ8_KGemv(n int, w, x []byte) float32 {
 
 // DotQ4_KQ8_KGemvx4 is DotQ4_KQ8_KGemv for four activation rows (see
 // dotx4.go): the weight's nibbles and scales unpacked once for the four,
-// each out[k] with exactly the bits of the single-row call. It serves a
-// Q4_K expert's product over a group of several rows (prefill).
+// each out[k] with exactly the bits of the single-row call. (A Q4_K
+// expert's product over a group of rows runs GemmQ4_KGemvQ8_K, the same
+// bits with panels unpacked once for up to 7 rows.)
 func DotQ4_KQ8_KGemvx4(n int, w, x []byte, xStride int, out *[4]float32) {
 	nb := checkX4("DotQ4_KQ8_KGemvx4", n, qkK, w, bytesQ4_K, x, bytesQ8_K, xStride, out)
 	if fast.Load() && nb > 0 {

@@ -11,9 +11,18 @@ import (
 func DotQ5_KQ8_K(n int, w, x []byte) float32 {
 	nb := checkBlocks("DotQ5_KQ8_K", n, qkK, w, bytesQ5_K, x, bytesQ8_K)
 	if fast.Load() && nb > 0 {
-		return dotQ5_KQ8_KAVX2(nb, w, x)
+		return dotQ5_KQ8_KFast(nb, w, x)
 	}
 	return dotQ5_KQ8_KGeneric(nb, w, x)
+}
+
+// dotQ5_KQ8_KFast is the fast set's single-row dot (nb > 0): the
+// avx512vnni or the AVX2 kernel, the same bits.
+func dotQ5_KQ8_KFast(nb int, w, x []byte) float32 {
+	if vnni.Load() {
+		return dotQ5_KQ8_KV(nb, w, x)
+	}
+	return dotQ5_KQ8_KAVX2(nb, w, x)
 }
 
 // dotQ5_KQ8_KGeneric follows llama.cpp's ggml_vec_dot_q5_K_q8_K on AVX2

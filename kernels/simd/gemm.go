@@ -93,6 +93,12 @@ import (
 //	  Below gemmQ6_KPanelMin activation rows the exact x4 dots are faster
 //	  (no repacking) and GemmQ6_KQ8_K uses them instead.
 //
+//	Q5_K (8 rows, 2368 B per 256 elements; gemm_q5k.go): Q6_K's lane
+//	  scheme for llama.cpp's ggml_vec_dot_q5_K_q8_K order, both chunks'
+//	  scales per VPMADDWD, the mins as int16 pairs against the bsums' pair
+//	  sums into one more accumulator per output; the avx512vnni set packs
+//	  16-row panels (two 8-row ones interleaved by 32-byte vector).
+//
 // Panels are built in scratch memory by the caller's thread (see
 // GemmScratchBytes); rows beyond the last full panel are copied into a
 // zero-padded panel and their outputs go through a small tile buffer.
@@ -109,14 +115,19 @@ import (
 // per row (llama.cpp's vec_dot lanes: VPMADDUBSW(|w|, VPSIGNB(x, w)) then
 // VPMADDWD with ones give I_j in lane j), reduced as hsum8 at the end. In the others rows r and
 // r+4 share a register, one per 128-bit half, so that one VPMADDUBSW
-// serves two rows (Q4_0, Q4_K). Q6_K uses its single-row dot. Q4_K's
+// serves two rows (Q4_0, Q4_K). Q5_K uses its single-row dot. Q6_K uses its
+// single-row dot, row after row (on the avx512vnni set all of a call's rows
+// in one assembly loop, gemvQ6_KQ8_KV, prefetching 4 KiB ahead in the
+// contiguous rows: 1.3-1.4x the separate calls' decode speed from DRAM). Q4_K's
 // kernel reduces each 64-element group to iacc of the 8 rows and folds it
 // at once (FMA chain in a register); its mins, per group, go into a second
 // chain first. The VNNI sets run their own Q4_K gemv and Q6_K and Q8_0
 // dots (gemvQ4_KQ8_KV, gemvQ4_KXQ8_KI and the like), which form the exact
 // integer sums with VPDPBUSD/VPDPWSSD and keep these float steps; the
 // avxvnni set keeps the AVX2 gemv for raw Q4_K rows (its own was no
-// faster there, only over the load-time layout).
+// faster there, only over the load-time layout). The avx512vnni set also
+// has its own Q5_K dot (dotQ5_KQ8_KV), which prefetches ahead in the row
+// stream.
 //
 //	rows of a chunk:  [ r0..r7 ][ r8..r15 ] ...   contiguous in memory
 //	                    ^ read     ^ prefetched
@@ -338,10 +349,20 @@ var gemmQ6_K = gemmKind{
 // repacking: measured (CPU time, 64 rows, n = 2048/5632) the panels take
 // 1.6x the dots' time at m = 4, 1.1-1.3x at m = 16, and 0.8-0.95x from
 // m = 32 to 128. Both give the same bits. The avx512vnni set repacks from
-// gemmQ6_KVNNIMin rows on (a weight matrix of at least 16 rows).
+// gemmQ6_KVNNIMin rows on (a weight matrix of at least 16 rows), and runs
+// a single activation row (decode) through gemvQ6_KQ8_KV, the single-row
+// dot over all the rows in one call, prefetching ahead.
 func GemmQ6_KQ8_K(n int, w []byte, wStride, rows int, a []byte, aStride, m int, out []float32, outStride int, scratch []byte) {
 	g := &gemmQ6_K
 	nb := g.check("GemmQ6_KQ8_K", n, w, wStride, rows, a, aStride, m, out, outStride, scratch)
+	if vnni.Load() && nb > 0 && rows > 0 && m == 1 {
+		gemvQ6_KQ8_KV(nb, rows, &w[0], wStride, &a[0], &out[0])
+		return
+	}
+	if fast.Load() && nb > 0 && rows > 0 && m == 1 {
+		gemvQ6_KQ8_KDots(nb, w, wStride, rows, a, out)
+		return
+	}
 	if vnni.Load() && nb > 0 && rows >= 16 && m >= gemmQ6_KVNNIMin {
 		gemmQ6_KVNNI(nb, w, wStride, rows, a, aStride, m, out, outStride, scratch)
 		return
@@ -362,6 +383,21 @@ const gemmQ6_KPanelMin = 32
 // n = 2048, 2 shared Zen 5 cores) 1.0x the dots' time at m = 12, 0.8x at
 // m = 16, 0.75x at m = 24, 1.1x at m = 8.
 const gemmQ6_KVNNIMin = 16
+
+// gemvQ6_KQ8_KDots is GemmQ6_KQ8_K's decode (m = 1) on the avx2 and
+// avxvnni sets: the single-row dot row after row, each call first
+// prefetching the row two ahead (a matrix's rows are contiguous, and a
+// row of 2048 elements is 1680 bytes, one dot ~100 ns: about a DRAM
+// latency). Arguments are checked; nb, rows > 0.
+func gemvQ6_KQ8_KDots(nb int, w []byte, wStride, rows int, a []byte, out []float32) {
+	rb := nb * bytesQ6_K
+	for i := range rows {
+		if i+2 < rows {
+			prefetchAVX2(&w[(i+2)*wStride], rb)
+		}
+		out[i] = dotQ6_KQ8_KFast(nb, w[i*wStride:], a)
+	}
+}
 
 // gemmQ6_KDots is GemmQ6_KQ8_K on the AVX2 dots; arguments are checked and
 // nb, rows, m > 0. Rows go 16 at a time (at most 74 KB of weights at n =

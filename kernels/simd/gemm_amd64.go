@@ -79,6 +79,13 @@ func gemvQ4_KQ8_K(nb int, w *byte, wStride int, x *byte, out *float32)
 //go:noescape
 func gemmPackQ6_K(nb int, w *byte, wStride int, panel *byte)
 
+// gemmPackQ6_KW writes 8 Q6_K rows as one half of the avx512vnni
+// kernels' 16-row panel: gemmPackQ6_K's 32-byte units at twice their
+// offsets (5184 B per super-block); rows 8..15 go to panel+32.
+//
+//go:noescape
+func gemmPackQ6_KW(nb int, w *byte, wStride int, panel *byte)
+
 //go:noescape
 func gemmQ6_KQ8_Kx1(nb int, panel *byte, x *byte, xStride int, out *float32, outStride int)
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 )
 
@@ -28,13 +29,14 @@ func TestGemmQ6_KPanelsMatchSingleRow(t *testing.T) {
 // (gemmQ6_KVNNI) on every kernel set the CPU has: 16-row pairs of panels
 // with and without an odd 8-row panel or a partial one after them (rows
 // 16, 17, 24, 29, 32, 40, 48), every width of the 3-row kernels (m%3)
-// from gemmQ6_KVNNIMin to 40 activation rows (and one just below it), nb =
+// from gemmQ6_KVNNIMin to 40 activation rows (and one just below it), the
+// single-row decode kernel (m = 1: gemvQ6_KQ8_KV, rows 1, 7, 16, 37), nb =
 // 1..3, adversarial blocks.
 func TestGemmQ6_KVNNIMatchesSingleRow(t *testing.T) {
 	r := rand.New(rand.NewPCG(73, 74))
 	shapes := [][2]int{{16, gemmQ6_KPanelMin}, {24, gemmQ6_KPanelMin + 1}, {29, gemmQ6_KPanelMin + 2},
 		{40, gemmQ6_KPanelMin + 3}, {48, 40}, {32, 37}, {16, gemmQ6_KVNNIMin}, {24, gemmQ6_KVNNIMin + 1},
-		{29, gemmQ6_KVNNIMin + 5}, {17, gemmQ6_KVNNIMin - 1}}
+		{29, gemmQ6_KVNNIMin + 5}, {17, gemmQ6_KVNNIMin - 1}, {1, 1}, {7, 1}, {16, 1}, {37, 1}}
 	for _, mode := range modes {
 		for _, nb := range []int{1, 2, 3} {
 			for _, shape := range shapes {
@@ -102,10 +104,16 @@ func BenchmarkGemmQ6_KVNNI(b *testing.B) {
 			out, scratch := make([]float32, m*rows), make([]byte, GemmScratchBytes(n))
 			run := func(name string, f func()) {
 				b.Run(fmt.Sprintf("n=%d/m=%d/%s", n, m, name), func(b *testing.B) {
+					runtime.LockOSThread()
+					defer runtime.UnlockOSThread()
+					c0, ok := threadCPUTime()
 					for b.Loop() {
 						f()
 					}
 					b.ReportMetric(float64(rows*m*n/32)*float64(b.N)/float64(b.Elapsed().Nanoseconds()), "outblk/ns")
+					if c1, ok1 := threadCPUTime(); ok && ok1 {
+						b.ReportMetric(float64(c1-c0)/float64(b.N), "cpu-ns/op")
+					}
 				})
 			}
 			for _, impl := range []string{"avx2", "avx512vnni"} {

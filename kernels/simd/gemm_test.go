@@ -22,6 +22,7 @@ var gemmCases = []gemmCase{
 	{"Q4_0", "Q8_0", GemmActQ4_0Q8_0Bytes, GemmActQ4_0Q8_0, GemmQ4_0Q8_0, DotQ4_0Q8_0},
 	{"Q4_K", "Q8_K", nil, nil, GemmQ4_KQ8_K, DotQ4_KQ8_K},
 	{"Q6_K", "Q8_K", nil, nil, GemmQ6_KQ8_K, DotQ6_KQ8_K},
+	{"Q5_K", "Q8_K", nil, nil, GemmQ5_KQ8_K, DotQ5_KQ8_K},
 }
 
 // gemmInputs builds rows weight rows and m activation rows of nb blocks

@@ -356,7 +356,7 @@ func GemmQ4_KPacked(n int, panels []byte, rows int, a []byte, aStride, m int, ou
 		return
 	}
 	if m > 1 && vnni.Load() {
-		gemmQ4_KPackedVNNI(nb, panels, pb, rows, a, aStride, m, out, outStride, scratch[:2*nb*panelQ4_KBlock])
+		gemmQ4_KPackedVNNI(q4kvDot, nb, panels, pb, rows, a, aStride, m, out, outStride, scratch[:2*nb*panelQ4_KBlock])
 		return
 	}
 	g := &gemmQ4_K

@@ -23,6 +23,13 @@ func gemvQ4_KQ8_KIV(nb int, w *byte, wStride int, x *byte, out *float32)
 //go:noescape
 func dotQ6_KQ8_KV(nb int, w, x []byte) float32
 
+// gemvQ6_KQ8_KV is dotQ6_KQ8_KV over rows consecutive Q6_K rows
+// (wStride bytes apart, rows > 0) against one Q8_K row: out[i] =
+// dotQ6_KQ8_KV(nb, row i, x), prefetching the weights ahead of its reads.
+//
+//go:noescape
+func gemvQ6_KQ8_KV(nb, rows int, w *byte, wStride int, x *byte, out *float32)
+
 // dotQ8_0Q8_0V is dotQ8_0Q8_0AVX2 (DotQ8_0Q8_0's order).
 //
 //go:noescape

@@ -51,13 +51,23 @@ var (
 // of 32 elements per super-block); this fails to compile otherwise.
 const _ = uint(8*gemmMaxPanelB - 2*panelQ4_KBlock)
 
+// q4kvSet is one summation order's Q4_K VNNI kernels: 16 rows (two
+// panels) and 8 rows (one), by activation rows per call.
+type q4kvSet struct{ k16, k8 *[q4kvMaxNX]q4kvKernel }
+
+// q4kvDot is DotQ4_KQ8_K's order, q4kvGemv DotQ4_KQ8_KGemv's (gemmq4kg.go).
+var (
+	q4kvDot  = q4kvSet{&q4kv16, &q4kv8}
+	q4kvGemv = q4kvSet{&q4kgv16, &q4kgv8}
+)
+
 // q4kvRows runs the 16-row (two panels, the second at ps bytes after the
-// first) or 8-row kernels over the packed panels at buf against all m
-// activation rows.
-func q4kvRows(nb int, buf []byte, ps int, two bool, a []byte, aStride, m int, out []float32, outStride int) {
-	k := &q4kv8
+// first) or 8-row kernels of set ks over the packed panels at buf against
+// all m activation rows.
+func q4kvRows(ks q4kvSet, nb int, buf []byte, ps int, two bool, a []byte, aStride, m int, out []float32, outStride int) {
+	k := ks.k8
 	if two {
-		k = &q4kv16
+		k = ks.k16
 	}
 	for j := 0; j < m; j += q4kvMaxNX {
 		nx := min(q4kvMaxNX, m-j)
@@ -65,10 +75,10 @@ func q4kvRows(nb int, buf []byte, ps int, two bool, a []byte, aStride, m int, ou
 	}
 }
 
-// gemmQ4_KPackedVNNI is GemmQ4_KPacked's avx512vnni path for m > 1
-// (arguments checked by the caller, nb > 0, pb bytes per load-time panel,
-// buf the scratch's panel area).
-func gemmQ4_KPackedVNNI(nb int, panels []byte, pb, rows int, a []byte, aStride, m int, out []float32, outStride int, buf []byte) {
+// gemmQ4_KPackedVNNI is GemmQ4_KPacked's (ks: GemmQ4_KGemvPacked's)
+// avx512vnni path for m > 1 (arguments checked by the caller, nb > 0, pb
+// bytes per load-time panel, buf the scratch's panel area).
+func gemmQ4_KPackedVNNI(ks q4kvSet, nb int, panels []byte, pb, rows int, a []byte, aStride, m int, out []float32, outStride int, buf []byte) {
 	ps := nb * panelQ4_KBlock
 	for r0 := 0; r0 < rows; r0 += 16 {
 		gemmPackQ4_KI(nb, &panels[r0/8*pb], bytesQ4_K, &buf[0])
@@ -76,7 +86,7 @@ func gemmQ4_KPackedVNNI(nb int, panels []byte, pb, rows int, a []byte, aStride, 
 		if two {
 			gemmPackQ4_KI(nb, &panels[(r0/8+1)*pb], bytesQ4_K, &buf[ps])
 		}
-		q4kvRows(nb, buf, ps, two, a, aStride, m, out[r0:], outStride)
+		q4kvRows(ks, nb, buf, ps, two, a, aStride, m, out[r0:], outStride)
 	}
 }
 
@@ -85,6 +95,11 @@ func gemmQ4_KPackedVNNI(nb int, panels []byte, pb, rows int, a []byte, aStride, 
 // areas. Rows past the last whole panel go through a zero-padded panel and
 // the tile, as in run.
 func gemmQ4_KVNNI(nb int, w []byte, wStride, rows int, a []byte, aStride, m int, out []float32, outStride int, panel, pad []byte, tile []float32) {
+	gemmQ4_KVNNISet(q4kvDot, nb, w, wStride, rows, a, aStride, m, out, outStride, panel, pad, tile)
+}
+
+// gemmQ4_KVNNISet is gemmQ4_KVNNI with the kernels of set ks.
+func gemmQ4_KVNNISet(ks q4kvSet, nb int, w []byte, wStride, rows int, a []byte, aStride, m int, out []float32, outStride int, panel, pad []byte, tile []float32) {
 	ps := nb * panelQ4_KBlock
 	r0 := 0
 	for ; r0+8 <= rows; r0 += 16 {
@@ -93,7 +108,7 @@ func gemmQ4_KVNNI(nb int, w []byte, wStride, rows int, a []byte, aStride, m int,
 		if two {
 			gemmPackQ4_K(nb, &w[(r0+8)*wStride], wStride, &panel[ps])
 		}
-		q4kvRows(nb, panel, ps, two, a, aStride, m, out[r0:], outStride)
+		q4kvRows(ks, nb, panel, ps, two, a, aStride, m, out[r0:], outStride)
 		if !two {
 			r0 += 8
 			break
@@ -110,7 +125,7 @@ func gemmQ4_KVNNI(nb int, w []byte, wStride, rows int, a []byte, aStride, m int,
 	gemmPackQ4_K(nb, &pad[0], rb, &panel[0])
 	for j := 0; j < m; j += q4kvMaxNX {
 		nx := min(q4kvMaxNX, m-j)
-		q4kv8[nx-1](nb, &panel[0], ps, &a[j*aStride], aStride, &tile[0], 8)
+		ks.k8[nx-1](nb, &panel[0], ps, &a[j*aStride], aStride, &tile[0], 8)
 		for jj := range nx {
 			copy(out[(j+jj)*outStride+r0:(j+jj)*outStride+rows], tile[jj*8:])
 		}

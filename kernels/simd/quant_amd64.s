@@ -1180,6 +1180,9 @@ TEXT ·dotQ5_KQ8_KAVX2(SB), NOSPLIT, $0-60
 	VMOVDQU c01<>(SB), Y15
 
 q5kloop:
+	PREFETCHT0 2816(SI) // 16 super-blocks ahead in the row stream (decode reads
+	PREFETCHT0 2880(SI) // the weights from DRAM; rows are contiguous)
+	PREFETCHT0 2944(SI)
 	KD
 	KSCALES
 	KMINS(DI)

@@ -182,20 +182,42 @@ func q4kSplit(nx int) int {
 	return 1
 }
 
-func kernelQ4_KGen(a *asm, nx int, vnni bool) {
-	name := fmt.Sprintf("gemmQ4_KQ8_Kx%d", nx)
-	if vnni {
-		name = fmt.Sprintf("gemmQ4_KXQ8_Kx%d", nx)
+// kernelQ4_KGen emits kernelQ4_K (vnni: kernelQ4_KVEX) or, with gemv,
+// the same in DotQ4_KQ8_KGemv's order (gemmQ4_KGQ8_Kx*, gemmQ4_KGXQ8_Kx*:
+// llama.cpp's repacked Q4_K gemv, which its mul_mat_id runs for expert
+// rows): the same exact integers, summed over the super-block and folded
+// once each,
+//
+//	iacc   = sum_g I_g                  acc    = fma(float(iacc), d*dx, acc)
+//	imin   = sum_g M_g                  accMin = fma(float(imin), dmin*dx, accMin)
+//
+// I_g adds into Y4+j (kernelQ4_K) or into the frame at 32(2nx+j)
+// (kernelQ4_KVEX, whose registers are all taken), M_g into Yj.
+func kernelQ4_KGen(a *asm, nx int, vnni bool) { kernelQ4_KFold(a, nx, vnni, false) }
+
+func kernelQ4_KFold(a *asm, nx int, vnni, gemv bool) {
+	G := ""
+	if gemv {
+		G = "G"
 	}
-	kernelPrologueFrame(a, name, nx, "NOSPLIT", 64*nx, false)
+	name := fmt.Sprintf("gemmQ4_K%sQ8_Kx%d", G, nx)
+	if vnni {
+		name = fmt.Sprintf("gemmQ4_K%sXQ8_Kx%d", G, nx)
+	}
+	frame := 64 * nx
+	if gemv && vnni {
+		frame = 96 * nx
+	}
+	kernelPrologueFrame(a, name, nx, "NOSPLIT", frame, false)
 	dd := func(j int) int { return 32 * (nx + j) }
+	isum := func(j int) int { return 32 * (2*nx + j) } // gemv, vnni: iacc of row j
 	for j := 0; j < nx; j++ {
 		a.i("VXORPS Y%d, Y%d, Y%d", 11+j, 11+j, 11+j)
 		a.i("VMOVUPS Y%d, %d(SP)", 11+j, 32*j)
 	}
-	lbl := "gemmq4kq8kx" + fmt.Sprint(nx)
+	lbl := "gemmq4k" + strings.ToLower(G) + "q8kx" + fmt.Sprint(nx)
 	if vnni {
-		lbl = "gemmq4kxq8kx" + fmt.Sprint(nx)
+		lbl = "gemmq4k" + strings.ToLower(G) + "xq8kx" + fmt.Sprint(nx)
 	}
 	a.p("%s:", lbl)
 	for j := 0; j < nx; j++ {
@@ -208,10 +230,24 @@ func kernelQ4_KGen(a *asm, nx int, vnni bool) {
 		if vnni {
 			iacc = q4kGroupVEX(a, nx, g)
 		} else {
-			iacc = q4kGroup(a, nx, g)
+			iacc = q4kGroup(a, nx, g, gemv && g > 0)
 		}
 		for j := 0; j < nx; j++ {
 			r := iacc(j)
+			if gemv && vnni {
+				switch {
+				case g == 0:
+					a.i("VMOVDQU Y%d, %d(SP)", r, isum(j))
+					continue
+				case g < 3:
+					a.i("VPADDD %d(SP), Y%d, Y%d", isum(j), r, r)
+					a.i("VMOVDQU Y%d, %d(SP)", r, isum(j))
+					continue
+				}
+				a.i("VPADDD %d(SP), Y%d, Y%d", isum(j), r, r) // iacc
+			} else if gemv && g < 3 {
+				continue // I_g adds into Y4+j
+			}
 			a.i("VCVTDQ2PS Y%d, Y%d", r, r)                     // float(iacc)
 			a.i("VFMADD231PS %d(SP), Y%d, Y%d", dd(j), r, 11+j) // acc = fma(iacc, d*dx, acc)
 		}
@@ -222,10 +258,18 @@ func kernelQ4_KGen(a *asm, nx int, vnni bool) {
 		a.i("VMOVUPS %d(SP), Y%d", 32*j, 4+j)
 		for g := 0; g < 4; g++ {
 			a.i("VPBROADCASTD %d(%s), Y9", 260+8*g, xPtr[j])
-			a.i("VPMADDWD %d(SI), Y9, Y%d", q4kMN+32*2*g, j)
+			if gemv && g > 0 {
+				a.i("VPMADDWD %d(SI), Y9, Y10", q4kMN+32*2*g)
+				a.i("VPADDD Y10, Y%d, Y%d", j, j)
+			} else {
+				a.i("VPMADDWD %d(SI), Y9, Y%d", q4kMN+32*2*g, j)
+			}
 			a.i("VPBROADCASTD %d(%s), Y9", 260+8*g+4, xPtr[j])
 			a.i("VPMADDWD %d(SI), Y9, Y10", q4kMN+32*(2*g+1))
 			a.i("VPADDD Y10, Y%d, Y%d", j, j)
+			if gemv && g < 3 {
+				continue // imin sums on
+			}
 			a.i("VCVTDQ2PS Y%d, Y%d", j, j)
 			a.i("VFMADD231PS Y15, Y%d, Y%d", j, 4+j) // accMin = fma(imin, dmin*dx, accMin)
 		}
@@ -247,9 +291,9 @@ func kernelQ4_KGen(a *asm, nx int, vnni bool) {
 }
 
 // q4kGroup leaves group g's exact integer sum I of row j in Y(4+j)
-// (kernelQ4_K: int16 VPMADDUBSW chains, widened by VPMADDWD) and returns
-// where: j -> register number.
-func q4kGroup(a *asm, nx, g int) func(int) int {
+// (kernelQ4_K: int16 VPMADDUBSW chains, widened by VPMADDWD), or adds it
+// there (add), and returns where: j -> register number.
+func q4kGroup(a *asm, nx, g int, add bool) func(int) int {
 	for s := 2 * g; s < 2*g+2; s++ {
 		for k := 0; k < 8; k++ {
 			a.i("VMOVDQU %d(SI), Y8", q4kV+(8*s+k)*32)
@@ -264,7 +308,7 @@ func q4kGroup(a *asm, nx, g int) func(int) int {
 			}
 		}
 		for j := 0; j < nx; j++ {
-			if s == 2*g {
+			if s == 2*g && !add {
 				a.i("VPMADDWD %d(SI), Y%d, Y%d", q4kSC+32*s, j, 4+j)
 			} else {
 				a.i("VPMADDWD %d(SI), Y%d, Y%d", q4kSC+32*s, j, j)
@@ -343,9 +387,12 @@ const q4kPrefetch = 16 * 8 * 144
 
 // gemvQ4_KLayout is gemvQ4_KQ8_K, or (interleaved) gemvQ4_KQ8_KI over the
 // load-time layout (see packQ4_KLayout), which streams it from DRAM.
+//
+// The raw-row kernel is emitted twice: in DotQ4_KQ8_K's order and
+// (gemvQ4_KGQ8_K; see gemvQ4_KFold) in DotQ4_KQ8_KGemv's.
 func gemvQ4_KLayout(a *asm, interleaved bool) {
 	if interleaved {
-		gemvQ4_KBody(a, "gemvQ4_KQ8_KI", 8*144, fmt.Sprintf("LEAQ %d(SI), R12", q4kPrefetch))
+		gemvQ4_KBody(a, "gemvQ4_KQ8_KI", 8*144, fmt.Sprintf("LEAQ %d(SI), R12", q4kPrefetch), false)
 		return
 	}
 	a.p("// scale/min byte selection for gemvQ4_KQ8_K (see kquant.go)")
@@ -383,11 +430,42 @@ func gemvQ4_KLayout(a *asm, interleaved bool) {
 	a.p("GLOBL k4sh<>(SB), RODATA|NOPTR, $32")
 	a.p("")
 
-	gemvQ4_KBody(a, "gemvQ4_KQ8_K", 144, "LEAQ (SI)(R8*8), R12") // prefetch cursor: the next 8 rows
+	gemvQ4_KBody(a, "gemvQ4_KQ8_K", 144, "LEAQ (SI)(R8*8), R12", false) // prefetch cursor: the next 8 rows
+	gemvQ4_KBody(a, "gemvQ4_KGQ8_K", 144, "LEAQ (SI)(R8*8), R12", true)
 }
 
-func gemvQ4_KBody(a *asm, name string, adv int, cursor string) {
-	gemvPrologueFrame(a, name, 160, cursor)
+// gemvQ4_KFrame is the frame of the Q4_K gemv bodies: SCP_p at 32p, d*dx
+// at 128 and, in DotQ4_KQ8_KGemv's order, the running iacc at 160.
+func gemvQ4_KFrame(gemv bool) int {
+	if gemv {
+		return 192
+	}
+	return 160
+}
+
+// gemvQ4_KFold folds group g's iacc_g of rows 0..7 (Y0) into acc (Y11):
+// at once (DotQ4_KQ8_K's order), or (gemv, DotQ4_KQ8_KGemv's order)
+// summed in int32 at 160(SP) over the super-block's four groups and
+// folded after the last, acc = fma(float(iacc), d*dx, acc).
+func gemvQ4_KFold(a *asm, g int, gemv bool) {
+	switch {
+	case !gemv:
+	case g == 0:
+		a.i("VMOVDQU Y0, 160(SP)")
+		return
+	case g < 3:
+		a.i("VPADDD 160(SP), Y0, Y0")
+		a.i("VMOVDQU Y0, 160(SP)")
+		return
+	default:
+		a.i("VPADDD 160(SP), Y0, Y0") // iacc
+	}
+	a.i("VCVTDQ2PS Y0, Y0")
+	a.i("VFMADD231PS 128(SP), Y0, Y11") // acc = fma(iacc(_g), d*dx, acc)
+}
+
+func gemvQ4_KBody(a *asm, name string, adv int, cursor string, gemv bool) {
+	gemvPrologueFrame(a, name, gemvQ4_KFrame(gemv), cursor)
 	a.i("VXORPS Y10, Y10, Y10")
 	a.i("VXORPS Y11, Y11, Y11")
 	a.p("%s:", strings.ToLower(name))
@@ -403,7 +481,7 @@ func gemvQ4_KBody(a *asm, name string, adv int, cursor string) {
 		a.i("VPMADDWD Y13, Y7, Y7")   // sub-blocks 4..7
 		a.i("VPHADDD Y7, Y6, Y%d", p) // [imin_0..3 of row p | of row p+4]
 	}
-	gemvQ4_KMins(a, off)
+	gemvQ4_KMins(a, off, gemv)
 	for g := 0; g < 4; g++ {
 		// Prefetch the next 8 rows (1152 bytes per super-block), spread
 		// over the groups.
@@ -440,8 +518,7 @@ func gemvQ4_KBody(a *asm, name string, adv int, cursor string) {
 			a.i("VPADDD Y6, Y4, Y%d", p)
 		}
 		reducePairs(a) // iacc_g, rows 0..7
-		a.i("VCVTDQ2PS Y0, Y0")
-		a.i("VFMADD231PS 128(SP), Y0, Y11") // acc = fma(iacc_g, d*dx, acc)
+		gemvQ4_KFold(a, g, gemv)
 	}
 	gemvQ4_KEpilogue(a, name, adv)
 }
@@ -450,8 +527,10 @@ func gemvQ4_KBody(a *asm, name string, adv int, cursor string) {
 // [imin_0..3 of row p | of row p+4]; the 4x4 transposes of each half
 // give imin_g of rows 0..7, and accMin (Y10) = fma(float(imin_g),
 // dmin*dx, accMin), g = 0..3. Also stores d*dx of rows 0..7 at 128(SP)
-// (off: the 8 rows' addresses). Clobbers Y0..Y9.
-func gemvQ4_KMins(a *asm, off func(int) [8]string) {
+// (off: the 8 rows' addresses). Clobbers Y0..Y9. With gemv
+// (DotQ4_KQ8_KGemv's order) the four imin_g are summed first (exact) and
+// folded once: accMin = fma(float(imin), dmin*dx, accMin).
+func gemvQ4_KMins(a *asm, off func(int) [8]string, gemv bool) {
 	// Transpose each half's 4x4: Y_g = imin_g of [rows 0..3 | rows 4..7].
 	a.i("VPUNPCKLDQ Y1, Y0, Y4")
 	a.i("VPUNPCKHDQ Y1, Y0, Y5")
@@ -467,6 +546,14 @@ func gemvQ4_KMins(a *asm, off func(int) [8]string) {
 	a.i("VMOVUPS Y8, 128(SP)")
 	halves8Reg(a, off(2), 8)
 	a.i("VMULPS Y9, Y8, Y8") // dmin*dx
+	if gemv {
+		a.i("VPADDD Y1, Y0, Y0")
+		a.i("VPADDD Y3, Y2, Y2")
+		a.i("VPADDD Y2, Y0, Y0") // imin of rows 0..7
+		a.i("VCVTDQ2PS Y0, Y0")
+		a.i("VFMADD231PS Y8, Y0, Y10") // accMin = fma(imin, dmin*dx, accMin)
+		return
+	}
 	for g := 0; g < 4; g++ {
 		a.i("VCVTDQ2PS Y%d, Y%d", g, g)
 		a.i("VFMADD231PS Y8, Y%d, Y10", g) // accMin = fma(imin_g, dmin*dx, accMin)
@@ -538,9 +625,22 @@ func q6kPairWord(k int) int {
 // half h (128 elements) per doc.go: chunk 4h+i takes ql[64h+(i&1)*32+l]'s
 // low (i < 2) or high nibble and bits 2i..2i+1 of qh[32h+l]. The frame
 // holds the 8 rows' lo interleaves while hi is transposed.
-func packQ6_K(a *asm) {
-	a.p("// func gemmPackQ6_K(nb int, w *byte, wStride int, panel *byte)")
-	a.p("TEXT ·gemmPackQ6_K(SB), $256-32")
+func packQ6_K(a *asm) { packQ6_KGen(a, "gemmPackQ6_K", false) }
+
+// packQ6_KW builds the half of a 16-row Q6_K panel (the avx512vnni
+// kernels' vnniQ6_K, 5184 bytes per super-block) that holds 8 rows: the
+// 8-row panel's 32-byte units, each at twice its offset, so that a call
+// for rows 0..7 at panel and one for rows 8..15 at panel+32 leave every
+// quantity of the 16 rows in one 64-byte ZMM load.
+func packQ6_KW(a *asm) { packQ6_KGen(a, "gemmPackQ6_KW", true) }
+
+func packQ6_KGen(a *asm, name string, wide bool) {
+	st := func(o int) int { return o } // where the 8-row panel's offset o goes
+	if wide {
+		st = func(o int) int { return 2 * o }
+	}
+	a.p("// func %s(nb int, w *byte, wStride int, panel *byte)", name)
+	a.p("TEXT ·%s(SB), $256-32", name)
 	a.i("MOVQ nb+0(FP), CX")
 	a.i("MOVQ w+8(FP), SI")
 	a.i("MOVQ wStride+16(FP), R8")
@@ -548,7 +648,7 @@ func packQ6_K(a *asm) {
 	a.i("LEAQ (R8)(R8*2), R9")
 	a.i("LEAQ (SI)(R9*1), R10")
 	a.i("LEAQ (SI)(R8*8), R13") // prefetch cursor: the next panel's rows
-	a.p("packq6k:")
+	a.p("%s:", strings.ToLower(name))
 	packPrefetch(a, 8*210)
 	off := func(o int) [8]string { return rowAddr8(o, "SI", "R10", "R8", "R9") }
 	sc := off(192)
@@ -558,7 +658,7 @@ func packQ6_K(a *asm) {
 		a.i("VPSHUFLW $0xd8, Y%d, Y%d", r, r)
 		a.i("VPSHUFHW $0xd8, Y%d, Y%d", r, r)
 	}
-	transpose8x8(a, func(d int) string { return fmt.Sprintf("%d(DI)", q6kSC2+32*d) })
+	transpose8x8(a, func(d int) string { return fmt.Sprintf("%d(DI)", st(q6kSC2+32*d)) })
 	// SCB: per row -32 * the int16 scales.
 	for r := 0; r < 8; r++ {
 		a.i("VPMOVSXBW %s, Y%d", sc[r], r)
@@ -566,8 +666,8 @@ func packQ6_K(a *asm) {
 		a.i("VPXOR Y8, Y8, Y8")
 		a.i("VPSUBW Y%d, Y8, Y%d", r, r)
 	}
-	transpose8x8(a, func(m int) string { return fmt.Sprintf("%d(DI)", q6kSCB+32*m) })
-	halves8(a, off(208), fmt.Sprintf("%d(DI)", q6kD))
+	transpose8x8(a, func(m int) string { return fmt.Sprintf("%d(DI)", st(q6kSCB+32*m)) })
+	halves8(a, off(208), fmt.Sprintf("%d(DI)", st(q6kD)))
 	// chunk 4h+i of row r into Y(dst), qh through Y(tmp).
 	chunk := func(r, h, i, dst, tmp int) {
 		ql := off(64*h + 32*(i&1))
@@ -599,17 +699,17 @@ func packQ6_K(a *asm) {
 			a.i("VPUNPCKHWD Y9, Y%d, Y%d", r, r)
 			a.i("VMOVDQU Y10, %d(SP)", 32*r)
 		}
-		transpose8x8(a, func(d int) string { return fmt.Sprintf("%d(DI)", q6kV+(16*p+loK(d)+4)*32) })
+		transpose8x8(a, func(d int) string { return fmt.Sprintf("%d(DI)", st(q6kV+(16*p+loK(d)+4)*32)) })
 		for r := 0; r < 8; r++ {
 			a.i("VMOVDQU %d(SP), Y%d", 32*r, r)
 		}
-		transpose8x8(a, func(d int) string { return fmt.Sprintf("%d(DI)", q6kV+(16*p+loK(d))*32) })
+		transpose8x8(a, func(d int) string { return fmt.Sprintf("%d(DI)", st(q6kV+(16*p+loK(d))*32)) })
 	}
 	a.i("ADDQ $210, SI")
 	a.i("ADDQ $210, R10")
-	a.i("ADDQ $%d, DI", q6kBlock)
+	a.i("ADDQ $%d, DI", st(q6kBlock))
 	a.i("DECQ CX")
-	a.i("JNZ packq6k")
+	a.i("JNZ %s", strings.ToLower(name))
 	a.i("VZEROUPPER")
 	a.i("RET")
 	a.p("")

@@ -75,6 +75,8 @@ func Generate() []byte {
 	a.p("")
 	vec32(a, "gemmQ6Hi", 0x30303030) // bits 4..5 of each byte
 	a.p("")
+	vec32(a, "gemmQ5Hi", 0x10101010) // bit 4 of each byte
+	a.p("")
 	packQ8_0(a)
 	packQ8_0P(a)
 	packQ4_0(a)
@@ -107,14 +109,29 @@ func Generate() []byte {
 	for nx := 1; nx <= 4; nx++ {
 		kernelQ4_KVEX(a, nx)
 	}
+	for _, vnni := range []bool{false, true} {
+		for nx := 1; nx <= 4; nx++ {
+			kernelQ4_KFold(a, nx, vnni, true) // DotQ4_KQ8_KGemv's order
+		}
+	}
+	packQ4_KL(a)
 	gemvQ4_K(a)
 	gemvQ4_KLayout(a, true)
 	packQ6_K(a)
+	packQ6_KW(a)
 	for nx := 1; nx <= 4; nx++ {
 		kernelQ6_K(a, nx)
 	}
 	for nx := 1; nx <= 4; nx++ {
 		kernelQ6_KVEX(a, nx)
+	}
+	packQ5_K(a)
+	packQ5_KWide(a)
+	for nx := 1; nx <= 4; nx++ {
+		kernelQ5_K(a, nx)
+	}
+	for nx := 1; nx <= 4; nx++ {
+		kernelQ5_KVEX(a, nx)
 	}
 	vexDecKernels(a)
 	return a.b.Bytes()

@@ -99,7 +99,7 @@ func vexDecKernels(a *asm) {
 //	0..7); Y12..Y15 bsums pairs, then activation quarters. Frame: SCP_p
 //	at 32p, d*dx of rows 0..7 at 128.
 func gemvQ4_KX(a *asm, name string, adv int, cursor string) {
-	gemvPrologueFrame(a, name, 160, cursor)
+	gemvPrologueFrame(a, name, gemvQ4_KFrame(false), cursor)
 	a.i("VXORPS Y10, Y10, Y10")
 	a.i("VXORPS Y11, Y11, Y11")
 	a.p("%s:", strings.ToLower(name))
@@ -116,7 +116,7 @@ func gemvQ4_KX(a *asm, name string, adv int, cursor string) {
 		a.i("VPSHUFB k4mnx<>+32(SB), Y5, Y6")
 		vexDPWSSD(a, 13, 6, p) // [imin_0..3 of row p | of row p+4]
 	}
-	gemvQ4_KMins(a, off)
+	gemvQ4_KMins(a, off, false)
 	for g := 0; g < 4; g++ {
 		for o := 320 * g; o < min(320*(g+1), 8*144); o += 64 {
 			a.i("PREFETCHT0 %d(R12)", o)
@@ -148,8 +148,7 @@ func gemvQ4_KX(a *asm, name string, adv int, cursor string) {
 			vexDPWSSD(a, 4, 8, p)
 		}
 		reducePairs(a) // iacc_g, rows 0..7
-		a.i("VCVTDQ2PS Y0, Y0")
-		a.i("VFMADD231PS 128(SP), Y0, Y11") // acc = fma(iacc_g, d*dx, acc)
+		gemvQ4_KFold(a, g, false)
 	}
 	gemvQ4_KEpilogue(a, name, adv)
 }

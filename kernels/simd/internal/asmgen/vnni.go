@@ -46,6 +46,9 @@ func GenerateVNNI() []byte {
 	}
 	vnniQ4_KKernels(a)
 	vnniQ6_KKernels(a)
+	vnniQ5_KKernels(a)
+	dotQ5_KVConsts(a)
+	dotQ5_KV(a)
 	dotRows16F16(a)
 	flt512(a)
 	vnniDecKernels(a)

@@ -116,7 +116,13 @@ func vnniDecConsts(a *asm) {
 // d*dx, Y10 accMin, Y11 acc, Z12/Z13 activations (bsums pairs first), Z14
 // nibble mask, Z15 shift counts, Z16..Z23 scale selectors, Z24..Z27 Q_p,
 // Z28/Z29 min selectors, Z30/Z31 bsums permutations, K1 dwords 2, 3.
-func gemvQ4_KV(a *asm, name string, adv int, cursor string) {
+//
+// With gemv (gemvQ4_KGQ8_KV) the super-block folds in
+// DotQ4_KQ8_KGemv's order instead: imin = the sum of imin_g (VPADDD),
+// accMin = fma(float(imin), dmin*dx, accMin) once, and iacc = the sum of
+// iacc_g in Y7 (free in the group loop), acc = fma(float(iacc), d*dx, acc)
+// once.
+func gemvQ4_KV(a *asm, name string, adv int, cursor string, gemv bool) {
 	gemvPrologueFrame(a, name, 0, cursor)
 	a.i("VMOVDQU64 dq4kNib<>(SB), Z14")
 	a.i("VMOVDQU64 dq4kSh<>(SB), Z15")
@@ -175,9 +181,18 @@ func gemvQ4_KV(a *asm, name string, adv int, cursor string) {
 	for h := 0; h < 2; h++ {
 		a.i("VMOVDQU64 dq4kTr%d<>(SB), Z%d", h, 2+h)
 		a.i("VPERMI2D Z1, Z0, Z%d", 2+h) // [imin_2h | imin_2h+1] of rows 0..7
-		a.i("VCVTDQ2PS Z%d, Z%d", 2+h, 2+h)
+		if !gemv {
+			a.i("VCVTDQ2PS Z%d, Z%d", 2+h, 2+h)
+		}
 	}
-	for g := 0; g < 4; g++ {
+	if gemv {
+		a.i("VPADDD Z3, Z2, Z2") // [imin_0+imin_2 | imin_1+imin_3]
+		a.i("VEXTRACTI64X4 $1, Z2, Y3")
+		a.i("VPADDD Y3, Y2, Y2") // imin of rows 0..7
+		a.i("VCVTDQ2PS Y2, Y2")
+		a.i("VFMADD231PS Y8, Y2, Y10") // accMin = fma(imin, dmin*dx, accMin)
+	}
+	for g := 0; g < 4 && !gemv; g++ {
 		r := 2 + g/2
 		if g%2 == 1 {
 			a.i("VEXTRACTF64X4 $1, Z%d, Y%d", r, r)
@@ -215,9 +230,21 @@ func gemvQ4_KV(a *asm, name string, adv int, cursor string) {
 		a.i("VPADDD Z5, Z4, Z0")            // lanes: rows 0..3 (twice), rows 4..7 (twice)
 		a.i("VSHUFI64X2 $0xd8, Z0, Z0, Z1") // [l0 l2 l1 l3]
 		a.i("VEXTRACTI64X4 $1, Z1, Y2")
-		a.i("VPADDD Y2, Y1, Y0") // iacc_g, rows 0..7
-		a.i("VCVTDQ2PS Y0, Y0")
-		a.i("VFMADD231PS Y9, Y0, Y11") // acc = fma(iacc_g, d*dx, acc)
+		switch {
+		case !gemv:
+			a.i("VPADDD Y2, Y1, Y0") // iacc_g, rows 0..7
+			a.i("VCVTDQ2PS Y0, Y0")
+			a.i("VFMADD231PS Y9, Y0, Y11") // acc = fma(iacc_g, d*dx, acc)
+		case g == 0:
+			a.i("VPADDD Y2, Y1, Y7") // iacc_0
+		default:
+			a.i("VPADDD Y2, Y1, Y0") // iacc_g
+			a.i("VPADDD Y0, Y7, Y7")
+		}
+	}
+	if gemv {
+		a.i("VCVTDQ2PS Y7, Y7")
+		a.i("VFMADD231PS Y9, Y7, Y11") // acc = fma(iacc, d*dx, acc)
 	}
 	gemvQ4_KEpilogue(a, name, adv)
 }
@@ -225,10 +252,12 @@ func gemvQ4_KV(a *asm, name string, adv int, cursor string) {
 // vnniDecKernels emits the avx512vnni decode kernels.
 func vnniDecKernels(a *asm) {
 	vnniDecConsts(a)
-	gemvQ4_KV(a, "gemvQ4_KQ8_KV", 144, "LEAQ (SI)(R8*8), R12")
-	gemvQ4_KV(a, "gemvQ4_KQ8_KIV", 8*144, fmt.Sprintf("LEAQ %d(SI), R12", q4kPrefetch))
+	gemvQ4_KV(a, "gemvQ4_KQ8_KV", 144, "LEAQ (SI)(R8*8), R12", false)
+	gemvQ4_KV(a, "gemvQ4_KQ8_KIV", 8*144, fmt.Sprintf("LEAQ %d(SI), R12", q4kPrefetch), false)
+	gemvQ4_KV(a, "gemvQ4_KGQ8_KV", 144, "LEAQ (SI)(R8*8), R12", true) // DotQ4_KQ8_KGemv's order
 	dotQ6_KVConsts(a)
 	dotQ6_KV(a)
+	gemvQ6_KV(a)
 	a.p("DATA dq8B80<>+0(SB)/4, $0x80808080")
 	a.p("GLOBL dq8B80<>(SB), RODATA|NOPTR, $4")
 	dotQ8_0V(a)
@@ -284,7 +313,71 @@ func dotQ6_KV(a *asm) {
 	a.i("MOVQ nb+0(FP), CX")
 	a.i("MOVQ w_base+8(FP), SI")
 	a.i("MOVQ x_base+32(FP), DI")
+	dotQ6_KVConstRegs(a)
 	a.i("VXORPS Y0, Y0, Y0")
+	a.p("dotq6kq8kv:")
+	dotQ6_KVBlock(a, -1)
+	a.i("ADDQ $210, SI")
+	a.i("ADDQ $292, DI")
+	a.i("DECQ CX")
+	a.i("JNZ dotq6kq8kv")
+	dotQ6_KVHsum8(a)
+	a.i("VMOVSS X0, ret+56(FP)")
+	a.i("VZEROUPPER")
+	a.i("RET")
+	a.p("")
+}
+
+// q6kGemvPrefetch is how far ahead of its reads gemvQ6_KQ8_KV prefetches
+// the weights, in bytes (the rows of a call are contiguous in a model's
+// matrices, so this reaches into the rows that follow). Measured
+// (BenchmarkMatMulDecodeDRAM/Q6_K, CPU time, 4 alternated rounds on a
+// loaded host): 1024 B 1.1-1.2x the time of 4096, 2048 B ~1.05x, 8192 B
+// the same as 4096.
+const q6kGemvPrefetch = 4096
+
+// gemvQ6_KV: dotQ6_KV over rows consecutive Q6_K rows (wStride bytes
+// apart) against one Q8_K row, each row the very instruction sequence of
+// dotQ6_KV (so out[i] has its bits), with the constants loaded once per
+// call and the weights prefetched q6kGemvPrefetch bytes ahead of the
+// loads, 4 cache lines per super-block (210 bytes): decode reads a matrix
+// once, from DRAM, and a single-row call leaves the stream to the
+// hardware prefetcher alone.
+//
+//	R8 rows left, R9 wStride, R10 this row, R11 out, R12 x.
+func gemvQ6_KV(a *asm) {
+	a.p("// func gemvQ6_KQ8_KV(nb, rows int, w *byte, wStride int, x *byte, out *float32)")
+	a.p("TEXT ·gemvQ6_KQ8_KV(SB), NOSPLIT, $0-48")
+	a.i("MOVQ rows+8(FP), R8")
+	a.i("MOVQ w+16(FP), R10")
+	a.i("MOVQ wStride+24(FP), R9")
+	a.i("MOVQ x+32(FP), R12")
+	a.i("MOVQ out+40(FP), R11")
+	dotQ6_KVConstRegs(a)
+	a.p("gemvq6kq8kvrow:")
+	a.i("MOVQ nb+0(FP), CX")
+	a.i("MOVQ R10, SI")
+	a.i("MOVQ R12, DI")
+	a.i("VXORPS Y0, Y0, Y0")
+	a.p("gemvq6kq8kv:")
+	dotQ6_KVBlock(a, q6kGemvPrefetch)
+	a.i("ADDQ $210, SI")
+	a.i("ADDQ $292, DI")
+	a.i("DECQ CX")
+	a.i("JNZ gemvq6kq8kv")
+	dotQ6_KVHsum8(a)
+	a.i("VMOVSS X0, (R11)")
+	a.i("ADDQ $4, R11")
+	a.i("ADDQ R9, R10")
+	a.i("DECQ R8")
+	a.i("JNZ gemvq6kq8kvrow")
+	a.i("VZEROUPPER")
+	a.i("RET")
+	a.p("")
+}
+
+// dotQ6_KVConstRegs loads dotQ6_KV's constant registers (Z20..Z27).
+func dotQ6_KVConstRegs(a *asm) {
 	a.i("VMOVDQU64 dq4kNib<>(SB), Z20")
 	a.i("VMOVDQU64 dq6kM30<>(SB), Z21")
 	a.i("VMOVDQU64 dq6kShL<>(SB), Z22")
@@ -292,7 +385,17 @@ func dotQ6_KV(a *asm) {
 	for j := 0; j < 4; j++ {
 		a.i("VMOVDQU64 dq6kSc%d<>(SB), Z%d", j, 24+j)
 	}
-	a.p("dotq6kq8kv:")
+}
+
+// dotQ6_KVBlock emits one super-block of dotQ6_KV: weights at SI,
+// activations at DI, lanes folded into Y0. prefetch >= 0: prefetch the
+// 4 cache lines from prefetch(SI) on first.
+func dotQ6_KVBlock(a *asm, prefetch int) {
+	if prefetch >= 0 {
+		for l := 0; l < 4; l++ {
+			a.i("PREFETCHT0 %d(SI)", prefetch+64*l)
+		}
+	}
 	a.i("VPMOVSXBW 192(SI), Y12")
 	a.i("VPMADDWD 260(DI), Y12, Y13")
 	a.i("VPSLLD $5, Y13, Y13") // 32*(sc*bsums pairs)
@@ -328,21 +431,17 @@ func dotQ6_KV(a *asm) {
 	a.i("VMULSS (DI), X6, X6") // dw*dx
 	a.i("VBROADCASTSS X6, Y6")
 	a.i("VFMADD231PS Y5, Y6, Y0")
-	a.i("ADDQ $210, SI")
-	a.i("ADDQ $292, DI")
-	a.i("DECQ CX")
-	a.i("JNZ dotq6kq8kv")
-	// hsum8 as Q6_HSUM8: ((l0+l4)+(l2+l6)) + ((l1+l5)+(l3+l7))
+}
+
+// dotQ6_KVHsum8 reduces Y0's lanes into X0 as Q6_HSUM8:
+// ((l0+l4)+(l2+l6)) + ((l1+l5)+(l3+l7)).
+func dotQ6_KVHsum8(a *asm) {
 	a.i("VEXTRACTF128 $1, Y0, X1")
 	a.i("VADDPS X1, X0, X0")
 	a.i("VMOVHLPS X0, X0, X1")
 	a.i("VADDPS X1, X0, X0")
 	a.i("VMOVSHDUP X0, X1")
 	a.i("VADDSS X1, X0, X0")
-	a.i("VMOVSS X0, ret+56(FP)")
-	a.i("VZEROUPPER")
-	a.i("RET")
-	a.p("")
 }
 
 // dotQ8_0V: dotQ8_0Q8_0AVX2 (quant_amd64.s) on AVX-512, two blocks per

@@ -10,12 +10,19 @@ import (
 const vnniQ4_KMaxNX = 7
 
 // vnniQ4_KKernels emits the Q4_K VNNI kernels: 16 rows (two per-call
-// panels, ZMM) and 8 rows (one panel, YMM), nx = 1..vnniQ4_KMaxNX.
+// panels, ZMM) and 8 rows (one panel, YMM), nx = 1..vnniQ4_KMaxNX, in
+// DotQ4_KQ8_K's order and (gemmQ4_KGV*, see vnniQ4_KFold) in
+// DotQ4_KQ8_KGemv's.
 func vnniQ4_KKernels(a *asm) {
-	for _, rows := range []int{16, 8} {
-		for nx := 1; nx <= vnniQ4_KMaxNX; nx++ {
-			vnniQ4_K(a, rows, nx)
+	for _, gemv := range []bool{false, true} {
+		for _, rows := range []int{16, 8} {
+			for nx := 1; nx <= vnniQ4_KMaxNX; nx++ {
+				vnniQ4_KFold(a, rows, nx, gemv)
+			}
 		}
+	}
+	for nx := 1; nx <= vnniQ4_KMaxNX; nx++ {
+		vnniQ4_KL(a, 16, nx) // DotQ4_KQ8_KGemv's order over the load-time layout
 	}
 }
 
@@ -44,7 +51,23 @@ func vnniQ4_KKernels(a *asm) {
 //
 // Registers: CX super-blocks, SI panel, BX panelStride, R9 out, R8
 // outStride in bytes, activation rows in DI, R10, R11, R12, R13, DX, AX.
-func vnniQ4_K(a *asm, rows, nx int) {
+func vnniQ4_K(a *asm, rows, nx int) { vnniQ4_KFold(a, rows, nx, false) }
+
+// vnniQ4_KFold is vnniQ4_K, or with gemv (gemmQ4_KGV16Q8_Kx*,
+// gemmQ4_KGV8Q8_Kx*) vnniQ4_K in DotQ4_KQ8_KGemv's order, the fold of llama.cpp's repacked Q4_K gemv
+// (ggml_gemv_q4_K_8x8_q8_K) that its mul_mat_id runs for expert rows:
+// the same exact integers, summed over the whole super-block before one
+// fold each,
+//
+//	imin   = sum_g M_g   (one VPDPWSSD chain over the 8 sub-blocks, exact)
+//	accMin = fma(float(imin), dmin*dx, accMin)
+//	iacc   = sum_g I_g   (VPADDD, exact)
+//	acc    = fma(float(iacc), d*dx, acc)
+//
+// and out = acc - accMin. iacc needs a fifth register per activation row,
+// so accMin lives in the frame (one VFMADD213PS from memory and a store
+// per super-block): Z2+nx+j holds iacc_j, accMin_j is at 64(nx+j).
+func vnniQ4_KFold(a *asm, rows, nx int, gemv bool) {
 	V := "Z"
 	if rows == 8 {
 		V = "Y"
@@ -67,7 +90,18 @@ func vnniQ4_K(a *asm, rows, nx int) {
 		}
 	}
 	name := fmt.Sprintf("gemmQ4_KV%dQ8_Kx%d", rows, nx)
-	vnniPrologue(a, name, "NOSPLIT", 64*nx)
+	frame := 64 * nx
+	if gemv {
+		name = fmt.Sprintf("gemmQ4_KGV%dQ8_Kx%d", rows, nx)
+		frame = 128 * nx
+	}
+	iacc := accMin                                     // gemv: the int32 iacc
+	minMem := func(j int) int { return 64 * (nx + j) } // gemv: accMin
+	flags := "NOSPLIT"
+	if frame > 512 {
+		flags = "0" // over the nosplit stack limit: let the prologue check the stack
+	}
+	vnniPrologue(a, name, flags, frame)
 	// Row pointers; AX (the stride) last.
 	for j := 1; j < nx; j++ {
 		a.i("MOVQ AX, %s", xp[j])
@@ -76,7 +110,11 @@ func vnniQ4_K(a *asm, rows, nx int) {
 	}
 	for j := 0; j < nx; j++ {
 		a.i("VPXORD %s, %s, %s", acc(j), acc(j), acc(j))
-		a.i("VPXORD %s, %s, %s", accMin(j), accMin(j), accMin(j))
+		if gemv {
+			a.i("VMOVUPS %s, %d(SP)", acc(j), minMem(j))
+		} else {
+			a.i("VPXORD %s, %s, %s", accMin(j), accMin(j), accMin(j))
+		}
 	}
 	lbl := strings.ToLower(name)
 	a.p("%s:", lbl)
@@ -89,11 +127,22 @@ func vnniQ4_K(a *asm, rows, nx int) {
 		load(0, q4kMN+32*2*g)
 		load(1, q4kMN+32*(2*g+1))
 		for j := 0; j < nx; j++ {
-			a.i("VPXORD %s, %s, %s", t0(j), t0(j), t0(j))
+			if !gemv || g == 0 {
+				a.i("VPXORD %s, %s, %s", t0(j), t0(j), t0(j))
+			}
 			a.i("VPDPWSSD.BCST %d(%s), %s, %s", 260+8*g, xp[j], reg(0), t0(j))
 			a.i("VPDPWSSD.BCST %d(%s), %s, %s", 260+8*g+4, xp[j], reg(1), t0(j))
-			a.i("VCVTDQ2PS %s, %s", t0(j), t0(j))
-			a.i("VFMADD231PS %s, %s, %s", t1(j), t0(j), accMin(j)) // accMin = fma(imin, dmin*dx, accMin)
+			if !gemv {
+				a.i("VCVTDQ2PS %s, %s", t0(j), t0(j))
+				a.i("VFMADD231PS %s, %s, %s", t1(j), t0(j), accMin(j)) // accMin = fma(imin, dmin*dx, accMin)
+			}
+		}
+	}
+	if gemv {
+		for j := 0; j < nx; j++ {
+			a.i("VCVTDQ2PS %s, %s", t0(j), t0(j))                      // float(imin)
+			a.i("VFMADD213PS %d(SP), %s, %s", minMem(j), t1(j), t0(j)) // fma(imin, dmin*dx, accMin)
+			a.i("VMOVUPS %s, %d(SP)", t0(j), minMem(j))
 		}
 	}
 	// d*dx into the frame.
@@ -122,9 +171,23 @@ func vnniQ4_K(a *asm, rows, nx int) {
 		for j := 0; j < nx; j++ {
 			a.i("VPMULLD %s, %s, %s", reg(0), t0(j), t0(j))
 			a.i("VPMULLD %s, %s, %s", reg(1), t1(j), t1(j))
-			a.i("VPADDD %s, %s, %s", t1(j), t0(j), t0(j))          // iacc
-			a.i("VCVTDQ2PS %s, %s", t0(j), t0(j))                  // float(iacc)
-			a.i("VFMADD231PS %d(SP), %s, %s", 64*j, t0(j), acc(j)) // acc = fma(iacc, d*dx, acc)
+			switch {
+			case !gemv:
+				a.i("VPADDD %s, %s, %s", t1(j), t0(j), t0(j))          // iacc
+				a.i("VCVTDQ2PS %s, %s", t0(j), t0(j))                  // float(iacc)
+				a.i("VFMADD231PS %d(SP), %s, %s", 64*j, t0(j), acc(j)) // acc = fma(iacc, d*dx, acc)
+			case g == 0:
+				a.i("VPADDD %s, %s, %s", t1(j), t0(j), iacc(j)) // I_0
+			default:
+				a.i("VPADDD %s, %s, %s", t1(j), t0(j), t0(j)) // I_g
+				a.i("VPADDD %s, %s, %s", t0(j), iacc(j), iacc(j))
+			}
+		}
+	}
+	if gemv {
+		for j := 0; j < nx; j++ {
+			a.i("VCVTDQ2PS %s, %s", iacc(j), iacc(j))                // float(iacc)
+			a.i("VFMADD231PS %d(SP), %s, %s", 64*j, iacc(j), acc(j)) // acc = fma(iacc, d*dx, acc)
 		}
 	}
 	a.i("ADDQ $%d, SI", q4kBlock)
@@ -134,7 +197,11 @@ func vnniQ4_K(a *asm, rows, nx int) {
 	a.i("DECQ CX")
 	a.i("JNZ %s", lbl)
 	for j := 0; j < nx; j++ {
-		a.i("VSUBPS %s, %s, %s", accMin(j), acc(j), acc(j)) // acc - accMin
+		if gemv {
+			a.i("VSUBPS %d(SP), %s, %s", minMem(j), acc(j), acc(j)) // acc - accMin
+		} else {
+			a.i("VSUBPS %s, %s, %s", accMin(j), acc(j), acc(j)) // acc - accMin
+		}
 		a.i("VMOVUPS %s, (R9)", acc(j))
 		if j < nx-1 {
 			a.i("ADDQ R8, R9")

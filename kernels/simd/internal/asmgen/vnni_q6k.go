@@ -6,18 +6,21 @@ import (
 )
 
 // vnniQ6_KKernels emits the avx512vnni Q6_K GEMM kernels
-// gemmQ6_KV16Q8_Kx1..x3: two consecutive per-call Q6_K panels (packQ6_K's
-// layout, 2592 B per super-block; panel B panelStride bytes after panel A)
-// as 16 weight rows per ZMM register, against nx = 1..3 Q8_K rows.
+// gemmQ6_KV16Q8_Kx1..x3: a per-call 16-row Q6_K panel (packQ6_KW's
+// layout, 5184 B per super-block) as 16 weight rows per ZMM register,
+// against nx = 1..3 Q8_K rows.
 func vnniQ6_KKernels(a *asm) {
 	for nx := 1; nx <= 3; nx++ {
 		vnniQ6_K(a, nx)
 	}
 }
 
-// vnniQ6_K: kernelQ6_K's arithmetic on 16 rows (lane r < 8: row r of panel
-// A, r >= 8: row r-8 of panel B) with the same integers and float
-// operations. Per super-block, lane m (0..7) and activation row j:
+// vnniQ6_K: kernelQ6_K's arithmetic on 16 rows (lane r < 8: row r of
+// the first 8, r >= 8: row r-8 of the second) with the same integers and
+// float operations, from a 16-row panel (packQ6_KW twice: the 8-row
+// panel's 32-byte units of rows 0..7 and 8..15 side by side, 5184 B per
+// super-block), so that every panel quantity is one ZMM load or memory
+// operand. Per super-block, lane m (0..7) and activation row j:
 //
 //	S = VPMADDUBSW(V[p][2m], bcast X[p] pair 2m)
 //	  + VPMADDUBSW(V[p][2m+1], bcast X[p] pair 2m+1)      int16, as in AVX2
@@ -31,23 +34,29 @@ func vnniQ6_KKernels(a *asm) {
 //
 //	Z0..Z2 I of rows j, Z3/Z4 V[p][2m], V[p][2m+1], Z5 broadcasts (then
 //	SCB), Z6/Z7 products, Z8+8j+m A[j][m] (registers throughout).
-//	Frame: X of row j at 256j+64p; SC2 (16 rows) at xsB+64d, SCB at
-//	xsB+512+64m, dx*d of row j at xsB+1024+64j, xsB = 256*nx; rebuilt per
-//	super-block.
+//	Frame: X of row j at 256j+64p; dx*d of row j at xsB+64j, xsB =
+//	256*nx; rebuilt per super-block. SC2 and SCB are read from the panel.
 //
-// Registers: CX blocks, SI panel A, BX panelStride, DI/R10/R11 activation
-// rows, R9 out, R8 outStride in bytes.
+// Registers: CX blocks, SI panel, DI/R10/R11 activation rows, R9 out, R8
+// outStride in bytes.
 func vnniQ6_K(a *asm, nx int) {
 	name := fmt.Sprintf("gemmQ6_KV16Q8_Kx%d", nx)
+	w := func(o int) int { return 2 * o } // 16-row panel offset of 8-row offset o
 	xsB := 256 * nx
-	sc2 := func(d int) int { return xsB + 64*d }
-	scb := func(m int) int { return xsB + 512 + 64*m }
-	dxd := func(j int) int { return xsB + 1024 + 64*j }
+	dxd := func(j int) int { return xsB + 64*j }
 	xs := func(j, p, off int) int { return 256*j + 64*p + off }
 	acc := func(j, m int) string { return fmt.Sprintf("Z%d", 8+8*j+m) }
-	frame := xsB + 1024 + 64*nx
+	frame := xsB + 64*nx
 
-	vnniPrologue(a, name, "0", frame)
+	a.p("// func %s(nb int, panel *byte, x *byte, xStride int, out *float32, outStride int)", name)
+	a.p("TEXT ·%s(SB), 0, $%d-48", name, frame)
+	a.i("MOVQ nb+0(FP), CX")
+	a.i("MOVQ panel+8(FP), SI")
+	a.i("MOVQ x+16(FP), DI")
+	a.i("MOVQ xStride+24(FP), AX")
+	a.i("MOVQ out+32(FP), R9")
+	a.i("MOVQ outStride+40(FP), R8")
+	a.i("SHLQ $2, R8")
 	if nx > 1 {
 		a.i("LEAQ (DI)(AX*1), R10")
 	}
@@ -61,20 +70,11 @@ func vnniQ6_K(a *asm, nx int) {
 	}
 	lbl := strings.ToLower(name)
 	a.p("%s:", lbl)
-	// 16-row d, SC2 and SCB of the super-block into the frame.
-	a.i("VMOVUPS %d(SI), Y0", q6kD)
-	a.i("VINSERTF64X4 $1, %d(SI)(BX*1), Z0, Z0", q6kD)
+	// dx*d of the 16 rows into the frame.
+	a.i("VMOVUPS %d(SI), Z0", w(q6kD))
 	for j := 0; j < nx; j++ {
 		a.i("VMULPS.BCST (%s), Z0, Z1", xPtr[j]) // dx*d
 		a.i("VMOVUPS Z1, %d(SP)", dxd(j))
-	}
-	for d := 0; d < 8; d++ {
-		a.i("VMOVDQU %d(SI), Y0", q6kSC2+32*d)
-		a.i("VINSERTI64X4 $1, %d(SI)(BX*1), Z0, Z0", q6kSC2+32*d)
-		a.i("VMOVDQU64 Z0, %d(SP)", sc2(d))
-		a.i("VMOVDQU %d(SI), Y1", q6kSCB+32*d)
-		a.i("VINSERTI64X4 $1, %d(SI)(BX*1), Z1, Z1", q6kSCB+32*d)
-		a.i("VMOVDQU64 Z1, %d(SP)", scb(d))
 	}
 	// Activation rows interleaved like the panel (kernelQ6_K).
 	for j := 0; j < nx; j++ {
@@ -89,9 +89,7 @@ func vnniQ6_K(a *asm, nx int) {
 	for m := 0; m < 8; m++ {
 		for p := 0; p < 4; p++ {
 			for h := 0; h < 2; h++ {
-				off := q6kV + (16*p+2*m+h)*32
-				a.i("VMOVDQU %d(SI), Y%d", off, 3+h)
-				a.i("VINSERTI64X4 $1, %d(SI)(BX*1), Z%d, Z%d", off, 3+h, 3+h)
+				a.i("VMOVDQU64 %d(SI), Z%d", w(q6kV+(16*p+2*m+h)*32), 3+h)
 			}
 			for j := 0; j < nx; j++ {
 				a.i("VPBROADCASTD %d(SP), Z5", xs(j, p, q6kPairWord(2*m)))
@@ -99,21 +97,22 @@ func vnniQ6_K(a *asm, nx int) {
 				a.i("VPBROADCASTD %d(SP), Z5", xs(j, p, q6kPairWord(2*m+1)))
 				a.i("VPMADDUBSW Z5, Z4, Z7")
 				a.i("VPADDW Z7, Z6, Z6")
+				sc2 := w(q6kSC2 + 32*(2*p+m/4))
 				if p == 0 {
-					a.i("VPMADDWD %d(SP), Z6, Z%d", sc2(2*p+m/4), j)
+					a.i("VPMADDWD %d(SI), Z6, Z%d", sc2, j)
 				} else {
-					a.i("VPDPWSSD %d(SP), Z6, Z%d", sc2(2*p+m/4), j)
+					a.i("VPDPWSSD %d(SI), Z6, Z%d", sc2, j)
 				}
 			}
 		}
-		a.i("VMOVDQU64 %d(SP), Z5", scb(m))
+		a.i("VMOVDQU64 %d(SI), Z5", w(q6kSCB+32*m))
 		for j := 0; j < nx; j++ {
 			a.i("VPDPWSSD.BCST %d(%s), Z5, Z%d", 260+4*m, xPtr[j], j) // the -32 offset
 			a.i("VCVTDQ2PS Z%d, Z%d", j, j)
 			a.i("VFMADD231PS %d(SP), Z%d, %s", dxd(j), j, acc(j, m)) // A = fma(dx*d, float(I), A)
 		}
 	}
-	a.i("ADDQ $%d, SI", q6kBlock)
+	a.i("ADDQ $%d, SI", w(q6kBlock))
 	for j := 0; j < nx; j++ {
 		a.i("ADDQ $292, %s", xPtr[j])
 	}
