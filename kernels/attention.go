@@ -148,6 +148,15 @@ func (p *Pool) Attention(kv *PagedKV, b *AttnBatch) error {
 			}
 		}
 	}
+	tile := kv.useTiles()
+	if tile {
+		if len(s.attnTile) < p.threads {
+			s.attnTile = make([]attnTileScratch, p.threads)
+		}
+		for w := range s.attnTile[:p.threads] {
+			s.attnTile[w].size(hd)
+		}
+	}
 	if len(s.attnWork) < p.threads {
 		s.attnWork = make([][]float32, p.threads)
 	}
@@ -160,7 +169,7 @@ func (p *Pool) Attention(kv *PagedKV, b *AttnBatch) error {
 	if scale == 0 {
 		scale = AttnScale(hd)
 	}
-	*t = attnTask{kv: kv, b: b, tokSeq: tokSeq, runs: runs, work: s.attnWork, qq: s.attnQ, group: group, scale: scale}
+	*t = attnTask{kv: kv, b: b, tokSeq: tokSeq, runs: runs, work: s.attnWork, qq: s.attnQ, group: group, scale: scale, byTile: tile, tiles: s.attnTile}
 	items := len(runs) / 2 * kv.KVHeads
 	p.run(items, max(1, items/(8*p.threads)), t)
 	*t = attnTask{runs: runs[:0]}
@@ -212,9 +221,15 @@ type attnTask struct {
 	qq     [][]byte    // per-worker quantized query (quantized caches)
 	group  int         // query heads per KV head
 	scale  float32
+	byTile bool              // runQuantTile (kv.useTiles)
+	tiles  []attnTileScratch // per-worker scratch of runQuantTile
 }
 
 func (t *attnTask) Run(worker, lo, hi int) {
+	if t.byTile {
+		t.runQuantTile(worker, lo, hi)
+		return
+	}
 	if t.kv.Type.Quantized() {
 		t.runQuant(worker, lo, hi)
 		return

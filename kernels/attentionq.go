@@ -26,7 +26,9 @@ import (
 // attnTileKV positions at once, and the values between two new maxima are
 // added in one strided call: each acc element still sees the same FMAs in
 // the same order. Every token's row is independent of the batch, so
-// results are batch invariant.
+// results are batch invariant. A Q8_0 cache on the avx512vnni kernel set
+// takes runQuantTile (attentionqtile.go), the same loop in fused assembly
+// tiles; q4_0 and the other sets take runQuant below.
 
 // attnSumFMA says whether the running sum S = S*ms + vs is one fused
 // multiply-add. In the oracle's haswell build it is not: a product rounded,

@@ -44,15 +44,23 @@ func (kv *PagedKV) rotV() int {
 // butterflies (u, v) -> (u+v, u-v) over distances 1, 2, 4, ... n/2. Each
 // butterfly is one rounded add or subtract (ggml's FMA(u, v, -1) is
 // exactly u-v), so the order within a pass does not matter. n is a power
-// of two dividing len(x).
+// of two, at least 4 (kiln rotates by 64 or more), dividing len(x).
 func fwht(x []float32, n int) {
+	if n < 4 {
+		panic("kernels: fwht of chunks under 4")
+	}
 	scale := 1 / float32(math.Sqrt(float64(n)))
 	for c := 0; c < len(x); c += n {
 		y := x[c : c+n]
-		for j := range y {
-			y[j] *= scale
+		// The scale and the passes at distances 1 and 2, four elements at
+		// a time (the same rounded operations as pass after pass).
+		for i := 0; i+4 <= n; i += 4 {
+			q := (*[4]float32)(y[i : i+4])
+			s0, s1, s2, s3 := q[0]*scale, q[1]*scale, q[2]*scale, q[3]*scale
+			a0, a1, a2, a3 := s0+s1, s0-s1, s2+s3, s2-s3
+			q[0], q[1], q[2], q[3] = a0+a2, a1+a3, a0-a2, a1-a3
 		}
-		for l := 1; l < n; l <<= 1 {
+		for l := 4; l < n; l <<= 1 {
 			for i := 0; i < n; i += 2 * l {
 				a, b := y[i:i+l], y[i+l:i+2*l]
 				for j := range a {

@@ -11,6 +11,7 @@ type scratch struct {
 	tokSeq   []int32             // Attention: [numTokens] sequence of each token
 	attnWork [][]float32         // Attention: [threads][...] per-worker q, acc, scores, max, sum
 	attnQ    [][]byte            // Attention over a quantized cache: [threads][Q8_0 row] per-worker quantized query
+	attnTile []attnTileScratch   // Attention over a Q8_0 cache by tiles: [threads]
 	out4     []float32           // MatMul: [threads][16] per-worker results of 4-row dots
 	gemm     [][]byte            // MatMul: [threads][simd.GemmScratchBytes] per-worker GEMM panels
 	mmNext   map[*Matrix]*Matrix // MatMul, m = 1: the matrix that followed each one last time

@@ -229,13 +229,25 @@ func checkAxpyQ(fn string, d, blockBytes, have, stride, rows int) int {
 
 // ExpfRow sets y[i] = Expf(x[i]) (glibc's expf, bit for bit) for i <
 // len(x); y and x may be the same slice. The AVX2 assembly computes four
-// lanes at a time with Expf's float64 FMAs and table; inputs of magnitude
-// 88 or more, Inf and NaN take Expf itself. It panics if y is shorter than x.
+// lanes at a time with Expf's float64 FMAs and table, the AVX-512 one eight
+// (table lookups by permutes); inputs of magnitude 88 or more, Inf and NaN
+// take Expf itself. It panics if y is shorter than x.
 func ExpfRow(y, x []float32) {
 	if len(y) < len(x) {
 		panic(fmt.Sprintf("simd: ExpfRow: y holds %d of %d values", len(y), len(x)))
 	}
 	i := 0
+	if vnni.Load() {
+		for i+8 <= len(x) {
+			i += expfRowAVX512(&y[i], &x[i], (len(x)-i)&^7)
+			if i+8 <= len(x) { // eight holding a special input
+				for j := i; j < i+8; j++ {
+					y[j] = Expf(x[j])
+				}
+				i += 8
+			}
+		}
+	}
 	if fast.Load() {
 		var at [64]int32 // special inputs of a chunk, saved before y may overwrite x
 		var sv [64]float32
